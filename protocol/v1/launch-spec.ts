@@ -1,0 +1,46 @@
+// How the bridge spawns a CLI for a turn. The bridge knows nothing about any
+// particular CLI (DESIGN D1): everything CLI-specific arrives here.
+import { z } from 'zod';
+import { signalNameSchema } from './common.ts';
+
+/**
+ * Declarative turn-end matcher, checked against each complete output line.
+ * `json`: the line parses as JSON and the value at `path` equals `equals`.
+ * `regex`: the line matches (JavaScript syntax, no flags).
+ */
+export const turnEndMatcherSchema = z.object({
+  stream: z.enum(['stdout', 'stderr']).default('stdout'),
+  json: z
+    .object({
+      path: z.array(z.string()).min(1).max(16),
+      equals: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+    })
+    .optional(),
+  regex: z.string().max(1000).optional(),
+});
+export type TurnEndMatcher = z.infer<typeof turnEndMatcherSchema>;
+
+export const ioSpecSchema = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('pipes'), maxLineBytes: z.number().int().positive().optional() }),
+  z.object({ mode: z.literal('pty'), cols: z.number().int().min(10).max(1000), rows: z.number().int().min(2).max(1000) }),
+]);
+export type IoSpec = z.infer<typeof ioSpecSchema>;
+
+export const launchSpecSchema = z.object({
+  argv: z.array(z.string()).min(1),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().optional(),
+  /** 'null' gives the CLI /dev/null (CLIs block on an open, silent pipe). */
+  stdin: z.enum(['pipe', 'null']).default('null'),
+  io: ioSpecSchema.default({ mode: 'pipes' }),
+  /** 'turn': one process per turn; 'session': one long-lived process fed over stdin. */
+  lifetime: z.enum(['turn', 'session']).default('turn'),
+  /** Any matcher ends the turn; process exit always ends it. */
+  turnEnd: z.array(turnEndMatcherSchema).max(8).default([]),
+  /** How `abort` interrupts: write this to stdin, or send this signal (default SIGINT). */
+  interrupt: z
+    .union([z.object({ input: z.string() }), z.object({ signal: signalNameSchema })])
+    .default({ signal: 'SIGINT' }),
+});
+export type LaunchSpec = z.infer<typeof launchSpecSchema>;
+export type LaunchSpecInput = z.input<typeof launchSpecSchema>;
