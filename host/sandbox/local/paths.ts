@@ -1,0 +1,50 @@
+// Where local sandboxes live on disk: default roots under the OS cache dir,
+// session-id sanitising, and resolving a caller's path against a session dir.
+// Leaves file I/O and processes to files.ts and process.ts.
+import { createHash } from 'node:crypto';
+import { homedir, platform } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/** Directory names stay short enough for any filesystem (255 bytes) with room for suffixes. */
+export const maxSessionDirNameChars = 100;
+
+/** Name of the file (inside the session dir) that records spawned pids. */
+export const pidFileName = '.sandbox-pids';
+
+export function defaultCacheDir(): string {
+  const xdg = process.env.XDG_CACHE_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, 'harness-bridge');
+  if (platform() === 'darwin') return join(homedir(), 'Library', 'Caches', 'harness-bridge');
+  return join(homedir(), '.cache', 'harness-bridge');
+}
+
+export function defaultSandboxesRoot(): string {
+  return join(defaultCacheDir(), 'sandboxes');
+}
+
+export function defaultTemplatesRoot(): string {
+  return join(defaultCacheDir(), 'templates');
+}
+
+/**
+ * Maps any id to a safe directory name. Ids that are already safe map to
+ * themselves; anything rewritten gets a short hash of the original, so two
+ * different ids never share a directory.
+ */
+export function sanitizeId(id: string): string {
+  const cleaned = id.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+  if (cleaned === id && id.length > 0 && id.length <= maxSessionDirNameChars) return id;
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
+  return `${cleaned.slice(0, maxSessionDirNameChars - 13) || 'id'}-${hash}`;
+}
+
+/** Relative paths resolve against the session dir; absolute paths are used as is. */
+export function resolveIn(baseDir: string, path: string): string {
+  return isAbsolute(path) ? resolve(path) : resolve(baseDir, path);
+}
+
+export function isInside(dir: string, path: string): boolean {
+  const d = resolve(dir);
+  const p = resolve(path);
+  return p === d || p.startsWith(d.endsWith('/') ? d : `${d}/`);
+}

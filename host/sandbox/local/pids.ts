@@ -1,0 +1,102 @@
+// The pid record of a session: one "pid starttime" line per spawned process
+// group, appended to a small file in the session dir so a resumed provider
+// instance (another host process) can still stop what an earlier one spawned.
+// The start time (from /proc) guards against killing a reused pid.
+import { appendFile, readFile, truncate } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { errnoCode } from './errors.ts';
+
+/** How long a group gets between SIGTERM and SIGKILL. */
+export const maxKillGraceMs = 2_000;
+/** Poll interval while waiting for a process we did not spawn (no exit event) to go. */
+const exitPollMs = 20;
+
+/** Field 22 of /proc/<pid>/stat (start time in clock ticks); undefined if not readable. */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parens: split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19];
+  } catch (error) {
+    // Gone, or no /proc on this platform: the caller treats both as "unknown".
+    void error;
+    return undefined;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errnoCode(error) === 'EPERM';
+  }
+}
+
+/** Signals a whole process group; a group that is already gone is not an error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch (error) {
+    if (errnoCode(error) !== 'ESRCH') throw error;
+  }
+}
+
+export async function recordPid(pidFile: string, pid: number): Promise<void> {
+  await appendFile(pidFile, `${pid} ${processStartTime(pid) ?? '-'}\n`);
+}
+
+interface PidRecord {
+  pid: number;
+  startTime: string;
+}
+
+async function readRecords(pidFile: string): Promise<PidRecord[]> {
+  let text: string;
+  try {
+    text = await readFile(pidFile, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return [];
+    throw error;
+  }
+  const records: PidRecord[] = [];
+  for (const line of text.split('\n')) {
+    const [pidText, startTime] = line.trim().split(' ');
+    const pid = Number(pidText);
+    if (Number.isInteger(pid) && pid > 1 && startTime) records.push({ pid, startTime });
+  }
+  return records;
+}
+
+/** The recorded group leader is still the process we spawned (same pid, same start time). */
+function stillOurs(record: PidRecord): boolean {
+  const now = processStartTime(record.pid);
+  if (now === undefined) return isAlive(record.pid) && record.startTime === '-';
+  return now === record.startTime;
+}
+
+async function waitGone(pids: number[], deadlineMs: number): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (pids.some(isAlive) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, exitPollMs));
+  }
+}
+
+/**
+ * SIGTERM every recorded group that is still ours, SIGKILL after the grace
+ * period, then empty the record. Truncates in place: in bwrap mode the file is
+ * bind-mounted read-only into the sandbox, so its inode must not change.
+ */
+export async function killRecorded(pidFile: string): Promise<void> {
+  const live = (await readRecords(pidFile)).filter(stillOurs).map((record) => record.pid);
+  for (const pid of live) signalGroup(pid, 'SIGTERM');
+  await waitGone(live, maxKillGraceMs);
+  for (const pid of live) signalGroup(pid, 'SIGKILL');
+  await waitGone(live, maxKillGraceMs);
+  try {
+    await truncate(pidFile, 0);
+  } catch (error) {
+    if (errnoCode(error) !== 'ENOENT') throw error;
+  }
+}
