@@ -66,7 +66,20 @@ export const EDIT_OLD = 'this is old text';
 export const EDIT_NEW = 'this is new text';
 
 // Wrapper blocks CLIs add to user messages that are not the user's words.
-const WRAPPER_TAGS = ['system-reminder', 'environment_context', 'turn_aborted', 'user_instructions', 'permissions instructions'];
+const WRAPPER_TAGS = [
+  'system-reminder',
+  'environment_context',
+  'turn_aborted',
+  'user_instructions',
+  'permissions instructions',
+  // Claude Code slash-command bookkeeping (e.g. after /compact).
+  'local-command-caveat',
+  'local-command-stdout',
+  'local-command-stderr',
+  'command-name',
+  'command-message',
+  'command-args',
+];
 
 /** Strip CLI-injected wrappers; an empty result means "not a real user text". */
 export function realUserText(text: string): string {
@@ -77,6 +90,8 @@ export function realUserText(text: string): string {
   t = t.trim();
   if (t.startsWith('# AGENTS.md instructions')) return '';
   if (/^\[Request interrupted by user/.test(t)) return '';
+  // Claude Code's post-/compact summary is context, not the user's words.
+  if (t.startsWith('This session is being continued from a previous conversation')) return '';
   return t;
 }
 
@@ -337,8 +352,13 @@ function splitChunks(text: string): string[] {
 }
 
 function promptSummary(texts: string[]): string {
-  const t = texts.join(' ').replace(/\b(SCENARIO|PATH|INTERVAL|CHUNKS|LINES|TOOL):\S+/g, '').replace(/\s+/g, ' ').trim();
+  const t = (texts[texts.length - 1] ?? '').replace(/\b(SCENARIO|PATH|INTERVAL|CHUNKS|LINES|TOOL):\S+/g, '').replace(/\s+/g, ' ').trim();
   return t.length > 60 ? `${t.slice(0, 60)}…` : t;
+}
+
+/** Claude Code's /compact (and auto-compact) summarisation prompt. */
+function isCompactRequest(text: string): boolean {
+  return text.includes('<summary>') && /Do NOT call any tools/i.test(text);
 }
 
 export interface Planned {
@@ -353,6 +373,12 @@ export function planReply(conv: Conversation): Planned {
   const history = index >= 0 ? conv.items.slice(index + 1) : conv.items;
   const seed = shortHash(JSON.stringify(conv.items));
 
+  const lastText = texts[texts.length - 1] ?? '';
+  if (isCompactRequest(lastText)) {
+    // Claude Code retries a compaction whose reply lacks <summary> tags, so answer in its format.
+    const summary = `<analysis>Scripted analysis.</analysis>\n<summary>Scripted summary of a conversation with ${userCount - 1} earlier user message(s).</summary>`;
+    return { markers: { ...markers, scenario: 'compact' }, reply: { kind: 'message', stop: 'end_turn', blocks: [textBlock(summary)] } };
+  }
   if (markers.scenario === 'fail') {
     return { markers, reply: { kind: 'error', status: 400, message: 'scripted failure' } };
   }
