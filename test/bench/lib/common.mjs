@@ -1,0 +1,160 @@
+// Shared plumbing for the benchmark scenarios: scale, environment banner,
+// statistics, temp dirs, child-process bookkeeping (every child is killed on
+// any exit path), bundling, /proc sampling and the closing `[bench]` line.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+export const REPO = path.resolve(BENCH_DIR, '..', '..');
+
+/** BENCH_SCALE multiplies every record count (default 1; the smoke test uses ~0.005). */
+export const SCALE = (() => {
+  const value = Number(process.env.BENCH_SCALE ?? '1');
+  return Number.isFinite(value) && value > 0 ? value : 1;
+})();
+/** Repetitions per measurement (median reported). BENCH_REPEATS overrides; tiny scales run once. */
+export const REPEATS = Number(process.env.BENCH_REPEATS ?? (SCALE < 0.1 ? 1 : 3));
+
+export function scaled(n, min = 1) {
+  return Math.max(min, Math.round(n * SCALE));
+}
+
+/** Environment for every child: NODE_EXTRA_CA_CERTS removed (it adds ~70–80 ms to each Node start here). */
+export function childEnv(extra = {}) {
+  const env = { ...process.env, ...extra };
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+}
+
+export function banner(scenario, what) {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  console.log(`# ${scenario}: ${what}`);
+  console.log(`# node ${process.version} · ${cpu} × ${os.cpus().length} · ${os.platform()} ${os.release()}`);
+  console.log(
+    `# BENCH_SCALE=${SCALE} repeats=${REPEATS} · children run without NODE_EXTRA_CA_CERTS` +
+      (process.env.NODE_EXTRA_CA_CERTS ? ' (set in this environment; it adds ~70–80 ms per Node start)' : ''),
+  );
+}
+
+export function median(values) {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export function fmt(value, digits = 0) {
+  if (value === undefined || value === null || Number.isNaN(value)) return 'n/a';
+  if (typeof value === 'string') return value;
+  return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+const tempDirs = new Set();
+export function tempDir(label = 'x') {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `hb-bench-${label}-`));
+  tempDirs.add(dir);
+  return dir;
+}
+export function removeDir(dir) {
+  tempDirs.delete(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const children = new Set();
+/** Track a child so it is SIGKILLed however this process ends. */
+export function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+export function killAll() {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {}
+  }
+  children.clear();
+}
+function cleanup() {
+  killAll();
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
+process.once('exit', cleanup);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+/** Runs `main`; on any error prints it, cleans up and exits 1. */
+export async function runScenario(main) {
+  const watchdogMs = Number(process.env.BENCH_TIMEOUT_MS ?? 600_000);
+  const watchdog = setTimeout(() => {
+    console.error(`[bench] watchdog: scenario exceeded ${watchdogMs} ms`);
+    cleanup();
+    process.exit(1);
+  }, watchdogMs);
+  watchdog.unref();
+  try {
+    await main();
+    cleanup();
+    process.exit(0);
+  } catch (error) {
+    console.error(error?.stack ?? String(error));
+    cleanup();
+    process.exit(1);
+  }
+}
+
+/** VmRSS / VmHWM of a live process, in KiB. */
+export function procMemory(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves `promise` or rejects after `ms` with a message naming `what`. */
+export function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+    }),
+  ]);
+}
+
+/** ratio a/b formatted, or n/a. */
+export function ratio(a, b, digits = 2) {
+  return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(digits)}×` : 'n/a';
+}
+
+/** The closing line every scenario prints: `[bench] <scenario> ours=… aisdk=… rawws=… ratio ours/aisdk=…`. */
+export function benchLine(scenario, results, unit, extra = '') {
+  const show = (v) => (typeof v === 'string' ? v : `${fmt(v, unit === 'ms' ? 1 : 0)}${unit ? ` ${unit}` : ''}`);
+  console.log(
+    `[bench] ${scenario} ours=${show(results.ours)} aisdk=${show(results.aisdk)} rawws=${show(results.rawws)} ` +
+      `ratio ours/aisdk=${ratio(results.ours, results.aisdk)}${extra ? ` ${extra}` : ''}`,
+  );
+}
+
+/** "met" / "NOT met" / "n/a" for a floor check whose inputs may be missing. */
+export function floor(ok) {
+  return ok === undefined ? 'n/a' : ok ? 'met' : 'NOT met';
+}
+
+/** A target that cannot run yet shows its reason instead of a number. */
+export function skippedValue(reason) {
+  return `skipped(${reason.split(' (')[0]})`;
+}
