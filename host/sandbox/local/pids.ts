@@ -25,13 +25,26 @@ export function processStartTime(pid: number): string | undefined {
   }
 }
 
+/** Field 3 of /proc/<pid>/stat (R, S, Z ...); undefined if not readable. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch (error) {
+    // Gone, or no /proc on this platform.
+    void error;
+    return undefined;
+  }
+}
+
+/** Alive and not a zombie: a zombie whose parent is a slow reaper (a container's init) is as good as gone. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return errnoCode(error) === 'EPERM';
   }
+  return processState(pid) !== 'Z';
 }
 
 /** Signals a whole process group; a group that is already gone is not an error. */

@@ -1,0 +1,190 @@
+// The local sandbox provider: every conformance case, with and without
+// bubblewrap, plus what only the local provider promises (resume keeps a
+// running server reachable, bwrap missing fails closed, templates shared by
+// concurrent processes). Real processes and dirs under os.tmpdir().
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConformanceContext, sandboxProviderConformance } from '../../../host/conformance/sandbox-provider.ts';
+import { createLocalSandboxProvider, findBwrap, findFreeLoopbackPorts, LocalSandboxError } from '../../../host/sandbox/local.ts';
+
+const repoRoot = resolve(import.meta.dirname, '../../..');
+let tempRoot = '';
+
+beforeAll(async () => {
+  tempRoot = await mkdtemp(join(tmpdir(), 'hb-local-sandbox-'));
+});
+afterAll(async () => {
+  await rm(tempRoot, { recursive: true, force: true });
+});
+
+const bwrap = findBwrap(process.env.PATH);
+const isolations = ['none', ...(bwrap ? ['bwrap' as const] : [])] as const;
+if (!bwrap) console.log('[skip] bwrap conformance: install bubblewrap (scripts/ensure-apt.sh bubblewrap) to run it');
+
+for (const isolation of isolations) {
+  describe(`local provider conformance (isolation: ${isolation})`, () => {
+    for (const testCase of sandboxProviderConformance) {
+      it(testCase.name, async (t) => {
+        const provider = createLocalSandboxProvider({
+          root: join(tempRoot, isolation, 'sandboxes'),
+          templatesRoot: join(tempRoot, isolation, 'templates'),
+          isolation,
+        });
+        const { ctx, cleanup } = createConformanceContext(provider);
+        try {
+          const outcome = await testCase.run(ctx);
+          if (outcome.status === 'skip') t.skip(outcome.reason);
+        } finally {
+          await cleanup();
+        }
+      });
+    }
+  });
+}
+
+async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let text = '';
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return text.trim();
+}
+
+async function reachable(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    return (await response.text()) === 'pong';
+  } catch {
+    return false;
+  }
+}
+
+describe('local provider specifics', () => {
+  it('resume from a new provider instance keeps a still-running server reachable, and its stop() kills it', async () => {
+    const options = { root: join(tempRoot, 'resume', 'sandboxes'), templatesRoot: join(tempRoot, 'resume', 'templates') };
+    const first = createLocalSandboxProvider(options);
+    const session = await first.createSession({ sessionId: 'resume-me' });
+    const [port] = await findFreeLoopbackPorts(1);
+    const server = await session.spawn({
+      command: `node -e "require('http').createServer((q,r)=>r.end('pong')).listen(${port},'127.0.0.1',()=>console.log('up'))"`,
+    });
+    try {
+      expect(await readLine(server.stdout)).toBe('up');
+      const second = createLocalSandboxProvider(options);
+      const resumed = await second.resumeSession({ sessionId: 'resume-me' });
+      const url = await resumed.getPortUrl({ port: port!, protocol: 'http' });
+      expect(url).toBe(`http://127.0.0.1:${port}`);
+      expect(await reachable(url)).toBe(true);
+      // The second instance never spawned the server: only the pid record lets it stop it.
+      await resumed.stop();
+      await server.wait();
+      expect(await reachable(url)).toBe(false);
+      await resumed.destroy();
+      expect(existsSync(session.defaultWorkingDirectory)).toBe(false);
+    } finally {
+      await server.kill();
+      await session.destroy();
+    }
+  });
+
+  it('isolation bwrap without a bwrap binary fails with a clear error and creates nothing', async () => {
+    const root = join(tempRoot, 'nobwrap');
+    const provider = createLocalSandboxProvider({ root, isolation: 'bwrap', bwrapSearchPath: '/nonexistent-bin:/also-not-here' });
+    const error = await provider.createSession({ sessionId: 'x' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(LocalSandboxError.isInstance(error)).toBe(true);
+    expect((error as LocalSandboxError).code).toBe('bwrap-missing');
+    expect((error as Error).message).toMatch(/bwrap/);
+    expect(existsSync(join(root, 'x'))).toBe(false);
+  });
+
+  it.skipIf(!bwrap)('bwrap: system read-only, private /tmp, session dir writable, pid record read-only, host-side writes outside refused', async () => {
+    const provider = createLocalSandboxProvider({ root: join(tempRoot, 'bw', 'sandboxes'), isolation: 'bwrap' });
+    const session = await provider.createSession();
+    try {
+      const marker = join(tmpdir(), `hb-bwrap-probe-${process.pid}`);
+      await writeFile(marker, 'host');
+      const probe = await session.run({
+        command: `touch /usr/hb-probe 2>/dev/null && echo usr-writable; test -e ${marker} && echo tmp-shared; echo x > inside.txt && echo dir-writable; echo 1 >> .sandbox-pids 2>/dev/null && echo pids-writable; true`,
+      });
+      await rm(marker, { force: true });
+      expect(probe.stdout).toBe('dir-writable\n');
+      const error = await session.writeTextFile({ path: '/usr/hb-probe', content: 'x' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((error as LocalSandboxError).code).toBe('outside-sandbox');
+    } finally {
+      await session.destroy();
+    }
+  });
+
+  it('session ids are sanitised: traversal stays under the root, distinct ids get distinct dirs', async () => {
+    const root = join(tempRoot, 'ids');
+    const provider = createLocalSandboxProvider({ root });
+    const a = await provider.createSession({ sessionId: '../../escape' });
+    const b = await provider.createSession({ sessionId: '.._.._escape' });
+    try {
+      expect(a.id).toBe('../../escape');
+      expect(a.defaultWorkingDirectory.startsWith(`${root}/`)).toBe(true);
+      expect(a.defaultWorkingDirectory).not.toBe(b.defaultWorkingDirectory);
+      expect((await provider.resumeSession({ sessionId: '../../escape' })).defaultWorkingDirectory).toBe(a.defaultWorkingDirectory);
+      await expect(provider.createSession({ sessionId: '../../escape' })).rejects.toMatchObject({ code: 'session-exists' });
+      await expect(provider.resumeSession({ sessionId: 'never-created' })).rejects.toMatchObject({ code: 'session-not-found' });
+    } finally {
+      await a.destroy();
+      await b.destroy();
+    }
+  });
+
+  it('two processes creating sessions with one new identity run onFirstCreate exactly once', async () => {
+    const base = join(tempRoot, 'xproc');
+    const counter = join(base, 'calls.log');
+    const script = join(base, 'create.mts');
+    await rm(base, { recursive: true, force: true });
+    await mkdir(base, { recursive: true });
+    await writeFile(
+      script,
+      `import { appendFile } from 'node:fs/promises';
+import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local.ts'))};
+const provider = createLocalSandboxProvider({ root: ${JSON.stringify(join(base, 'sandboxes'))}, templatesRoot: ${JSON.stringify(join(base, 'templates'))} });
+const session = await provider.createSession({
+  sessionId: process.argv[2],
+  identity: 'shared-identity',
+  onFirstCreate: async (s) => {
+    await appendFile(${JSON.stringify(counter)}, process.argv[2] + '\\n');
+    await new Promise((r) => setTimeout(r, 300));
+    await s.writeTextFile({ path: 'baked.txt', content: 'baked' });
+  },
+});
+console.log(JSON.stringify({ baked: await session.readTextFile({ path: 'baked.txt' }), origin: session.origin }));
+`,
+    );
+    const tsx = join(repoRoot, 'node_modules/.bin/tsx');
+    const runChild = (id: string) =>
+      new Promise<string>((resolvePromise, reject) => {
+        const child = spawn(tsx, [script, id], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.once('error', reject);
+        child.once('exit', (code) => (code === 0 ? resolvePromise(out) : reject(new Error(`child ${id} exited ${code}`))));
+      });
+    const outputs = await Promise.all([runChild('p1'), runChild('p2')]);
+    const results = outputs.map((out) => JSON.parse(out.trim()) as { baked: string; origin: { builtTemplate: boolean; copyMs: number; firstCreateMs: number } });
+    expect((await readFile(counter, 'utf8')).trim().split('\n')).toHaveLength(1);
+    expect(results.map((r) => r.baked)).toEqual(['baked', 'baked']);
+    expect(results.filter((r) => r.origin.builtTemplate)).toHaveLength(1);
+    const copy = results.find((r) => !r.origin.builtTemplate)!.origin;
+    console.log(`[figures] template: onFirstCreate ${copy.firstCreateMs.toFixed(1)} ms once, copy ${copy.copyMs.toFixed(1)} ms per session`);
+  });
+});
