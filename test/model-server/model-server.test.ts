@@ -309,8 +309,10 @@ describe('OpenAI Responses', () => {
     expect(JSON.parse(direct.output[0].arguments)).toEqual({ text: 'hello mcp' });
 
     const body = codexBody('SCENARIO:mcp', { tools: [...codexTools, { type: 'tool_search', execution: 'client' }] });
+    // Codex names only the namespace of deferred servers; the search query is the server name.
+    body.input[0].content[0].text += ' Deferred MCP servers: mcp__host.';
     const search = completed(await sse('/v1/responses', body)).output[0];
-    expect(search).toMatchObject({ type: 'tool_search_call', execution: 'client' });
+    expect(search).toMatchObject({ type: 'tool_search_call', execution: 'client', arguments: { query: 'host', limit: 8 } });
     body.input.push(search, { type: 'tool_search_output', call_id: search.call_id, execution: 'client', tools: [ns] });
     const after = completed(await sse('/v1/responses', body)).output[0];
     expect(after).toMatchObject({ type: 'function_call', namespace: 'mcp__host', name: 'echo_upper' });

@@ -292,15 +292,21 @@ function fullName(t: ToolDef): string {
 
 function mcpTool(conv: Conversation, wanted: string | undefined): ToolDef | undefined {
   const mcp = conv.tools.filter((t) => fullName(t).startsWith('mcp__') && t.variant === 'function');
-  if (wanted !== undefined) return mcp.find((t) => fullName(t) === wanted || t.name === wanted);
-  return mcp[0];
+  if (wanted === undefined) return mcp[0];
+  // `wanted` may be a full name, a bare tool name, or a server (namespace) name.
+  return mcp.find((t) => fullName(t) === wanted || t.name === wanted || t.namespace === wanted || t.namespace === `mcp__${wanted}`);
 }
 
-/** An MCP tool mentioned anywhere in the request (deferred behind tool search). */
+/**
+ * An MCP tool mentioned anywhere in the request while its schema is deferred behind tool search:
+ * Claude names it in full (`mcp__host__echo_upper`); Codex only names the namespace (`mcp__host`),
+ * so we return the server name, which Codex's tool search matches.
+ */
 function deferredMcpName(conv: Conversation, wanted: string | undefined): string | undefined {
   if (wanted !== undefined) return wanted;
-  const m = /mcp__[A-Za-z0-9-]+__[A-Za-z0-9_-]+/.exec(conv.rawText);
-  return m?.[0];
+  const full = /mcp__[A-Za-z0-9-]+__[A-Za-z0-9_-]+/.exec(conv.rawText);
+  if (full) return full[0];
+  return /\bmcp__([A-Za-z0-9-]+)/.exec(conv.rawText)?.[1];
 }
 
 // ---- scenarios ------------------------------------------------------------------------------
