@@ -1,0 +1,699 @@
+// host/channel: the WebSocket client to one bridge. Owns connect → hello →
+// attach → replay → live, exactly-once in-order record delivery across
+// reconnects, reconnect pacing, heartbeat, the request/ack queue and the
+// optional NDJSON recording. It does not interpret records or pick a rung of
+// the recovery ladder: terminal errors go to the session layer, which decides.
+//
+// Guarantees:
+// - onRecords sees each seq at most once and in strictly increasing,
+//   contiguous order starting at cursor+1 (duplicates dropped; a gap closes the
+//   socket and re-attaches from the cursor).
+// - Nothing is delivered after a terminal error or close().
+// - Requests: see REQUEST_DELIVERY (host/channel/requests.ts) for what a
+//   reconnect does to each frame type.
+// Not guaranteed: that onRecords sees everything — a terminal error (cursor
+// expired, displaced, deadline) ends delivery; `cursor` says how far it got.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import WebSocket from 'ws';
+import {
+  CLOSE_CODES_V1,
+  PROTOCOL_VERSION_V1,
+  bridgeFrameSchema,
+  decodeFrame,
+  hostFrameSchema,
+  isCompatibleProtocol,
+  type AckFrame,
+  type BridgeFrame,
+  type ErrorFrame,
+  type HelloFrame,
+  type JournalRecord,
+} from '../protocol/v1/index.ts';
+import type { HarnessV1Diagnostic } from '../protocol/harness-v1/index.ts';
+import { ReconnectBudget, formatSeconds } from './channel/backoff.ts';
+import { RequestTracker, type ChannelRequest } from './channel/requests.ts';
+import { RecordSequencer } from './channel/sequencer.ts';
+import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
+import { CHANNEL_LIMITS, checkLimit } from './limits.ts';
+import { FrameRecorder } from './recording.ts';
+
+export { REQUEST_DELIVERY, type ChannelRequest, type ChannelRequestType } from './channel/requests.ts';
+
+/** The subset of a `ws` client the channel uses; `ws` itself satisfies it (tests may pass a fake). */
+export interface ChannelSocket {
+  readonly readyState: number;
+  readonly isPaused: boolean;
+  send(data: string, cb?: (err?: Error) => void): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  pause(): void;
+  resume(): void;
+  on(event: 'open', listener: () => void): this;
+  on(event: 'message', listener: (data: WebSocket.RawData, isBinary: boolean) => void): this;
+  on(event: 'close', listener: (code: number, reason: Buffer) => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+  on(event: 'unexpected-response', listener: (req: { destroy(): void }, res: IncomingMessage) => void): this;
+}
+export type ChannelSocketOptions = {
+  headers: Record<string, string>;
+  handshakeTimeout: number;
+  maxPayload: number;
+  perMessageDeflate: boolean;
+};
+export type ChannelSocketConstructor = new (url: string, options: ChannelSocketOptions) => ChannelSocket;
+
+export type ChannelStatus =
+  | { state: 'connecting'; attempt: number }
+  | { state: 'attaching'; bridgeId: string; journalId: string; cursor: number }
+  | { state: 'replaying'; from: number; to: number }
+  | { state: 'live'; cursor: number }
+  | { state: 'reconnecting'; attempt: number; delayMs: number; elapsedMs: number; reason: string }
+  | { state: 'closed'; error: BridgeChannelError | null };
+
+export type RecordsInfo = { replay: boolean };
+
+export type BridgeChannelOptions = {
+  url: string;
+  token: string;
+  /** Highest seq the consumer already has; delivery starts at cursor+1. */
+  cursor: number;
+  /** Expected journal; when unset the first hello's journalId is pinned for later reconnects. */
+  journalId?: string;
+  reconnectDeadlineMs?: number;
+  backoff?: { initialMs?: number; maxMs?: number };
+  heartbeatMs?: number;
+  connectTimeoutMs?: number;
+  maxQueuedFrames?: number;
+  maxInboundQueuedFrames?: number;
+  /** NDJSON recording of every frame both ways (docs/recording-format.md). */
+  recordTo?: string;
+  /**
+   * Records in seq order, each exactly once. Returning a promise pauses
+   * delivery (and, past maxInboundQueuedFrames, the socket) until it settles.
+   * A throw or rejection ends the channel with `consumer-failed`.
+   */
+  onRecords: (records: JournalRecord[], info: RecordsInfo) => void | Promise<void>;
+  onHello?: (hello: HelloFrame) => void;
+  onStatus?: (status: ChannelStatus) => void;
+  onDiagnostic?: (diagnostic: HarnessV1Diagnostic) => void;
+  WebSocket?: ChannelSocketConstructor;
+  /** [0, 1) source for backoff jitter (tests). */
+  random?: () => number;
+};
+
+export type BridgeChannel = {
+  /** Highest seq delivered to onRecords. */
+  readonly cursor: number;
+  /** The latest hello, or null before the first one. */
+  readonly hello: HelloFrame | null;
+  readonly state: ChannelStatus['state'];
+  /** Send a request; resolves on its ack, rejects with ChannelRequestError (with the bridge's code). */
+  request(frame: ChannelRequest): Promise<AckFrame>;
+  /** Resolves once replay-end arrived on the current attach; rejects with the terminal error. */
+  whenLive(): Promise<void>;
+  /** Resolves when the channel has ended: null after close(), the error after a terminal one. */
+  readonly closed: Promise<BridgeChannelError | null>;
+  /** Close cleanly (close frame, pending requests rejected with `closed`, recording flushed). */
+  close(): Promise<void>;
+};
+
+export function createBridgeChannel(options: BridgeChannelOptions): BridgeChannel {
+  return new Channel(options);
+}
+
+/** Terminal close codes and what they mean for the channel. */
+const terminalCloseCodes: Partial<Record<number, BridgeChannelErrorCode>> = {
+  [CLOSE_CODES_V1.displaced]: 'displaced',
+  [CLOSE_CODES_V1.versionMismatch]: 'version-mismatch',
+  [CLOSE_CODES_V1.stopping]: 'bridge-stopped',
+};
+/** Error codes that refuse an attach for good on this bridge. */
+const terminalAttachCodes = new Set<string>(['cursor-expired', 'cursor-ahead', 'journal-mismatch', 'version-mismatch', 'unauthorized']);
+/** How long close() waits for the peer's close frame before cutting the TCP connection. */
+const closeHandshakeMs = 1_000;
+
+type Phase = 'connecting' | 'awaiting-hello' | 'attaching' | 'replaying' | 'live' | 'backoff' | 'closed';
+type Loss = { reason: string; closeCode?: number; httpStatus?: number; immediate?: boolean };
+
+class Channel implements BridgeChannel {
+  private readonly options: BridgeChannelOptions;
+  private readonly WebSocketImpl: ChannelSocketConstructor;
+  private readonly heartbeatMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly maxInboundQueuedFrames: number;
+  private readonly budget: ReconnectBudget;
+  private readonly deadlineMs: number;
+  private readonly sequencer: RecordSequencer;
+  private readonly requests: RequestTracker;
+  private readonly recorder: FrameRecorder | null;
+
+  private phase: Phase = 'connecting';
+  private socket: ChannelSocket | null = null;
+  private connectTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heardSinceTick = false;
+  private missedTicks = 0;
+  private httpStatus: number | undefined;
+  private lastSocketError: string | undefined;
+  private attachId = '';
+  private journalId: string | undefined;
+  private lastHello: HelloFrame | null = null;
+  private connects = 0;
+  private gapReattaches = 0;
+  private cursorAtLastGap = -1;
+  private stopAcked = false;
+  private stickyDiagnostics: ChannelRequest | null = null;
+  /** Frames waiting while an async onRecords runs: order across all frame types is kept. */
+  private inbound: BridgeFrame[] = [];
+  private consuming = false;
+  private liveWaiters: Array<{ resolve: () => void; reject: (error: BridgeChannelError) => void }> = [];
+  private terminalError: BridgeChannelError | null = null;
+  private resolveClosed!: (value: BridgeChannelError | null) => void;
+  readonly closed: Promise<BridgeChannelError | null>;
+
+  constructor(options: BridgeChannelOptions) {
+    checkLimit('cursor', options.cursor, 0);
+    this.options = options;
+    this.WebSocketImpl = options.WebSocket ?? WebSocket;
+    this.deadlineMs = checkLimit('reconnectDeadlineMs', options.reconnectDeadlineMs ?? CHANNEL_LIMITS.reconnectDeadlineMs, 0);
+    const initialMs = checkLimit('backoff.initialMs', options.backoff?.initialMs ?? CHANNEL_LIMITS.initialBackoffMs, 1);
+    const maxMs = checkLimit('backoff.maxMs', options.backoff?.maxMs ?? CHANNEL_LIMITS.maxBackoffMs, initialMs);
+    this.heartbeatMs = checkLimit('heartbeatMs', options.heartbeatMs ?? CHANNEL_LIMITS.heartbeatMs, 10);
+    this.connectTimeoutMs = checkLimit('connectTimeoutMs', options.connectTimeoutMs ?? CHANNEL_LIMITS.connectTimeoutMs, 10);
+    const maxQueued = checkLimit('maxQueuedFrames', options.maxQueuedFrames ?? CHANNEL_LIMITS.maxQueuedFrames, 1);
+    this.maxInboundQueuedFrames = checkLimit(
+      'maxInboundQueuedFrames',
+      options.maxInboundQueuedFrames ?? CHANNEL_LIMITS.maxInboundQueuedFrames,
+      1,
+    );
+    this.budget = new ReconnectBudget({
+      initialMs,
+      maxMs,
+      deadlineMs: this.deadlineMs,
+      ...(options.random ? { random: options.random } : {}),
+    });
+    this.sequencer = new RecordSequencer(options.cursor);
+    this.requests = new RequestTracker(`h${randomBytes(3).toString('hex')}-`, maxQueued);
+    this.journalId = options.journalId;
+    this.closed = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    this.recorder = options.recordTo
+      ? new FrameRecorder({
+          path: options.recordTo,
+          header: {
+            url: options.url,
+            protocolVersion: PROTOCOL_VERSION_V1,
+            cursor: options.cursor,
+            ...(options.journalId ? { journalId: options.journalId } : {}),
+          },
+          onError: (error) => this.diag('warn', `recording stopped: ${error.message}`, { path: options.recordTo }),
+        })
+      : null;
+    this.connect();
+  }
+
+  get cursor(): number {
+    return this.sequencer.cursor;
+  }
+
+  /** A method, not a field read, so TS does not narrow it across callbacks that may close the channel. */
+  private get ended(): boolean {
+    return this.phase === 'closed';
+  }
+
+  get hello(): HelloFrame | null {
+    return this.lastHello;
+  }
+
+  get state(): ChannelStatus['state'] {
+    switch (this.phase) {
+      case 'awaiting-hello':
+        return 'connecting';
+      case 'backoff':
+        return 'reconnecting';
+      default:
+        return this.phase;
+    }
+  }
+
+  // ── connection lifecycle ──────────────────────────────────────────────
+
+  private connect(): void {
+    this.retryTimer = null;
+    if (this.phase === 'closed') return;
+    this.phase = 'connecting';
+    this.httpStatus = undefined;
+    this.lastSocketError = undefined;
+    const attempt = ++this.connects;
+    this.status({ state: 'connecting', attempt });
+    this.recorder?.event(attempt === 1 ? 'connect' : 'reconnect', { attempt, cursor: this.cursor });
+    const socket = new this.WebSocketImpl(this.options.url, {
+      headers: { Authorization: `Bearer ${this.options.token}` },
+      handshakeTimeout: this.connectTimeoutMs,
+      maxPayload: CHANNEL_LIMITS.maxInboundFrameBytes,
+      perMessageDeflate: false,
+    });
+    this.socket = socket;
+    // Bounds TCP connect + upgrade + hello + attach: a frozen peer accepts TCP and never answers.
+    this.connectTimer = setTimeout(() => {
+      if (this.socket === socket) this.lose({ reason: `no attach within connectTimeoutMs ${this.connectTimeoutMs}` });
+    }, this.connectTimeoutMs);
+    socket.on('unexpected-response', (req, res) => {
+      if (this.socket !== socket) return;
+      this.httpStatus = res.statusCode;
+      res.resume(); // drain the body; we only need the status
+      socket.terminate();
+    });
+    socket.on('open', () => {
+      if (this.socket !== socket) return;
+      this.phase = 'awaiting-hello';
+      this.recorder?.event('open');
+    });
+    socket.on('message', (data) => {
+      if (this.socket === socket) this.receive(data);
+    });
+    socket.on('error', (error) => {
+      // 'close' always follows; it decides what happens. Errors of stale sockets are expected noise.
+      if (this.socket === socket) this.lastSocketError = error.message;
+    });
+    socket.on('close', (code, reason) => {
+      if (this.socket !== socket) return;
+      const text = reason.toString('utf8');
+      const why =
+        this.httpStatus !== undefined
+          ? `HTTP ${this.httpStatus} on upgrade`
+          : `socket closed (${code}${text ? ` ${text}` : ''}${this.lastSocketError ? `; ${this.lastSocketError}` : ''})`;
+      this.lose({
+        reason: why,
+        closeCode: code,
+        ...(this.httpStatus !== undefined ? { httpStatus: this.httpStatus } : {}),
+      });
+    });
+  }
+
+  /** The current connection is gone (or must go): decide between terminal, immediate re-attach and backoff. */
+  private lose(loss: Loss): void {
+    if (this.phase === 'closed') return;
+    const socket = this.socket;
+    this.socket = null;
+    this.clearConnectionTimers();
+    if (socket && socket.readyState !== WebSocket.CLOSED) socket.terminate();
+    this.inbound = []; // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
+    this.requests.onDisconnect();
+    this.recorder?.event('disconnect', {
+      reason: loss.reason,
+      cursor: this.cursor,
+      ...(loss.closeCode !== undefined ? { closeCode: loss.closeCode } : {}),
+      ...(loss.httpStatus !== undefined ? { httpStatus: loss.httpStatus } : {}),
+    });
+
+    if (loss.httpStatus === 401 || loss.httpStatus === 403) {
+      this.fail('unauthorized', `the bridge refused the token (HTTP ${loss.httpStatus})`);
+      return;
+    }
+    const closeCode = loss.closeCode !== undefined ? terminalCloseCodes[loss.closeCode] : undefined;
+    if (closeCode === 'bridge-stopped' && this.stopAcked) {
+      this.finish(null);
+      return;
+    }
+    if (closeCode) {
+      const what: Record<string, string> = {
+        displaced: 'another host attached to this session (close 4000)',
+        'version-mismatch': 'the bridge refused our protocol version (close 4001)',
+        'bridge-stopped': 'the bridge is stopping (close 4003)',
+      };
+      this.fail(closeCode, `${what[closeCode] ?? loss.reason}; last cursor ${this.cursor}`);
+      return;
+    }
+    if (loss.immediate) {
+      this.phase = 'backoff';
+      this.retryTimer = setTimeout(() => this.connect(), 0);
+      return;
+    }
+    const step = this.budget.failure();
+    if (step.giveUp) {
+      this.fail(
+        'reconnect-deadline',
+        `gave up reconnecting after ${formatSeconds(step.elapsedMs)}; last cursor ${this.cursor} (last failure: ${loss.reason})`,
+      );
+      return;
+    }
+    this.phase = 'backoff';
+    this.diag('info', `connection lost: ${loss.reason}; retry ${step.attempt} in ${step.delayMs} ms`, {
+      cursor: this.cursor,
+      elapsedMs: step.elapsedMs,
+    });
+    this.status({ state: 'reconnecting', attempt: step.attempt, delayMs: step.delayMs, elapsedMs: step.elapsedMs, reason: loss.reason });
+    this.retryTimer = setTimeout(() => this.connect(), step.delayMs);
+  }
+
+  private clearConnectionTimers(): void {
+    if (this.connectTimer) clearTimeout(this.connectTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.connectTimer = null;
+    this.heartbeatTimer = null;
+  }
+
+  private startHeartbeat(): void {
+    this.heardSinceTick = true;
+    this.missedTicks = 0;
+    this.heartbeatTimer = setInterval(() => this.heartbeatTick(), this.heartbeatMs);
+  }
+
+  /** Any inbound frame proves the peer alive; two silent intervals (two unanswered pings) mean it is not. */
+  private heartbeatTick(): void {
+    const socket = this.socket;
+    if (!socket) return;
+    // A paused socket or a busy consumer is our own doing, not a dead peer.
+    if (this.heardSinceTick || this.consuming || socket.isPaused) this.missedTicks = 0;
+    else this.missedTicks++;
+    this.heardSinceTick = false;
+    if (this.missedTicks >= 2) {
+      this.diag('warn', `bridge missed ${this.missedTicks} heartbeats (${this.heartbeatMs} ms each); reconnecting`);
+      this.lose({ reason: `heartbeat timeout (${this.missedTicks} × ${this.heartbeatMs} ms without a pong)` });
+      return;
+    }
+    this.sendFrame({ type: 'ping', t: Date.now() });
+  }
+
+  // ── inbound ───────────────────────────────────────────────────────────
+
+  private receive(data: WebSocket.RawData): void {
+    const buffer = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    const decoded = decodeFrame(buffer, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes);
+    this.heardSinceTick = true;
+    if (!decoded.ok) {
+      // A bad frame from the bridge is reported and dropped, never cast. A
+      // dropped records frame shows up as a gap on the next one → re-attach.
+      this.recorder?.invalid(buffer.toString('utf8'), decoded.code, decoded.message);
+      this.diag('warn', `dropped an invalid frame from the bridge: ${decoded.message}`, { code: decoded.code });
+      return;
+    }
+    this.recorder?.frame('in', buffer.toString('utf8'), decoded.frame);
+    if (this.consuming) {
+      this.inbound.push(decoded.frame);
+      if (this.inbound.length >= this.maxInboundQueuedFrames && this.socket && !this.socket.isPaused) this.socket.pause();
+      return;
+    }
+    this.handle(decoded.frame);
+  }
+
+  private handle(frame: BridgeFrame): void {
+    switch (frame.type) {
+      case 'hello':
+        return this.onHelloFrame(frame);
+      case 'replay-begin':
+        if (this.phase === 'attaching') this.onAttached();
+        this.phase = 'replaying';
+        this.status({ state: 'replaying', from: frame.from, to: frame.to });
+        return;
+      case 'records':
+        return this.onRecordsFrame(frame.records);
+      case 'replay-end':
+        if (this.phase !== 'replaying') {
+          this.diag('warn', `replay-end while ${this.phase}; ignored`);
+          return;
+        }
+        this.phase = 'live';
+        this.recorder?.event('live', { cursor: this.cursor });
+        this.status({ state: 'live', cursor: this.cursor });
+        for (const waiter of this.liveWaiters.splice(0)) waiter.resolve();
+        return;
+      case 'ack':
+        if (this.requests.ack(frame)) {
+          if (frame.of === 'stop' || frame.of === 'destroy') this.stopAcked = true;
+        } else if (frame.id !== this.attachId) {
+          this.diag('debug', `ack for unknown request ${frame.id}`);
+        }
+        return;
+      case 'error':
+        return this.onErrorFrame(frame);
+      case 'diagnostic':
+        this.options.onDiagnostic?.({
+          level: frame.level,
+          message: frame.message,
+          subsystem: `bridge.${frame.subsystem}`,
+          kind: 'log',
+          source: 'bridge',
+          ...(frame.attrs ? { attrs: frame.attrs } : {}),
+          timestamp: frame.ts,
+        });
+        return;
+      case 'ping':
+        this.sendFrame({ type: 'pong', ...(frame.t === undefined ? {} : { t: frame.t }) });
+        return;
+      case 'pong':
+        return; // liveness already noted in receive()
+    }
+  }
+
+  private onHelloFrame(hello: HelloFrame): void {
+    if (this.phase !== 'awaiting-hello') {
+      this.diag('warn', `unexpected hello while ${this.phase}; ignored`);
+      return;
+    }
+    if (!isCompatibleProtocol(hello.protocolVersion)) {
+      this.fail(
+        'version-mismatch',
+        `bridge speaks protocol ${hello.protocolVersion}, this host speaks ${PROTOCOL_VERSION_V1}; last cursor ${this.cursor}`,
+      );
+      return;
+    }
+    if (this.journalId !== undefined && hello.journalId !== this.journalId) {
+      this.fail(
+        'journal-mismatch',
+        `bridge holds journal ${hello.journalId}, expected ${this.journalId}; last cursor ${this.cursor}`,
+        { firstSeq: hello.firstSeq, lastSeq: hello.lastSeq },
+      );
+      return;
+    }
+    if (this.lastHello && this.lastHello.bridgeId !== hello.bridgeId) {
+      this.diag('info', `bridge restarted on the same journal (bridge ${this.lastHello.bridgeId} → ${hello.bridgeId})`);
+    }
+    this.journalId = hello.journalId;
+    this.lastHello = hello;
+    this.options.onHello?.(hello);
+    if (this.phase !== 'awaiting-hello') return; // onHello closed the channel
+    this.phase = 'attaching';
+    this.status({ state: 'attaching', bridgeId: hello.bridgeId, journalId: hello.journalId, cursor: this.cursor });
+    this.attachId = `attach-${this.connects}`;
+    this.sendFrame({
+      type: 'attach',
+      id: this.attachId,
+      protocolVersion: PROTOCOL_VERSION_V1,
+      cursor: this.cursor,
+      journalId: hello.journalId,
+    });
+  }
+
+  /** replay-begin answers our attach: we own the stream from here. */
+  private onAttached(): void {
+    if (this.connectTimer) clearTimeout(this.connectTimer);
+    this.connectTimer = null;
+    this.budget.success();
+    this.startHeartbeat();
+    this.recorder?.event('attached', { cursor: this.cursor });
+    if (this.stickyDiagnostics) {
+      // Bridge log forwarding is per connection: re-ask on every attach.
+      const frame = this.stickyDiagnostics;
+      this.request(frame).catch((error: unknown) => {
+        this.diag('debug', `re-enabling bridge diagnostics failed: ${(error as Error).message}`);
+      });
+    }
+    this.flushRequests();
+  }
+
+  private onRecordsFrame(records: JournalRecord[]): void {
+    if (this.phase !== 'replaying' && this.phase !== 'live') {
+      this.diag('warn', `records while ${this.phase}; dropped (a re-attach replays them)`);
+      return;
+    }
+    const batch = this.sequencer.accept(records);
+    if (batch.duplicates > 0) {
+      this.diag('debug', `dropped ${batch.duplicates} already-delivered records`, { cursor: this.cursor });
+    }
+    if (batch.deliver.length > 0) this.deliver(batch.deliver, this.phase === 'replaying');
+    if (batch.gap && !this.ended) { // deliver() may have ended the channel
+      if (this.cursor > this.cursorAtLastGap) this.gapReattaches = 0;
+      this.cursorAtLastGap = this.cursor;
+      if (++this.gapReattaches > CHANNEL_LIMITS.maxGapReattaches) {
+        this.fail('protocol-violation', `bridge sent ${this.gapReattaches} gaps without progress; last cursor ${this.cursor}`);
+        return;
+      }
+      const reason = `gap: expected seq ${batch.gap.expected}, got ${batch.gap.got}; re-attaching from ${this.cursor}`;
+      this.diag('warn', reason);
+      this.recorder?.event('gap', { expected: batch.gap.expected, got: batch.gap.got });
+      this.lose({ reason, immediate: true });
+    }
+  }
+
+  private deliver(records: JournalRecord[], replay: boolean): void {
+    let result: void | Promise<void>;
+    try {
+      result = this.options.onRecords(records, { replay });
+    } catch (error) {
+      this.fail('consumer-failed', `onRecords threw: ${(error as Error).message}; last cursor ${this.cursor}`, { cause: error });
+      return;
+    }
+    if (result && typeof result.then === 'function') {
+      this.consuming = true;
+      result.then(
+        () => this.drainInbound(),
+        (error: unknown) =>
+          this.fail('consumer-failed', `onRecords rejected: ${(error as Error).message}; last cursor ${this.cursor}`, { cause: error }),
+      );
+    }
+  }
+
+  /** The async consumer finished a batch: handle queued frames until it is busy again. */
+  private drainInbound(): void {
+    this.consuming = false;
+    while (!this.consuming && this.inbound.length > 0 && this.phase !== 'closed') {
+      this.handle(this.inbound.shift() as BridgeFrame);
+    }
+    if (!this.consuming && this.socket?.isPaused) this.socket.resume();
+  }
+
+  private onErrorFrame(frame: ErrorFrame): void {
+    const isAttach = frame.id === undefined || frame.id === this.attachId;
+    if (isAttach && terminalAttachCodes.has(frame.code) && (this.phase === 'attaching' || frame.id === this.attachId)) {
+      const held = frame.firstSeq !== undefined ? ` (journal holds ${frame.firstSeq}..${frame.lastSeq ?? '?'})` : '';
+      this.fail(frame.code as BridgeChannelErrorCode, `attach refused: ${frame.code}: ${frame.message}${held}; last cursor ${this.cursor}`, {
+        ...(frame.firstSeq !== undefined ? { firstSeq: frame.firstSeq } : {}),
+        ...(frame.lastSeq !== undefined ? { lastSeq: frame.lastSeq } : {}),
+      });
+      return;
+    }
+    if (frame.id !== undefined && this.requests.fail(frame.id, frame.code, frame.message)) return;
+    if (frame.id === undefined && frame.code === 'not-owner' && (this.phase === 'replaying' || this.phase === 'live')) {
+      this.fail('displaced', `another host attached to this session; last cursor ${this.cursor}`);
+      return;
+    }
+    this.diag(frame.code === 'stopping' ? 'info' : 'warn', `bridge error ${frame.code}: ${frame.message}`, {
+      code: frame.code,
+      ...(frame.id ? { id: frame.id } : {}),
+    });
+  }
+
+  // ── outbound ──────────────────────────────────────────────────────────
+
+  request(frame: ChannelRequest): Promise<AckFrame> {
+    if (this.phase === 'closed') {
+      const why = this.terminalError ? `channel ended: ${this.terminalError.code}` : 'channel closed';
+      return Promise.reject(new ChannelRequestError('closed', why, { frameType: frame.type }));
+    }
+    const check = hostFrameSchema.safeParse({ ...frame, id: 'x' });
+    if (!check.success) {
+      const message = `invalid ${frame.type} request: ${check.error.issues[0]?.message ?? 'schema mismatch'}`;
+      return Promise.reject(new ChannelRequestError('bad-frame', message, { frameType: frame.type }));
+    }
+    const added = this.requests.add(frame.type, (id) => JSON.stringify({ ...frame, id }));
+    if (!added.ok) return Promise.reject(added.error);
+    if (frame.type === 'diagnostics') this.stickyDiagnostics = frame.enabled ? frame : null;
+    this.flushRequests();
+    return added.promise;
+  }
+
+  /** Send every queued request, in order, if we own the stream. */
+  private flushRequests(): void {
+    const socket = this.socket;
+    if (!socket || (this.phase !== 'replaying' && this.phase !== 'live')) return;
+    for (const { id, text } of this.requests.drainQueued()) {
+      if (Buffer.byteLength(text) > CHANNEL_LIMITS.maxOutboundFrameBytes) {
+        this.requests.fail(id, 'too-large', `request exceeds ${CHANNEL_LIMITS.maxOutboundFrameBytes} bytes`);
+        continue;
+      }
+      this.sendText(socket, text);
+    }
+  }
+
+  private sendFrame(frame: { type: string } & Record<string, unknown>): void {
+    if (this.socket) this.sendText(this.socket, JSON.stringify(frame), frame);
+  }
+
+  private sendText(socket: ChannelSocket, text: string, parsed?: unknown): void {
+    this.recorder?.frame('out', text, parsed);
+    // A send error means the socket is dying; 'close' follows and the reconnect handles it.
+    socket.send(text, (error) => {
+      if (error && this.socket === socket) this.lastSocketError = error.message;
+    });
+  }
+
+  // ── ending ────────────────────────────────────────────────────────────
+
+  whenLive(): Promise<void> {
+    if (this.phase === 'live') return Promise.resolve();
+    if (this.phase === 'closed') {
+      return Promise.reject(this.terminalError ?? new BridgeChannelError('closed', 'channel closed', { lastCursor: this.cursor }));
+    }
+    return new Promise((resolve, reject) => this.liveWaiters.push({ resolve, reject }));
+  }
+
+  private fail(
+    code: BridgeChannelErrorCode,
+    message: string,
+    extra: { firstSeq?: number; lastSeq?: number; cause?: unknown } = {},
+  ): void {
+    if (this.phase === 'closed') return;
+    const error = new BridgeChannelError(code, message, { lastCursor: this.cursor, ...extra });
+    this.diag('error', message, { code });
+    this.recorder?.event('terminal', { code, message, cursor: this.cursor });
+    this.finish(error);
+  }
+
+  private finish(error: BridgeChannelError | null): void {
+    if (this.phase === 'closed') return;
+    this.phase = 'closed';
+    this.terminalError = error;
+    this.clearConnectionTimers();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) closeSocket(socket);
+    this.inbound = [];
+    this.requests.rejectAll('closed', error ? `channel ended: ${error.code}` : 'channel closed');
+    const waiterError = error ?? new BridgeChannelError('closed', 'channel closed', { lastCursor: this.cursor });
+    for (const waiter of this.liveWaiters.splice(0)) waiter.reject(waiterError);
+    this.status({ state: 'closed', error });
+    const recorded = this.recorder ? this.recorder.close() : Promise.resolve();
+    void recorded.then(() => this.resolveClosed(error));
+  }
+
+  async close(): Promise<void> {
+    if (this.phase !== 'closed') {
+      this.recorder?.event('close', { cursor: this.cursor });
+      this.finish(null);
+    }
+    await this.closed;
+  }
+
+  private status(status: ChannelStatus): void {
+    this.options.onStatus?.(status);
+  }
+
+  private diag(level: HarnessV1Diagnostic['level'], message: string, attrs?: Record<string, unknown>): void {
+    this.options.onDiagnostic?.({
+      level,
+      message,
+      subsystem: 'host.channel',
+      kind: 'event',
+      ...(attrs ? { attrs } : {}),
+      timestamp: Date.now(),
+    });
+  }
+}
+
+/** Close frame first; cut the TCP connection if the peer does not answer in time. */
+function closeSocket(socket: ChannelSocket): void {
+  if (socket.readyState === WebSocket.OPEN) {
+    socket.close(CLOSE_CODES_V1.normal, 'host closed');
+    const timer = setTimeout(() => socket.terminate(), closeHandshakeMs);
+    timer.unref();
+    socket.on('close', () => clearTimeout(timer));
+  } else if (socket.readyState !== WebSocket.CLOSED) {
+    socket.terminate();
+  }
+}

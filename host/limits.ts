@@ -1,0 +1,56 @@
+// Host-side defaults, one place, each with its reason. Constructors take
+// overrides and reject bad values with a RangeError at startup (checkLimit).
+// Protocol-wide limits live in protocol/v1/limits.ts; these only tighten them.
+import { PROTOCOL_LIMITS_V1 } from '../protocol/v1/index.ts';
+
+export const CHANNEL_LIMITS = {
+  /**
+   * How long the channel keeps trying to (re)attach, counted from the first
+   * failure of a spell. Several minutes, not 30 s: hosted sandboxes put a port
+   * proxy in front of the bridge that can answer 502 for a minute or more while
+   * it reshuffles, and giving up early forces the lossy rungs of the ladder.
+   */
+  reconnectDeadlineMs: 5 * 60_000,
+  /** First retry delay: a dropped socket to a live bridge usually comes back at once. */
+  initialBackoffMs: 100,
+  /** Retry delay cap: keeps a long 502 spell from hammering the proxy, yet notices recovery within seconds. */
+  maxBackoffMs: 5_000,
+  /** Heartbeat interval; two silent intervals (no pong, no traffic) mean the peer is dead. */
+  heartbeatMs: 10_000,
+  /** TCP connect + upgrade + hello must finish within this, or the attempt counts as failed (a SIGSTOPped peer accepts TCP but never answers). */
+  connectTimeoutMs: 15_000,
+  /** Requests awaiting their ack (queued while disconnected plus in flight). Real sessions have a handful; 1024 bounds a runaway caller. */
+  maxQueuedFrames: 1024,
+  /**
+   * Largest bridge frame the host accepts. The bridge caps records frames at
+   * the protocol's maxFrameBytes; the host accepts up to the hard ws payload
+   * cap so a slightly over-size batch still arrives instead of being dropped
+   * (dropping a records frame only forces a re-attach that would resend it).
+   */
+  maxInboundFrameBytes: PROTOCOL_LIMITS_V1.maxPayloadBytes,
+  /** Largest host frame we send: the bridge answers anything larger with too-large. */
+  maxOutboundFrameBytes: PROTOCOL_LIMITS_V1.maxFrameBytes,
+  /** Inbound frames parsed but not yet handed to a slow (async) onRecords before the socket is paused. */
+  maxInboundQueuedFrames: 64,
+  /** Consecutive gap re-attaches with no progress before the channel calls it a protocol violation. */
+  maxGapReattaches: 5,
+} as const;
+
+export type ChannelLimits = { -readonly [K in keyof typeof CHANNEL_LIMITS]: number };
+
+export const RECORDING_LIMITS = {
+  /** Bytes buffered for the recording file before lines are dropped (and counted in a `dropped` marker): a stalled disk must not grow host memory. */
+  maxRecordingPendingBytes: 64 * 1024 * 1024,
+  /** Buffered bytes that trigger an immediate write instead of waiting for the flush timer. */
+  maxRecordingBatchBytes: 256 * 1024,
+  /** Longest time a line waits in memory: bounds what a host crash loses from the recording. */
+  recordingFlushMs: 200,
+} as const;
+
+/** Integer in [min, max] or a RangeError naming the option. */
+export function checkLimit(name: string, value: number, min: number, max: number = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${String(value)}`);
+  }
+  return value;
+}
