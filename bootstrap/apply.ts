@@ -1,0 +1,261 @@
+// Applies a recipe inside a sandbox through the SandboxSession surface only,
+// idempotently: a marker named by the identity, directly under bootstrapDir,
+// means "done" (its content is the identity, so a torn write never counts).
+//
+// Concurrency: a lock dir (`mkdir` is atomic in every POSIX sandbox) under
+// bootstrapDir, one per bootstrapDir, so two applies — from two calls or two
+// host processes — never write files or run commands at once; the loser
+// waits and then finds the marker. Not temp-dir + rename: commands install
+// things outside bootstrapDir, which no rename can make atomic. The holder
+// rewrites a heartbeat token every `heartbeatMs`; a waiter that sees the
+// token unchanged for `maxLockStaleMs` (its own clock, so sandbox and host
+// clocks need not agree) breaks the lock — only if the token is still the
+// one it saw — and retries. A failing command leaves no marker, so a rerun
+// starts over.
+import { posix } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { HarnessV1Bootstrap, SandboxSession } from '../protocol/harness-v1/index.ts';
+import { BootstrapError } from './errors.ts';
+import { recipeIdentity } from './identity.ts';
+
+/** How long a waiter tolerates a lock whose heartbeat does not move before breaking it. */
+export const defaultMaxLockStaleMs = 30_000;
+/** How long a waiter waits for another apply in total (installs can take minutes). */
+export const defaultMaxLockWaitMs = 30 * 60_000;
+/** How often the lock holder proves it is alive. */
+const heartbeatMs = 1_000;
+/** How often a waiter looks at the marker and the lock. */
+const lockPollMs = 50;
+/** How often a running command reports progress. */
+export const defaultProgressIntervalMs = 1_000;
+/** How much of a failing command's stderr the error carries. */
+export const maxStderrTailBytes = 4_096;
+
+export const bootstrapLogFileName = 'bootstrap.log';
+
+export interface BootstrapProgress {
+  phase: 'waiting-for-lock' | 'writing-files' | 'command' | 'done';
+  /** Milliseconds since applyBootstrap was called. */
+  elapsedMs: number;
+  commandCount: number;
+  /** 0-based index of the command, for phase 'command'. */
+  commandIndex?: number;
+  command?: string;
+  /** Milliseconds the current command has been running. */
+  commandElapsedMs?: number;
+}
+
+export interface ApplyBootstrapOptions {
+  onProgress?: (progress: BootstrapProgress) => void;
+  abortSignal?: AbortSignal;
+  maxLockStaleMs?: number;
+  maxLockWaitMs?: number;
+  progressIntervalMs?: number;
+}
+
+export interface ApplyBootstrapResult {
+  /** False when the marker was already there (this call ran nothing). */
+  applied: boolean;
+  identity: string;
+  elapsedMs: number;
+}
+
+export function bootstrapMarkerPath(recipe: HarnessV1Bootstrap, identity = recipeIdentity(recipe)): string {
+  return posix.join(recipe.bootstrapDir, `.applied-${identity}`);
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  const resolved = value ?? fallback;
+  if (!Number.isFinite(resolved) || resolved <= 0) throw new RangeError(`${name} must be a positive number of ms, got ${value}`);
+  return resolved;
+}
+
+async function sh(session: SandboxSession, command: string, env: Record<string, string>, abortSignal?: AbortSignal) {
+  return session.run({ command, env, ...(abortSignal ? { abortSignal } : {}) });
+}
+
+function tail(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  return bytes.length <= maxBytes ? text : `…${bytes.subarray(bytes.length - maxBytes).toString('utf8')}`;
+}
+
+/** Appends lines to the log through one long-lived `cat >> log` (SandboxSession has no append). */
+async function openLog(session: SandboxSession, logPath: string) {
+  const proc = await session.spawn({ command: 'exec cat >> "$HB_LOG"', env: { HB_LOG: logPath }, stdin: true });
+  const writer = proc.stdin.getWriter();
+  const encoder = new TextEncoder();
+  let chain: Promise<void> = Promise.resolve();
+  return {
+    write(text: string): void {
+      chain = chain.then(() => writer.write(encoder.encode(text)));
+    },
+    async close(): Promise<void> {
+      await chain;
+      await writer.close();
+      await proc.wait();
+    },
+  };
+}
+
+type Log = Awaited<ReturnType<typeof openLog>>;
+
+async function runCommand(
+  session: SandboxSession,
+  recipe: HarnessV1Bootstrap,
+  index: number,
+  log: Log,
+  report: (extra: Partial<BootstrapProgress>) => void,
+  progressIntervalMs: number,
+  abortSignal: AbortSignal | undefined,
+): Promise<void> {
+  const { command, workingDirectory } = recipe.commands[index]!;
+  const startedAt = performance.now();
+  log.write(`[${new Date().toISOString()}] command ${index + 1}/${recipe.commands.length}: ${command}\n`);
+  report({ phase: 'command', commandIndex: index, command, commandElapsedMs: 0 });
+  const proc = await session.spawn({ command, workingDirectory: workingDirectory ?? recipe.bootstrapDir, ...(abortSignal ? { abortSignal } : {}) });
+  const ticker = setInterval(() => report({ phase: 'command', commandIndex: index, command, commandElapsedMs: performance.now() - startedAt }), progressIntervalMs);
+  let stderr = '';
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>, keep: boolean) => {
+    for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
+      log.write(decoder.decode(chunk, { stream: true }));
+      if (keep) stderr = tail(stderr + new TextDecoder().decode(chunk), maxStderrTailBytes * 2);
+    }
+  };
+  try {
+    await Promise.all([pump(proc.stdout, false), pump(proc.stderr, true)]);
+    const { exitCode } = await proc.wait();
+    const ms = performance.now() - startedAt;
+    log.write(`[${new Date().toISOString()}] command ${index + 1} exited ${exitCode} after ${ms.toFixed(0)} ms\n`);
+    if (exitCode !== 0) {
+      const stderrTail = tail(stderr, maxStderrTailBytes);
+      throw new BootstrapError(
+        'command-failed',
+        `bootstrap command ${index + 1}/${recipe.commands.length} of ${recipe.harnessId} failed with exit code ${exitCode}: ${command}\n--- stderr (tail) ---\n${stderrTail}`,
+        { command, commandIndex: index, exitCode, stderrTail },
+      );
+    }
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+/** Writes files and runs commands; the caller holds the lock. */
+async function applyLocked(
+  session: SandboxSession,
+  recipe: HarnessV1Bootstrap,
+  identity: string,
+  report: (extra: Partial<BootstrapProgress>) => void,
+  progressIntervalMs: number,
+  abortSignal: AbortSignal | undefined,
+): Promise<void> {
+  const signal = abortSignal ? { abortSignal } : {};
+  report({ phase: 'writing-files' });
+  for (const file of recipe.files) await session.writeTextFile({ path: file.path, content: file.content, ...signal });
+  const log = await openLog(session, posix.join(recipe.bootstrapDir, bootstrapLogFileName));
+  try {
+    log.write(`[${new Date().toISOString()}] apply ${identity}: ${recipe.files.length} files written\n`);
+    for (let i = 0; i < recipe.commands.length; i++) {
+      abortSignal?.throwIfAborted();
+      await runCommand(session, recipe, i, log, report, progressIntervalMs, abortSignal);
+    }
+    await session.writeTextFile({ path: bootstrapMarkerPath(recipe, identity), content: `${identity}\n`, ...signal });
+    log.write(`[${new Date().toISOString()}] apply ${identity}: done\n`);
+  } catch (error) {
+    log.write(`[${new Date().toISOString()}] apply ${identity}: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    throw error;
+  } finally {
+    await log.close();
+  }
+}
+
+async function markerPresent(session: SandboxSession, markerPath: string, identity: string, abortSignal?: AbortSignal): Promise<boolean> {
+  const content = await session.readTextFile({ path: markerPath, ...(abortSignal ? { abortSignal } : {}) });
+  return content === `${identity}\n`;
+}
+
+export async function applyBootstrap(
+  session: SandboxSession,
+  recipe: HarnessV1Bootstrap,
+  options: ApplyBootstrapOptions = {},
+): Promise<ApplyBootstrapResult> {
+  const startedAt = performance.now();
+  const { abortSignal, onProgress } = options;
+  const maxLockStaleMs = positive(options.maxLockStaleMs, defaultMaxLockStaleMs, 'maxLockStaleMs');
+  const maxLockWaitMs = positive(options.maxLockWaitMs, defaultMaxLockWaitMs, 'maxLockWaitMs');
+  const progressIntervalMs = positive(options.progressIntervalMs, defaultProgressIntervalMs, 'progressIntervalMs');
+  const identity = recipeIdentity(recipe);
+  const markerPath = bootstrapMarkerPath(recipe, identity);
+  const done = (applied: boolean): ApplyBootstrapResult => {
+    const elapsedMs = performance.now() - startedAt;
+    onProgress?.({ phase: 'done', elapsedMs, commandCount: recipe.commands.length });
+    return { applied, identity, elapsedMs };
+  };
+  const report = (extra: Partial<BootstrapProgress>) =>
+    onProgress?.({ phase: 'command', ...extra, elapsedMs: performance.now() - startedAt, commandCount: recipe.commands.length });
+
+  if (await markerPresent(session, markerPath, identity, abortSignal)) return done(false);
+
+  const lockDir = posix.join(recipe.bootstrapDir, '.apply.lock');
+  const env = { HB_DIR: recipe.bootstrapDir, HB_LOCK: lockDir };
+  const waitUntil = Date.now() + maxLockWaitMs;
+  let seenToken: string | undefined;
+  let seenSince = Date.now();
+  let reportedWaiting = false;
+  for (;;) {
+    abortSignal?.throwIfAborted();
+    const token = randomUUID();
+    const acquire = await sh(
+      session,
+      'mkdir -p "$HB_DIR" || exit 3; mkdir "$HB_LOCK" 2>/dev/null || exit 4; printf %s "$HB_TOKEN" > "$HB_LOCK/heartbeat"',
+      { ...env, HB_TOKEN: token },
+      abortSignal,
+    );
+    if (acquire.exitCode === 0) {
+      let beat = 0;
+      let pendingBeat: Promise<void> = Promise.resolve();
+      const heartbeat = setInterval(() => {
+        beat += 1;
+        pendingBeat = Promise.resolve(session.writeTextFile({ path: posix.join(lockDir, 'heartbeat'), content: `${token}:${beat}` })).catch(() => {
+          // A missed beat only makes the lock look older; the next beat retries.
+        });
+      }, heartbeatMs);
+      try {
+        // Another apply may have finished between our marker check and our mkdir.
+        if (await markerPresent(session, markerPath, identity, abortSignal)) return done(false);
+        await applyLocked(session, recipe, identity, report, progressIntervalMs, abortSignal);
+        return done(true);
+      } finally {
+        clearInterval(heartbeat);
+        // A beat still in flight would recreate the lock dir (writes create parents) after we remove it.
+        await pendingBeat;
+        await sh(session, 'rm -rf "$HB_LOCK"', env);
+      }
+    }
+    if (acquire.exitCode !== 4) {
+      throw new BootstrapError('sandbox-failed', `cannot create bootstrapDir ${recipe.bootstrapDir} (exit ${acquire.exitCode}): ${tail(acquire.stderr, maxStderrTailBytes)}`);
+    }
+    if (!reportedWaiting) {
+      reportedWaiting = true;
+      onProgress?.({ phase: 'waiting-for-lock', elapsedMs: performance.now() - startedAt, commandCount: recipe.commands.length });
+    }
+    await new Promise((resolve) => setTimeout(resolve, lockPollMs));
+    if (await markerPresent(session, markerPath, identity, abortSignal)) return done(false);
+    const current = (await session.readTextFile({ path: posix.join(lockDir, 'heartbeat') })) ?? '';
+    if (current !== seenToken) {
+      seenToken = current;
+      seenSince = Date.now();
+    } else if (Date.now() - seenSince > maxLockStaleMs) {
+      // Break only the lock we judged stale: a fresh holder has a different token.
+      await sh(
+        session,
+        '[ "$(cat "$HB_LOCK/heartbeat" 2>/dev/null)" = "$HB_SEEN" ] && mv "$HB_LOCK" "$HB_LOCK.stale-$HB_NONCE" && rm -rf "$HB_LOCK.stale-$HB_NONCE"; true',
+        { ...env, HB_SEEN: current, HB_NONCE: randomUUID() },
+      );
+      seenToken = undefined;
+    }
+    if (Date.now() > waitUntil) {
+      throw new BootstrapError('lock-timeout', `another bootstrap of ${recipe.bootstrapDir} held the lock for more than ${maxLockWaitMs} ms`);
+    }
+  }
+}

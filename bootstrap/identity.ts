@@ -1,0 +1,53 @@
+// A recipe's identity: SHA-256 (64 hex) over a canonical byte encoding. Every
+// field is length-prefixed (byte length, ':', UTF-8 bytes), so no content can
+// fake a field boundary; the recipe-format version is folded in; files are
+// sorted by path by UTF-16 code unit (never a locale compare); commands keep
+// their order. Same content → same identity in any process on any machine.
+import { createHash, type Hash } from 'node:crypto';
+import type { HarnessV1Bootstrap } from '../protocol/harness-v1/index.ts';
+import { bootstrapRecipeFormatVersion } from './recipe.ts';
+
+const domain = 'harness-bridge/bootstrap-recipe';
+
+function field(hash: Hash, value: string): void {
+  const bytes = Buffer.from(value, 'utf8');
+  hash.update(`${bytes.length}:`);
+  hash.update(bytes);
+}
+
+function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function recipeIdentity(recipe: HarnessV1Bootstrap): string {
+  const hash = createHash('sha256');
+  field(hash, domain);
+  field(hash, String(bootstrapRecipeFormatVersion));
+  field(hash, recipe.harnessId);
+  field(hash, recipe.bootstrapDir);
+  const files = [...recipe.files].sort((a, b) => byCodeUnit(a.path, b.path) || byCodeUnit(a.content, b.content));
+  field(hash, String(files.length));
+  for (const file of files) {
+    field(hash, file.path);
+    field(hash, file.content);
+  }
+  field(hash, String(recipe.commands.length));
+  for (const command of recipe.commands) {
+    field(hash, command.command);
+    // Absent and empty working directories differ: mark presence explicitly.
+    if (command.workingDirectory === undefined) field(hash, '-');
+    else {
+      field(hash, '+');
+      field(hash, command.workingDirectory);
+    }
+  }
+  return hash.digest('hex');
+}
+
+/** Bytes the recipe carries (file paths and contents, commands), for reporting. */
+export function recipeBytes(recipe: HarnessV1Bootstrap): number {
+  let total = 0;
+  for (const file of recipe.files) total += Buffer.byteLength(file.path) + Buffer.byteLength(file.content);
+  for (const command of recipe.commands) total += Buffer.byteLength(command.command) + Buffer.byteLength(command.workingDirectory ?? '');
+  return total;
+}

@@ -1,0 +1,118 @@
+// Recipes as plain data: defineBootstrapRecipe validates and freezes one, and
+// bridgeRecipe builds the standard one (the one-file bridge under
+// bootstrapDir plus an adapter's extra files and install commands). No
+// sandbox I/O here; the identity lives in identity.ts, applying in apply.ts.
+import { readFile } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HarnessV1Bootstrap, HarnessV1BootstrapCommand, HarnessV1BootstrapFile } from '../protocol/harness-v1/index.ts';
+import { BootstrapError } from './errors.ts';
+
+/** Folded into every identity; bump it when the meaning or encoding of a recipe changes. */
+export const bootstrapRecipeFormatVersion = 1;
+
+/** Name of the bridge bundle inside bootstrapDir. */
+export const bridgeFileName = 'bridge.mjs';
+
+/** Recipes ship text files; anything bigger than this is a mistake (the bridge bundle is < 500 KB). */
+export const maxRecipeFileBytes = 16 * 1024 * 1024;
+
+const safeHarnessId = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function isWellFormed(value: string): boolean {
+  return !loneSurrogate.test(value);
+}
+
+function invalid(message: string): never {
+  throw new BootstrapError('invalid-recipe', message);
+}
+
+function checkText(value: unknown, what: string): string {
+  if (typeof value !== 'string') invalid(`${what} must be a string`);
+  // A lone surrogate would encode as U+FFFD and collide with a real one in the identity.
+  if (!isWellFormed(value)) invalid(`${what} is not well-formed UTF-16`);
+  if (value.includes('\0')) invalid(`${what} must not contain NUL`);
+  return value;
+}
+
+/** Validates and freezes a recipe (a copy: later changes to the input do not leak in). */
+export function defineBootstrapRecipe(recipe: {
+  harnessId: string;
+  bootstrapDir: string;
+  files: ReadonlyArray<HarnessV1BootstrapFile>;
+  commands: ReadonlyArray<HarnessV1BootstrapCommand>;
+}): HarnessV1Bootstrap {
+  const harnessId = checkText(recipe.harnessId, 'harnessId');
+  if (!safeHarnessId.test(harnessId)) invalid(`harnessId ${JSON.stringify(harnessId)} must match ${safeHarnessId}`);
+  const bootstrapDir = checkText(recipe.bootstrapDir, 'bootstrapDir');
+  if (bootstrapDir.length === 0) invalid('bootstrapDir must not be empty');
+  const seen = new Set<string>();
+  const files = recipe.files.map((file, i) => {
+    const path = checkText(file.path, `files[${i}].path`);
+    const content = typeof file.content === 'string' ? file.content : invalid(`files[${i}].content must be a string`);
+    if (!isWellFormed(content)) invalid(`files[${i}].content is not well-formed UTF-16`);
+    if (path.length === 0) invalid(`files[${i}].path must not be empty`);
+    if (seen.has(path)) invalid(`files[${i}].path ${JSON.stringify(path)} appears twice`);
+    if (Buffer.byteLength(content) > maxRecipeFileBytes) invalid(`files[${i}] is larger than ${maxRecipeFileBytes} bytes`);
+    seen.add(path);
+    return Object.freeze({ path, content });
+  });
+  const commands = recipe.commands.map((command, i) => {
+    const text = checkText(command.command, `commands[${i}].command`);
+    if (command.workingDirectory === undefined) return Object.freeze({ command: text });
+    return Object.freeze({ command: text, workingDirectory: checkText(command.workingDirectory, `commands[${i}].workingDirectory`) });
+  });
+  return Object.freeze({ harnessId, bootstrapDir, files: Object.freeze(files), commands: Object.freeze(commands) });
+}
+
+/**
+ * Default bootstrapDir: `.harness-bridge/<harnessId>` under the sandbox's
+ * default working directory. Not /tmp: some providers mount /tmp as tmpfs, so
+ * it never reaches a snapshot and every session would reinstall. Relative
+ * unless a working directory is given: relative paths resolve against the
+ * sandbox's default working directory (SandboxSession semantics), which keeps
+ * the identity the same across providers whose base directories differ.
+ */
+export function defaultBootstrapDir(harnessId: string, defaultWorkingDirectory?: string): string {
+  const relative = posix.join('.harness-bridge', harnessId);
+  return defaultWorkingDirectory === undefined ? relative : posix.join(defaultWorkingDirectory, relative);
+}
+
+/** Where the built bridge bundle sits in this repo (dist/bridge.mjs). */
+export function defaultBridgeFile(): string {
+  return fileURLToPath(new URL('../dist/bridge.mjs', import.meta.url));
+}
+
+/**
+ * The standard recipe: the bridge bundle at `<bootstrapDir>/bridge.mjs`, then
+ * the adapter's extra files and install commands. `bridgeFile` is read on the
+ * host when the recipe is built; `bridgeSource` skips the read (tests, benches).
+ */
+export async function bridgeRecipe(options: {
+  harnessId: string;
+  bootstrapDir?: string;
+  defaultWorkingDirectory?: string;
+  bridgeFile?: string;
+  bridgeSource?: string;
+  extraFiles?: ReadonlyArray<HarnessV1BootstrapFile>;
+  commands?: ReadonlyArray<HarnessV1BootstrapCommand>;
+}): Promise<HarnessV1Bootstrap> {
+  const bootstrapDir = options.bootstrapDir ?? defaultBootstrapDir(options.harnessId, options.defaultWorkingDirectory);
+  let bridgeSource = options.bridgeSource;
+  if (bridgeSource === undefined) {
+    const bridgeFile = options.bridgeFile ?? defaultBridgeFile();
+    try {
+      bridgeSource = await readFile(bridgeFile, 'utf8');
+    } catch (error) {
+      throw new BootstrapError('bridge-file-missing', `cannot read the bridge bundle ${bridgeFile} (run npm run build)`, { cause: error });
+    }
+  }
+  return defineBootstrapRecipe({
+    harnessId: options.harnessId,
+    bootstrapDir,
+    files: [{ path: posix.join(bootstrapDir, bridgeFileName), content: bridgeSource }, ...(options.extraFiles ?? [])],
+    commands: options.commands ?? [],
+  });
+}
