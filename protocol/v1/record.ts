@@ -57,7 +57,16 @@ export const recordSchema = z.discriminatedUnion('kind', [
   variant('tool-call', z.object({ callId: callIdSchema, name: z.string(), input: z.unknown() })),
   variant('tool-result', z.object({ callId: callIdSchema, output: z.unknown(), isError: z.boolean() })),
   /** The CLI asks whether it may use a tool (a permission prompt routed to the host). */
-  variant('approval-request', z.object({ callId: callIdSchema, toolName: z.string(), input: z.unknown() })),
+  variant(
+    'approval-request',
+    z.object({
+      callId: callIdSchema,
+      toolName: z.string(),
+      input: z.unknown(),
+      /** The CLI's id for the tool use awaiting approval, when it says. */
+      toolCallId: z.string().optional(),
+    }),
+  ),
   variant('approval', z.object({ callId: callIdSchema, approved: z.boolean(), reason: z.string().optional() })),
   /** A bridge process started on this journal; `recovered` says what a torn tail cost. */
   variant(

@@ -1,0 +1,103 @@
+// The adapter author's whole job (DESIGN D1, D4): how to launch the CLI, how to
+// feed it over stdin, how to read its thread id, and a deterministic translator
+// from journal records to HarnessV1StreamParts. Everything else — transport,
+// cursors, reconnect, suspend/continue, the recovery ladder, host tools over
+// MCP, bootstrap — is the kit's (host/session, host/harness).
+import type { ToolSet } from '@ai-sdk/provider-utils';
+import type { HarnessV1BootstrapCommand, HarnessV1BootstrapFile } from '../protocol/harness-v1/bootstrap.ts';
+import type {
+  HarnessV1PermissionMode,
+  HarnessV1Skill,
+  HarnessV1ToolSpec,
+} from '../protocol/harness-v1/session.ts';
+import type { HarnessV1StreamPart } from '../protocol/harness-v1/stream-part.ts';
+import type { JournalRecord } from '../protocol/v1/record.ts';
+import type { LaunchSpecInput } from '../protocol/v1/launch-spec.ts';
+
+/** Why the kit is asking for a launch spec. */
+export type LaunchMode =
+  /** First turn of a fresh session (no CLI thread yet). */
+  | 'fresh'
+  /** A later turn, or any turn after a resume: continue the CLI's thread `threadId`. */
+  | 'resume'
+  /** The recovery ladder's last rung: re-drive `threadId` because the turn's producer died. */
+  | 'rerun';
+
+export type LaunchContext = {
+  readonly mode: LaunchMode;
+  /** The CLI's own thread id, once a record has revealed it. */
+  readonly threadId: string | undefined;
+  /** The turn's prompt text (for CLIs that take it in argv rather than stdin). */
+  readonly prompt: string;
+  /** Where the CLI runs; created by the framework. */
+  readonly sessionWorkDir: string;
+  /** Where the bootstrap recipe installed the bridge and the CLI. */
+  readonly bootstrapDir: string;
+  /** The bridge's state dir; a good place for the CLI's home/config. */
+  readonly stateDir: string;
+  readonly permissionMode: HarnessV1PermissionMode;
+  readonly tools: ReadonlyArray<HarnessV1ToolSpec>;
+  /** The bridge's MCP endpoint for host tools and approvals, when the bridge serves one. */
+  readonly mcp: { readonly url: string; readonly token: string } | undefined;
+  readonly modelId: string | undefined;
+};
+
+export type PromptContext = {
+  readonly text: string;
+  /** Present only on the first prompt of a fresh session (never on a resumed one). */
+  readonly instructions: string | undefined;
+  readonly skills: ReadonlyArray<HarnessV1Skill>;
+  readonly threadId: string | undefined;
+};
+
+/**
+ * A pure reducer from records to stream parts (DESIGN D4): no clocks, no
+ * randomness, ids derived from seq or turn. `step` may mutate and return the
+ * state it was given, but must keep no other references; replaying a turn's
+ * records from its first seq through a fresh `init()` must reproduce the same
+ * parts. Records the kit translates itself (bridge tool calls and approval
+ * requests) never reach `step`.
+ */
+export type Translator<S> = {
+  init(turn: { turnId: string; rerun: boolean }): S;
+  step(state: S, record: JournalRecord): { state: S; parts: ReadonlyArray<HarnessV1StreamPart> };
+};
+
+export type CliAdapterDefinition<S> = {
+  readonly harnessId: string;
+  readonly builtinTools: ToolSet;
+  readonly supportsBuiltinToolApprovals?: boolean;
+  readonly modelId?: string;
+  /** What the bootstrap recipe adds to install the CLI (runs after the bridge file is written). */
+  readonly install?: {
+    readonly files?: ReadonlyArray<HarnessV1BootstrapFile>;
+    readonly commands?: ReadonlyArray<HarnessV1BootstrapCommand>;
+  };
+  /** The launch spec for a turn; for a long-lived CLI the bridge reuses a live process and ignores it. */
+  launch(context: LaunchContext): LaunchSpecInput;
+  /** The turn's stdin input (undefined when the prompt travels in argv). */
+  encodePrompt?(context: PromptContext): string | undefined;
+  /** A mid-turn user message for the CLI's stdin; absent → submitUserMessage is not offered. */
+  encodeUserMessage?(text: string, state: S): string;
+  /** A tool result for a stdin-driven CLI (tool calls that did not come through the bridge's MCP endpoint). */
+  encodeToolResult?(result: { toolCallId: string; output: unknown; isError: boolean }, state: S): string;
+  /** An approval answer for a CLI that asks over stdout and reads answers on stdin. */
+  encodeApproval?(answer: { approvalId: string; approved: boolean; reason?: string }, state: S): string;
+  /** Stdin input that asks the CLI to compact; absent → doCompact throws HarnessCapabilityUnsupportedError. */
+  encodeCompact?(customInstructions: string | undefined): string;
+  /** Files that make skills discoverable by the CLI (e.g. `.claude/skills/<name>/SKILL.md`). */
+  skillFiles?(skills: ReadonlyArray<HarnessV1Skill>, sessionWorkDir: string): ReadonlyArray<HarnessV1BootstrapFile>;
+  /** The CLI's thread id, if this record reveals it. */
+  threadId(record: JournalRecord): string | undefined;
+  readonly translator: Translator<S>;
+};
+
+export type CliAdapter<S = unknown> = CliAdapterDefinition<S> & { readonly kind: 'cli-adapter' };
+
+/** An inert description of a CLI adapter; `createBridgeHarness` turns it into a HarnessV1. */
+export function defineCliAdapter<S>(definition: CliAdapterDefinition<S>): CliAdapter<S> {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(definition.harnessId)) {
+    throw new RangeError(`harnessId must be a kebab-case slug, got ${JSON.stringify(definition.harnessId)}`);
+  }
+  return { ...definition, kind: 'cli-adapter' };
+}

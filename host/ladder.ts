@@ -1,0 +1,58 @@
+// The recovery ladder, cheapest rung first (DESIGN D5):
+//   attach — the bridge named in the resume state still answers, same journal;
+//   replay — it is gone but its journal is on the sandbox disk: a new bridge on
+//            the same state dir continues the seq numbering;
+//   rerun  — the journal is gone (or the turn's producer died unfinished, which
+//            the session finds out while replaying): re-drive the CLI thread.
+// This module only reaches a bridge and says which rung that was; the session
+// decides whether the in-flight turn needs the rerun on top.
+import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../protocol/harness-v1/sandbox.ts';
+import type { HelloFrame } from '../protocol/v1/index.ts';
+import { readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
+import { probeBridge } from './probe.ts';
+import { BridgeSessionError } from './session-errors.ts';
+
+export type Rung = 'fresh' | 'attach' | 'replay' | 'rerun';
+
+export type BridgeLink = {
+  readonly url: string;
+  readonly token: string;
+  readonly port: number;
+  readonly hello: HelloFrame;
+};
+
+export type ReachOptions = {
+  readonly network: HarnessV1NetworkSandboxSession;
+  readonly sandbox: SandboxSession;
+  readonly spawn: Omit<SpawnBridgeOptions, 'sandbox'>;
+  /** The journal the resume state was cut from. */
+  readonly journalId: string;
+  readonly probeTimeoutMs: number;
+};
+
+export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink> {
+  const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
+  const url = await options.network.getPortUrl({ port: ready.port, protocol: 'ws' });
+  const probe = await probeBridge(url, token, options.probeTimeoutMs);
+  if (!probe.ok) {
+    throw new BridgeSessionError('bridge-start-failed', `bridge printed its ready line but its socket failed: ${probe.detail}`);
+  }
+  return { url, token, port: ready.port, hello: probe.hello };
+}
+
+/** Reaches the bridge for a resume: the live one (attach) or a new one on the same state dir. */
+export async function reachBridge(options: ReachOptions): Promise<{ link: BridgeLink; rung: Exclude<Rung, 'fresh'> }> {
+  const { sandbox, network } = options;
+  const stateDir = options.spawn.stateDir;
+  const [prior, token] = await Promise.all([readBridgeState(sandbox, stateDir), readToken(sandbox, stateDir)]);
+  if (prior && token) {
+    const url = await network.getPortUrl({ port: prior.port, protocol: 'ws' });
+    const probe = await probeBridge(url, token, options.probeTimeoutMs);
+    if (probe.ok) {
+      const link = { url, token, port: prior.port, hello: probe.hello };
+      return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
+    }
+  }
+  const link = await startBridge(options);
+  return { link, rung: link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
+}

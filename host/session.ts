@@ -1,0 +1,550 @@
+// The generic HarnessV1Session over a bridge (every adapter gets it). It owns
+// the session's cursor, the in-flight turn, the slice that consumes it, and
+// the lifecycle (suspend, detach, stop, destroy). Records arrive in seq order
+// exactly once from the channel; TurnTranslation turns them into parts.
+// Resume payloads and the ladder live in resume-state.ts and ladder.ts.
+import { randomBytes } from 'node:crypto';
+import type { HarnessV1Diagnostic, HarnessV1Observability } from '../protocol/harness-v1/diagnostics.ts';
+import { HarnessCapabilityUnsupportedError } from '../protocol/harness-v1/errors.ts';
+import type {
+  HarnessV1ContinueTurnOptions,
+  HarnessV1PermissionMode,
+  HarnessV1Prompt,
+  HarnessV1PromptControl,
+  HarnessV1PromptTurnOptions,
+  HarnessV1ResumeState,
+  HarnessV1Session,
+  HarnessV1Skill,
+  HarnessV1ToolSpec,
+} from '../protocol/harness-v1/session.ts';
+import type { HarnessV1StreamPart } from '../protocol/harness-v1/stream-part.ts';
+import { launchSpecSchema, type AckFrame, type HostToolSpec, type JournalRecord } from '../protocol/v1/index.ts';
+import type { CliAdapter, LaunchMode } from './adapter.ts';
+import type { ChannelRequest } from './channel/requests.ts';
+import type { BridgeLink, Rung } from './ladder.ts';
+import { toResumeState, type InFlightTurn, type ResumeData } from './resume-state.ts';
+import { abortError, BridgeSessionError } from './session-errors.ts';
+import { TurnTranslation } from './turn-translation.ts';
+
+/** The part of a channel a session uses; host/channel.ts provides it. */
+export interface SessionChannel {
+  request(frame: ChannelRequest): Promise<AckFrame>;
+  close(): Promise<void>;
+}
+
+export type OpenChannel = (options: {
+  url: string;
+  token: string;
+  /** Records with seq <= cursor are not delivered. */
+  cursor: number;
+  journalId: string;
+  onRecords: (records: ReadonlyArray<JournalRecord>) => void;
+  /** The channel ended for good (it will not reconnect). */
+  onTerminal: (error: Error) => void;
+}) => SessionChannel;
+
+export type SessionContext<S> = {
+  readonly adapter: CliAdapter<S>;
+  readonly sessionId: string;
+  readonly sessionWorkDir: string;
+  readonly stateDir: string;
+  readonly bootstrapDir: string;
+  readonly permissionMode: HarnessV1PermissionMode;
+  readonly skills: ReadonlyArray<HarnessV1Skill>;
+  readonly observability: HarnessV1Observability | undefined;
+  readonly openChannel: OpenChannel;
+  /** Kills the bridge process if this host spawned it and it outlived destroy. */
+  readonly mcp: { url: string; token: string } | undefined;
+};
+
+type TurnState<S> = InFlightTurn & {
+  translation: TurnTranslation<S> | undefined;
+  abortRequested: boolean;
+  redeliverSet: Set<string>;
+};
+
+type Slice = {
+  emit: (part: HarnessV1StreamPart) => void;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  tools: ReadonlyArray<HarnessV1ToolSpec>;
+  /** Parts are collected instead of emitted (doCompact's internal turn). */
+  collectOnly: boolean;
+};
+
+export type SessionInit = {
+  readonly link: BridgeLink;
+  readonly isResume: boolean;
+  readonly resume?: ResumeData;
+  /** The rungs the ladder used to get here (empty for a fresh session). */
+  readonly rungs: Rung[];
+};
+
+export class BridgeSession<S> implements HarnessV1Session {
+  readonly sessionId: string;
+  readonly isResume: boolean;
+  readonly modelId?: string;
+  /** Rungs of the recovery ladder this instance used, in order (for reports and tests). */
+  readonly rungs: Rung[];
+
+  private link: BridgeLink;
+  private channel: SessionChannel | null = null;
+  private cursor: number;
+  private threadId: string | undefined;
+  private prompted: boolean;
+  private turn: TurnState<S> | null = null;
+  private slice: Slice | null = null;
+  private pendingRerun: boolean;
+  private closed = false;
+  /** Parts a compaction produced between turns, emitted on the next turn. */
+  private carryParts: HarnessV1StreamPart[] = [];
+
+  constructor(
+    private readonly ctx: SessionContext<S>,
+    init: SessionInit,
+  ) {
+    this.sessionId = ctx.sessionId;
+    this.isResume = init.isResume;
+    if (ctx.adapter.modelId !== undefined) this.modelId = ctx.adapter.modelId;
+    this.link = init.link;
+    this.rungs = init.rungs;
+    const resume = init.resume;
+    this.cursor = resume?.cursor ?? 0;
+    this.threadId = resume?.threadId;
+    this.prompted = resume?.prompted ?? false;
+    this.pendingRerun = init.rungs.includes('rerun') && resume?.turn !== undefined;
+    if (resume?.turn) {
+      this.turn = { ...resume.turn, translation: undefined, abortRequested: false, redeliverSet: new Set(resume.turn.redeliver) };
+    }
+    if (init.rungs.length > 0) {
+      const recomputed = init.rungs.includes('rerun');
+      this.report(recomputed ? 'warn' : 'info', `resumed via ${init.rungs.join(' → ')}${recomputed ? ' (the in-flight turn will be recomputed)' : ''}`, {
+        rungs: init.rungs.join(','),
+        recomputed,
+        cursor: this.cursor,
+      });
+    }
+  }
+
+  // ---- turns -------------------------------------------------------------
+
+  async doPromptTurn(options: HarnessV1PromptTurnOptions): Promise<HarnessV1PromptControl> {
+    this.assertOpen();
+    if (this.turn) throw new BridgeSessionError('turn-busy', `turn ${this.turn.turnId} is still in flight; continue or suspend it first`);
+    const text = promptText(options.prompt);
+    const instructions = !this.prompted && !this.isResume ? options.instructions : undefined;
+    const tools = options.tools ?? [];
+    const { control, done } = this.beginSlice(options.emit, tools, false);
+    await this.startTurn({ prompt: text, instructions, tools, rerunOf: undefined });
+    this.prompted = true;
+    this.watchAbort(options.abortSignal);
+    void done;
+    return control;
+  }
+
+  async doContinueTurn(options: HarnessV1ContinueTurnOptions): Promise<HarnessV1PromptControl> {
+    this.assertOpen();
+    const turn = this.turn;
+    if (!turn) throw new BridgeSessionError('no-turn', 'there is no suspended turn to continue');
+    const tools = options.tools ?? [];
+    const { control } = this.beginSlice(options.emit, tools, false);
+    if (this.pendingRerun) {
+      this.pendingRerun = false;
+      await this.rerun(turn, tools);
+    } else {
+      turn.translation = undefined;
+      await this.openChannel(turn.firstSeq !== undefined ? turn.firstSeq - 1 : this.cursor);
+    }
+    this.watchAbort(options.abortSignal);
+    return control;
+  }
+
+  async doSuspendTurn(): Promise<HarnessV1ResumeState> {
+    this.assertOpen();
+    await this.detachChannel();
+    this.slice?.resolve();
+    this.slice = null;
+    return this.resumeState('suspend');
+  }
+
+  async doCompact(customInstructions?: string): Promise<void> {
+    this.assertOpen();
+    const encode = this.ctx.adapter.encodeCompact;
+    if (!encode) {
+      throw new HarnessCapabilityUnsupportedError({
+        message: `${this.ctx.adapter.harnessId} cannot compact on request`,
+        harnessId: this.ctx.adapter.harnessId,
+      });
+    }
+    if (this.turn) {
+      await this.send({ type: 'input', turnId: this.turn.turnId, text: encode(customInstructions) });
+      return;
+    }
+    const collected: HarnessV1StreamPart[] = [];
+    const { done } = this.beginSlice((part) => collected.push(part), [], true);
+    await this.startTurn({ prompt: '', instructions: undefined, tools: [], rerunOf: undefined, input: encode(customInstructions) });
+    await done;
+    this.carryParts.push(...collected.filter((part) => part.type === 'compaction'));
+  }
+
+  // ---- lifecycle ---------------------------------------------------------
+
+  async doDetach(): Promise<HarnessV1ResumeState> {
+    this.assertOpen();
+    await this.detachChannel();
+    this.slice?.resolve();
+    this.slice = null;
+    this.closed = true;
+    return this.resumeState(this.turn ? 'suspend' : 'detach');
+  }
+
+  async doStop(): Promise<HarnessV1ResumeState> {
+    this.assertOpen();
+    await this.ensureChannel();
+    await this.send({ type: 'stop' });
+    await this.detachChannel();
+    this.slice?.resolve();
+    this.slice = null;
+    this.closed = true;
+    return this.resumeState('stop');
+  }
+
+  async doDestroy(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.ensureChannel();
+      await this.send({ type: 'destroy' });
+    } finally {
+      await this.detachChannel();
+      this.slice?.reject(new BridgeSessionError('session-closed', 'the session was destroyed'));
+      this.slice = null;
+      this.turn = null;
+      this.closed = true;
+    }
+  }
+
+  // ---- internals: slices and turns ------------------------------------------
+
+  private beginSlice(
+    emit: (part: HarnessV1StreamPart) => void,
+    tools: ReadonlyArray<HarnessV1ToolSpec>,
+    collectOnly: boolean,
+  ): { control: HarnessV1PromptControl; done: Promise<void> } {
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    done.catch(() => undefined); // the caller observes `done`; this only prevents an unhandled rejection when it does not
+    this.slice = { emit, resolve, reject, tools, collectOnly };
+    const control: HarnessV1PromptControl = {
+      done,
+      submitToolResult: (input) => this.submitToolResult(input),
+      submitToolApproval: (input) => this.submitToolApproval(input),
+      ...(this.ctx.adapter.encodeUserMessage ? { submitUserMessage: (text: string) => this.submitUserMessage(text) } : {}),
+    };
+    return { control, done };
+  }
+
+  private async startTurn(request: {
+    prompt: string;
+    instructions: string | undefined;
+    tools: ReadonlyArray<HarnessV1ToolSpec>;
+    rerunOf: string | undefined;
+    input?: string;
+  }): Promise<void> {
+    await this.ensureChannel();
+    const rerun = request.rerunOf !== undefined;
+    const turnId = `turn-${this.cursor + 1}-${randomBytes(3).toString('hex')}`;
+    const mode: LaunchMode = rerun ? 'rerun' : this.threadId ? 'resume' : 'fresh';
+    const adapter = this.ctx.adapter;
+    // The adapter's spec is validated (and defaulted) here, not at the bridge, so a bad adapter fails loudly in the host.
+    const launch = launchSpecSchema.parse(adapter.launch({
+      mode,
+      threadId: this.threadId,
+      prompt: request.prompt,
+      sessionWorkDir: this.ctx.sessionWorkDir,
+      bootstrapDir: this.ctx.bootstrapDir,
+      stateDir: this.ctx.stateDir,
+      permissionMode: this.ctx.permissionMode,
+      tools: request.tools,
+      mcp: this.ctx.mcp,
+      modelId: adapter.modelId,
+    }));
+    const input =
+      request.input ??
+      adapter.encodePrompt?.({
+        text: request.prompt,
+        instructions: request.instructions,
+        skills: this.ctx.skills,
+        threadId: this.threadId,
+      });
+    this.turn = {
+      turnId,
+      prompt: request.prompt,
+      rerun,
+      redeliver: [],
+      redeliverSet: new Set(),
+      translation: undefined,
+      abortRequested: false,
+    };
+    const tools = request.tools.map(toHostTool);
+    const frame: ChannelRequest = rerun
+      ? { type: 'rerun', turnId, of: request.rerunOf!, launch, ...(input === undefined ? {} : { input }), tools }
+      : { type: 'start', turnId, launch, ...(input === undefined ? {} : { input }), tools };
+    try {
+      await this.send(frame);
+    } catch (error) {
+      this.turn = null;
+      this.slice = null;
+      throw error;
+    }
+  }
+
+  /** Rung 3: re-drive the CLI's thread; the new turn's parts are marked recomputed. */
+  private async rerun(turn: TurnState<S>, tools: ReadonlyArray<HarnessV1ToolSpec>): Promise<void> {
+    this.report('warn', `turn ${turn.turnId} lost its producer; re-driving the CLI thread (recomputed)`, {
+      rung: 'rerun',
+      turnId: turn.turnId,
+      threadId: this.threadId ?? null,
+    });
+    if (!this.rungs.includes('rerun')) this.rungs.push('rerun');
+    await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.turnId });
+  }
+
+  private onRecords(records: ReadonlyArray<JournalRecord>): void {
+    if (this.channel === null) return; // suspended or detached: the next slice replays these
+    for (const record of records) {
+      const thread = this.ctx.adapter.threadId(record);
+      if (thread !== undefined) this.threadId = thread;
+      const turn = this.turn;
+      if (turn && record.turnId === turn.turnId) this.onTurnRecord(turn, record);
+      if (record.seq > this.cursor) this.cursor = record.seq;
+    }
+  }
+
+  private onTurnRecord(turn: TurnState<S>, record: JournalRecord): void {
+    if (!turn.translation) {
+      if (record.kind === 'turn-start') turn.firstSeq = record.seq;
+      turn.translation = new TurnTranslation(this.ctx.adapter, { turnId: turn.turnId, rerun: turn.rerun }, this.cursor, turn.redeliverSet);
+    }
+    let parts = turn.translation.push(record);
+    if (turn.rerun && record.kind === 'turn-start' && record.seq > this.cursor) parts = markRecomputed(parts, turn.turnId);
+    if (this.carryParts.length > 0 && parts.length > 0) {
+      parts = [...parts.slice(0, 1), ...this.carryParts, ...parts.slice(1)];
+      this.carryParts = [];
+    }
+    const slice = this.slice;
+    if (slice) for (const part of parts) slice.emit(part);
+    if (record.kind === 'turn-end') this.onTurnEnd(turn, record);
+  }
+
+  private onTurnEnd(turn: TurnState<S>, record: Extract<JournalRecord, { kind: 'turn-end' }>): void {
+    const slice = this.slice;
+    if (record.data.reason === 'interrupted' && !turn.abortRequested && slice) {
+      // The bridge died while the turn ran: everything journaled was replayed;
+      // the rest has to be recomputed (rung 3). The slice stays open.
+      void this.rerun(turn, slice.tools).catch((error) => this.failSlice(error));
+      return;
+    }
+    this.turn = null;
+    this.slice = null;
+    if (!slice) return;
+    if (turn.abortRequested) slice.reject(abortError());
+    else if (record.data.reason === 'spawn-failed') {
+      slice.reject(new BridgeSessionError('bridge-refused', `the CLI could not be started: ${record.data.message ?? 'spawn failed'}`));
+    } else slice.resolve();
+  }
+
+  private failSlice(error: unknown): void {
+    const slice = this.slice;
+    this.slice = null;
+    slice?.reject(error);
+  }
+
+  private watchAbort(signal: AbortSignal | undefined): void {
+    if (!signal) return;
+    const turn = this.turn;
+    const onAbort = () => {
+      if (!turn || this.turn !== turn) return;
+      turn.abortRequested = true;
+      this.send({ type: 'abort', turnId: turn.turnId }).catch((error) => {
+        // The bridge could not abort (turn already ended, channel gone): settle now.
+        this.report('warn', `abort of ${turn.turnId} failed: ${(error as Error).message}`, {});
+        if (this.turn === turn) {
+          this.turn = null;
+          this.failSlice(abortError(signal.reason));
+        }
+      });
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
+
+  // ---- internals: control handle ------------------------------------------
+
+  private async submitToolResult(input: { toolCallId: string; output: unknown; isError?: boolean }): Promise<void> {
+    const turn = this.requireTurn();
+    const call = turn.translation?.toolCalls.get(input.toolCallId);
+    const encode = this.ctx.adapter.encodeToolResult;
+    if (call?.source === 'cli' && encode) {
+      const text = encode({ toolCallId: input.toolCallId, output: input.output, isError: input.isError ?? false }, turn.translation!.adapterState);
+      await this.send({ type: 'input', turnId: turn.turnId, text });
+    } else {
+      await this.send({ type: 'tool-result', callId: input.toolCallId, output: input.output ?? null, isError: input.isError ?? false });
+    }
+    if (call) call.answered = true;
+    turn.redeliverSet.delete(input.toolCallId);
+  }
+
+  private async submitToolApproval(input: { approvalId: string; approved: boolean; reason?: string }): Promise<void> {
+    const turn = this.requireTurn();
+    const approval = turn.translation?.approvals.get(input.approvalId);
+    const encode = this.ctx.adapter.encodeApproval;
+    if (approval?.source === 'cli' && encode) {
+      await this.send({ type: 'input', turnId: turn.turnId, text: encode(input, turn.translation!.adapterState) });
+    } else {
+      await this.send({
+        type: 'approval',
+        callId: input.approvalId,
+        approved: input.approved,
+        ...(input.reason === undefined ? {} : { reason: input.reason }),
+      });
+    }
+    if (approval) approval.answered = true;
+    turn.redeliverSet.delete(input.approvalId);
+  }
+
+  private async submitUserMessage(text: string): Promise<void> {
+    const turn = this.requireTurn();
+    const state = turn.translation?.adapterState ?? this.ctx.adapter.translator.init({ turnId: turn.turnId, rerun: turn.rerun });
+    await this.send({ type: 'input', turnId: turn.turnId, text: this.ctx.adapter.encodeUserMessage!(text, state) });
+  }
+
+  // ---- internals: channel ---------------------------------------------------
+
+  private async ensureChannel(): Promise<void> {
+    if (!this.channel) await this.openChannel(this.cursor);
+  }
+
+  private async openChannel(cursor: number): Promise<void> {
+    await this.detachChannel();
+    const channel = this.ctx.openChannel({
+      url: this.link.url,
+      token: this.link.token,
+      cursor,
+      journalId: this.link.hello.journalId,
+      onRecords: (records) => {
+        if (this.channel === channel) this.onRecords(records);
+      },
+      onTerminal: (error) => {
+        if (this.channel !== channel) return;
+        this.channel = null;
+        const message = `lost the bridge at cursor ${this.cursor}: ${error.message}`;
+        this.report('error', message, { cursor: this.cursor });
+        this.failSlice(new BridgeSessionError('channel-lost', message, error));
+      },
+    });
+    this.channel = channel;
+  }
+
+  private async detachChannel(): Promise<void> {
+    const channel = this.channel;
+    this.channel = null;
+    if (channel) await channel.close();
+  }
+
+  private async send(frame: ChannelRequest): Promise<AckFrame> {
+    const channel = this.channel;
+    if (!channel) throw new BridgeSessionError('channel-lost', `no connection to the bridge (cursor ${this.cursor})`);
+    try {
+      return await channel.request(frame);
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? 'unknown';
+      throw new BridgeSessionError('bridge-refused', `bridge refused ${frame.type}: ${code}: ${(error as Error).message}`, error);
+    }
+  }
+
+  // ---- internals: misc -------------------------------------------------------
+
+  private resumeState(reason: ResumeData['reason']): HarnessV1ResumeState {
+    const turn = this.turn;
+    const data: ResumeData = {
+      v: 1,
+      stateDir: this.ctx.stateDir,
+      bootstrapDir: this.ctx.bootstrapDir,
+      journalId: this.link.hello.journalId,
+      bridgeId: this.link.hello.bridgeId,
+      port: this.link.port,
+      cursor: this.cursor,
+      prompted: this.prompted,
+      reason,
+      ...(this.threadId === undefined ? {} : { threadId: this.threadId }),
+      ...(turn
+        ? {
+            turn: {
+              turnId: turn.turnId,
+              ...(turn.firstSeq === undefined ? {} : { firstSeq: turn.firstSeq }),
+              prompt: turn.prompt,
+              rerun: turn.rerun,
+              redeliver: turn.translation ? turn.translation.unanswered() : [...turn.redeliverSet],
+            },
+          }
+        : {}),
+    };
+    return toResumeState(this.ctx.adapter.harnessId, data);
+  }
+
+  private requireTurn(): TurnState<S> {
+    if (!this.turn) throw new BridgeSessionError('no-turn', 'no turn is in flight');
+    return this.turn;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new BridgeSessionError('session-closed', 'this session instance was detached, stopped or destroyed');
+  }
+
+  private report(level: HarnessV1Diagnostic['level'], message: string, attrs: Record<string, unknown>): void {
+    this.ctx.observability?.report?.({
+      level,
+      message,
+      subsystem: 'harness-bridge.session',
+      kind: 'event',
+      attrs,
+      sessionId: this.sessionId,
+      timestamp: Date.now(),
+    });
+  }
+}
+
+/** Warns on the rerun turn's stream-start (adding one if the adapter emitted none): the recomputed marker. */
+function markRecomputed(parts: ReadonlyArray<HarnessV1StreamPart>, turnId: string): HarnessV1StreamPart[] {
+  const warning = {
+    type: 'other' as const,
+    message: `harness-bridge: recomputed — the turn's producer was lost and rerun ${turnId} re-drives the CLI thread; output from here on is recomputed, not replayed`,
+  };
+  const index = parts.findIndex((part) => part.type === 'stream-start');
+  if (index < 0) return [{ type: 'stream-start', warnings: [warning] }, ...parts];
+  return parts.map((part, i) =>
+    i === index && part.type === 'stream-start' ? { ...part, warnings: [...(part.warnings ?? []), warning] } : part,
+  );
+}
+
+function toHostTool(tool: HarnessV1ToolSpec): HostToolSpec {
+  return {
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    ...(tool.inputSchema === undefined ? {} : { inputSchema: tool.inputSchema as Record<string, unknown> }),
+  };
+}
+
+export function promptText(prompt: HarnessV1Prompt): string {
+  if (typeof prompt === 'string') return prompt;
+  const content = prompt.content;
+  if (typeof content === 'string') return content;
+  return content
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .filter((text) => text.length > 0)
+    .join('\n');
+}
