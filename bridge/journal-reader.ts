@@ -1,0 +1,103 @@
+// Sequential reader over journal.ndjson for replay: seeks with the sparse
+// index, then streams lines with one fixed-size buffer (grown only for a line
+// longer than it), so memory is bounded for any range. Lines are not
+// re-checksummed: the file was validated at open, and since then only this
+// process has written it. Owns its own fd, so journal.close() never pulls a
+// file out from under a replay in progress.
+import { close, open } from 'node:fs';
+import { promisify } from 'node:util';
+import { linePrefixBytes, readRecordSeq } from './journal-format.ts';
+import { readFully } from './journal-recovery.ts';
+
+const openAsync = promisify(open);
+const closeAsync = promisify(close);
+
+export type BatchLimits = { maxRecords: number; maxBytes: number };
+
+export class JournalReader {
+  private fd = -1;
+  private buffer: Buffer;
+  /** Valid bytes are buffer[start, end); buffer[0] is at file offset `bufferOffset`. */
+  private start = 0;
+  private end = 0;
+  private bufferOffset = 0;
+  /** Seq of the line at buffer[start]. */
+  private seq = 0;
+
+  constructor(
+    private readonly path: string,
+    chunkBytes: number,
+  ) {
+    this.buffer = Buffer.allocUnsafe(chunkBytes);
+  }
+
+  /** Seq of the next line readBatch returns; 0 before the first seek. */
+  get nextSeq(): number {
+    return this.seq;
+  }
+
+  /** Positions at `seq`, given the offset of `indexSeq` (≤ seq), skipping the lines in between. */
+  async seek(seq: number, indexSeq: number, indexOffset: number, fileBytes: number): Promise<void> {
+    if (this.fd === -1) this.fd = await openAsync(this.path, 'r');
+    this.start = 0;
+    this.end = 0;
+    this.bufferOffset = indexOffset;
+    this.seq = indexSeq;
+    while (this.seq < seq) {
+      const newline = await this.nextNewline(fileBytes);
+      this.start = newline + 1;
+      this.seq++;
+    }
+    const newline = await this.nextNewline(fileBytes);
+    const found = readRecordSeq(this.buffer, this.start, newline);
+    if (found !== seq) throw new Error(`journal: index points at seq ${found}, expected ${seq}`);
+  }
+
+  /** Up to the limits, records from nextSeq to at most `lastSeq`; every seq ≤ lastSeq must lie below fileBytes. */
+  async readBatch(lastSeq: number, limits: BatchLimits, fileBytes: number): Promise<string[]> {
+    const batch: string[] = [];
+    let bytes = 0;
+    while (this.seq <= lastSeq && batch.length < limits.maxRecords && bytes < limits.maxBytes) {
+      const newline = await this.nextNewline(fileBytes);
+      batch.push(this.buffer.toString('utf8', this.start + linePrefixBytes, newline));
+      bytes += newline - this.start;
+      this.start = newline + 1;
+      this.seq++;
+    }
+    return batch;
+  }
+
+  async close(): Promise<void> {
+    if (this.fd === -1) return;
+    const fd = this.fd;
+    this.fd = -1;
+    await closeAsync(fd);
+  }
+
+  /** Index of the newline ending the line at `start`, reading (and growing the buffer) as needed. */
+  private async nextNewline(fileBytes: number): Promise<number> {
+    for (;;) {
+      const newline = this.buffer.indexOf(0x0a, this.start);
+      if (newline !== -1 && newline < this.end) return newline;
+      await this.refill(fileBytes);
+    }
+  }
+
+  private async refill(fileBytes: number): Promise<void> {
+    const kept = this.end - this.start;
+    if (kept === this.buffer.length) {
+      const bigger = Buffer.allocUnsafe(this.buffer.length * 2);
+      this.buffer.copy(bigger, 0, this.start, this.end);
+      this.buffer = bigger;
+    } else if (this.start > 0) {
+      this.buffer.copy(this.buffer, 0, this.start, this.end);
+    }
+    this.bufferOffset += this.start;
+    this.start = 0;
+    this.end = kept;
+    const position = this.bufferOffset + kept;
+    const length = Math.min(this.buffer.length - kept, fileBytes - position);
+    if (length <= 0) throw new Error(`journal: no line end before offset ${fileBytes}`);
+    this.end += await readFully(this.fd, this.buffer, length, position);
+  }
+}

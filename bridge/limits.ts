@@ -1,0 +1,102 @@
+// Bridge defaults, one section per module, each number with its reason.
+// Constructors reject bad values with a RangeError (STYLE: limits).
+
+/** journal.ts: memory window, disk batching, replay reads, recovery. */
+export const JOURNAL_LIMITS = {
+  /**
+   * Records kept in memory so live catch-up and short replays never touch disk.
+   * 10k short records is ~1–2 MiB; a host that falls further behind than this
+   * replays from disk, which streams at several 100k records/s anyway.
+   */
+  maxWindowRecords: 10_000,
+  /**
+   * Bytes (UTF-8, approximate) the window may hold, so 10k records of 256 KiB
+   * lines cannot pin 2.5 GiB. The oldest records are evicted past this.
+   */
+  maxWindowBytes: 16 * 1024 * 1024,
+  /**
+   * One sparse index entry (seq → file offset) every this many records: 1M
+   * records cost ~1k numbers, and a disk read skips at most this many lines.
+   */
+  indexEveryRecords: 1024,
+  /**
+   * Bytes per disk write. Larger batches amortise the syscall (at ~70 B per
+   * record 4 MiB is ~60k records), smaller ones bound the reused write buffer
+   * and how long one onDurable batch delays the first record in it.
+   */
+  maxWriteBatchBytes: 4 * 1024 * 1024,
+  /**
+   * Bytes read from disk per read syscall during replay and recovery: large
+   * enough to amortise the syscall, small enough to keep a replay's memory flat.
+   */
+  maxReadChunkBytes: 256 * 1024,
+  /**
+   * Bytes of record JSON per batch yielded by read(), whatever maxBatchRecords
+   * says: keeps a replay batch (and the frame built from it) far below
+   * PROTOCOL_LIMITS_V1.maxFrameBytes (8 MiB). A single larger record still goes out alone.
+   */
+  maxReadBatchBytes: 1024 * 1024,
+  /**
+   * UTF-16 units of one serialized record (≤ 48 MiB of UTF-8), below
+   * PROTOCOL_LIMITS_V1.maxPayloadBytes (64 MiB): a bigger record could never be
+   * sent. Recovery treats a longer line as corrupt, so append refuses one
+   * rather than write what the next open would drop.
+   */
+  maxRecordChars: 16 * 1024 * 1024,
+} as const;
+
+/** server.ts / replay.ts / main.ts: sockets, replay, hello, heartbeat, wiring. */
+export const SERVER_LIMITS = {
+  /**
+   * ws's bufferedAmount above which a socket counts as behind: no more frames
+   * are queued for it, and it is caught up from the journal once it drains.
+   * 1 MiB keeps the kernel buffer busy on loopback and bounds memory per socket.
+   */
+  maxBufferedBytes: 1024 * 1024,
+  /**
+   * Hard cap on a socket's bufferedAmount for control frames (acks, errors,
+   * pongs), which are never deferred: a host that floods us without reading is
+   * closed with CLOSE_CODES_V1.slowConsumer instead of growing our memory.
+   */
+  maxControlBufferedBytes: 8 * 1024 * 1024,
+  /**
+   * Records per journal.read() batch during replay and catch-up. The journal
+   * also caps a batch by bytes (JOURNAL_LIMITS.maxReadBatchBytes), so one
+   * records frame stays well under PROTOCOL_LIMITS_V1.maxFrameBytes.
+   */
+  maxReplayBatchRecords: 4096,
+  /**
+   * A socket that stays behind (not draining) for this long is closed with
+   * CLOSE_CODES_V1.slowConsumer. Generous: a paused host costs us nothing but
+   * an open socket, and it can always re-attach from its cursor.
+   */
+  maxBehindMs: 10 * 60_000,
+  /** ws-level ping interval; a socket with no pong for two intervals is terminated. */
+  heartbeatMs: 15_000,
+  /** Turns listed in hello (the most recent ones, oldest first). */
+  maxHelloTurns: 32,
+  /**
+   * Turn ids remembered for `rerun {of}` validation. ~200 B per id at most, so
+   * 100k turns is ~20 MiB worst case; the oldest are forgotten past this.
+   */
+  maxKnownTurns: 100_000,
+  /**
+   * Journal bytes queued but not yet written above which the CLI's output is
+   * paused (supervisor.pause), resumed below half of it: a CLI faster than the
+   * disk cannot grow the bridge's memory.
+   */
+  maxJournalPendingBytes: 8 * 1024 * 1024,
+  /** A diagnostic frame above this many characters is sent without its attrs. */
+  maxDiagnosticBytes: 16 * 1024,
+} as const;
+
+export type ServerLimits = { -readonly [K in keyof typeof SERVER_LIMITS]: number };
+
+/** Merges overrides into SERVER_LIMITS; a non-positive or non-integer value is a RangeError. */
+export function resolveServerLimits(overrides: Partial<ServerLimits> = {}): ServerLimits {
+  const limits: ServerLimits = { ...SERVER_LIMITS, ...overrides };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`SERVER_LIMITS.${name} must be a positive integer, got ${value}`);
+  }
+  return limits;
+}
