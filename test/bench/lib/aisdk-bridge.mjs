@@ -2,7 +2,7 @@
 // pinned 1.0.122) run as a real process, with the thinnest adapter possible:
 // `onStart` spawns `start.argv` and emits one `{type:'raw', rawValue: line}`
 // event per stdout line (no JSON.parse, no translation — cheaper than any real
-// adapter), then `{type:'finish'}` when the process exits. Everything else —
+// adapter), then a HarnessV1 `finish` part when the process exits. Everything else —
 // the ws server, token check, seq stamping, in-memory replay log, the
 // best-effort disk mirror, `resume` replay — is the AI SDK's code, unmodified.
 //
@@ -45,6 +45,10 @@ await runBridge({
       child.on('close', (exitCode) => resolve(exitCode));
     });
     turn.abortSignal.removeEventListener('abort', onAbort);
-    turn.emit({ type: 'finish', finishReason: code === 0 ? 'stop' : 'error' });
+    turn.emit({
+      type: 'finish',
+      finishReason: { unified: code === 0 ? 'stop' : 'error', raw: String(code) },
+      totalUsage: { inputTokens: {}, outputTokens: {} },
+    });
   },
 });

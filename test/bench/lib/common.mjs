@@ -28,12 +28,12 @@ export function childEnv(extra = {}) {
   return env;
 }
 
-export function banner(scenario, what) {
+export function banner(scenario, what, repeats = REPEATS) {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(`# ${scenario}: ${what}`);
   console.log(`# node ${process.version} · ${cpu} × ${os.cpus().length} · ${os.platform()} ${os.release()}`);
   console.log(
-    `# BENCH_SCALE=${SCALE} repeats=${REPEATS} · children run without NODE_EXTRA_CA_CERTS` +
+    `# BENCH_SCALE=${SCALE} repeats=${repeats} · children run without NODE_EXTRA_CA_CERTS` +
       (process.env.NODE_EXTRA_CA_CERTS ? ' (set in this environment; it adds ~70–80 ms per Node start)' : ''),
   );
 }
@@ -140,12 +140,18 @@ export function ratio(a, b, digits = 2) {
   return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(digits)}×` : 'n/a';
 }
 
-/** The closing line every scenario prints: `[bench] <scenario> ours=… aisdk=… rawws=… ratio ours/aisdk=…`. */
-export function benchLine(scenario, results, unit, extra = '') {
-  const show = (v) => (typeof v === 'string' ? v : `${fmt(v, unit === 'ms' ? 1 : 0)}${unit ? ` ${unit}` : ''}`);
+/**
+ * The closing line every scenario prints:
+ * `[bench] <scenario> ours=… aisdk=… rawws=… ratio ours/aisdk=…`.
+ * `results` values are numbers (shown with `unit`) or strings shown as-is;
+ * `ratioOf` overrides the numbers the ratio is computed from.
+ */
+export function benchLine(scenario, results, unit, extra = '', ratioOf = results) {
+  const digits = unit === 'rec/s' || unit === 'B' ? 0 : 1;
+  const show = (v) => (typeof v === 'string' ? v : Number.isFinite(v) ? `${v.toFixed(digits)}${unit}` : 'n/a');
   console.log(
     `[bench] ${scenario} ours=${show(results.ours)} aisdk=${show(results.aisdk)} rawws=${show(results.rawws)} ` +
-      `ratio ours/aisdk=${ratio(results.ours, results.aisdk)}${extra ? ` ${extra}` : ''}`,
+      `ratio ours/aisdk=${ratio(ratioOf.ours, ratioOf.aisdk)}${extra ? ` ${extra}` : ''}`,
   );
 }
 

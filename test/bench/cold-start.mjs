@@ -1,0 +1,64 @@
+// cold-start: spawn → the bridge's ready line on stdout, beside Node's own
+// floor (spawn → first stdout byte of `node -e 'process.stdout.write("x")'`).
+// Every child runs without NODE_EXTRA_CA_CERTS: this environment sets it, and
+// it adds ~70–80 ms to every Node start, which would swamp the comparison.
+// ours is dist/bridge.mjs; aisdk and rawws are esbuild bundles (everything
+// inlined, one file) of test/bench/lib/{aisdk,rawws}-bridge.mjs.
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { SCALE, banner, benchLine, childEnv, floor, median, ratio, removeDir, runScenario, tempDir, track, withTimeout } from './lib/common.mjs';
+import { TARGETS, launchBridge, prepareTargets } from './lib/targets.mjs';
+
+const SCENARIO = 'cold-start';
+
+async function nodeFloor() {
+  const t0 = performance.now();
+  const child = track(spawn(process.execPath, ['-e', 'process.stdout.write("x")'], { env: childEnv(), stdio: ['ignore', 'pipe', 'ignore'] }));
+  const ms = await withTimeout(
+    new Promise((resolve, reject) => {
+      child.stdout.once('data', () => resolve(performance.now() - t0));
+      child.once('error', reject);
+    }),
+    10_000,
+    'node floor first byte',
+  );
+  await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+  return ms;
+}
+
+async function bridgeStart(target) {
+  const stateDir = tempDir(`${target}-cold`);
+  const bridge = await launchBridge(target, { stateDir });
+  await bridge.stop();
+  removeDir(stateDir);
+  return bridge.readyMs;
+}
+
+await runScenario(async () => {
+  const repeats = Number(process.env.BENCH_REPEATS ?? (SCALE < 0.1 ? 2 : 10));
+  banner(SCENARIO, 'spawn → ready line (bridges) / first stdout byte (node floor), fresh state dir each time', repeats);
+  const { available } = await prepareTargets();
+  await nodeFloor(); // warm the page cache for the node binary itself
+  const runs = { floor: [], ...Object.fromEntries(TARGETS.map((t) => [t, []])) };
+  for (let rep = 0; rep < repeats; rep++) {
+    runs.floor.push(await nodeFloor());
+    for (const target of TARGETS) if (available[target] === true) runs[target].push(await bridgeStart(target));
+  }
+  const nodeMs = median(runs.floor);
+  console.log(`  node   median ${nodeMs.toFixed(1)} ms (floor)   runs: ${runs.floor.map((v) => v.toFixed(1)).join(', ')}`);
+  const results = {};
+  for (const target of TARGETS) {
+    if (available[target] !== true) {
+      console.log(`  ${target.padEnd(6)} skipped: ${available[target]}`);
+      results[target] = `skipped`;
+      continue;
+    }
+    results[target] = median(runs[target]);
+    console.log(
+      `  ${target.padEnd(6)} median ${results[target].toFixed(1)} ms = ${ratio(results[target], nodeMs)} node   runs: ${runs[target].map((v) => v.toFixed(1)).join(', ')}`,
+    );
+  }
+  const ok = typeof results.ours === 'number' ? results.ours <= 1.4 * nodeMs : undefined;
+  console.log(`  NODE_EXTRA_CA_CERTS removed from every child · floor (issue 2): ours ≤ 1.4× node floor — ${floor(ok)}`);
+  benchLine(SCENARIO, results, 'ms', `node=${nodeMs.toFixed(1)}ms ours/node=${ratio(results.ours, nodeMs)} aisdk/node=${ratio(results.aisdk, nodeMs)} floor≤1.4×node=${floor(ok)}`);
+});

@@ -1,0 +1,69 @@
+// rss: the bridge process's memory after 10k and after 1M journaled records.
+// One turn per bridge: the CLI prints 10k lines, pauses 1.5 s, then prints the
+// remaining 990k (one turn, because the AI SDK bridge clears its log on every
+// `start`). A host client consumes live throughout. VmRSS is sampled from
+// /proc/<pid>/status once the client holds the 10k-th line and the bridge has
+// idled 500 ms, and again after the last line and turn end; VmHWM (the peak)
+// is sampled beside it. rawws journals nothing: it is the floor of a process
+// that only forwards. One run per bridge (memory is far less noisy than time).
+import { banner, benchLine, floor, fmt, procMemory, ratio, runScenario, scaled, skippedValue, sleep } from './lib/common.mjs';
+import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
+
+const SCENARIO = 'rss';
+const MiB = (kib) => kib / 1024;
+
+async function once(target, small, large) {
+  const bridge = await launchBridge(target);
+  let client;
+  try {
+    client = await connectClient(bridge);
+    await client.prepareLive();
+    const startup = procMemory(bridge.pid);
+    client.start(emitterArgv(large, ['--pause-after', String(small), '--pause-ms', '1500']));
+    await client.waitFor((s) => s.lines >= small, 30_000, `${small} lines`);
+    await sleep(500);
+    const atSmall = procMemory(bridge.pid);
+    await client.waitFor((s) => s.lines >= large && s.turnEnds >= 1, Math.max(60_000, large / 5), `${large} lines`);
+    await sleep(500);
+    const atLarge = procMemory(bridge.pid);
+    return { startup, atSmall, atLarge };
+  } finally {
+    client?.close();
+    await bridge.stop();
+  }
+}
+
+await runScenario(async () => {
+  const small = scaled(10_000, 20);
+  const large = scaled(1_000_000, 200);
+  banner(SCENARIO, `bridge VmRSS (VmHWM) after ${fmt(small)} and after ${fmt(large)} journaled records, one turn, live client`, 1);
+  const { available } = await prepareTargets();
+  const runs = {};
+  for (const target of TARGETS) if (available[target] === true) runs[target] = await once(target, small, large);
+  const shown = {};
+  const atLarge = {};
+  const growth = {};
+  for (const target of TARGETS) {
+    if (available[target] !== true) {
+      console.log(`  ${target.padEnd(6)} skipped: ${available[target]}`);
+      shown[target] = skippedValue(available[target]);
+      continue;
+    }
+    const r = runs[target];
+    atLarge[target] = MiB(r.atLarge.rssKiB);
+    growth[target] = r.atLarge.rssKiB / r.atSmall.rssKiB;
+    shown[target] = `${MiB(r.atSmall.rssKiB).toFixed(1)}→${atLarge[target].toFixed(1)}MiB`;
+    console.log(
+      `  ${target.padEnd(6)} ready ${MiB(r.startup.rssKiB).toFixed(1)} MiB · @${fmt(small)} ${MiB(r.atSmall.rssKiB).toFixed(1)} MiB (peak ${MiB(r.atSmall.hwmKiB).toFixed(1)})` +
+        ` · @${fmt(large)} ${atLarge[target].toFixed(1)} MiB (peak ${MiB(r.atLarge.hwmKiB).toFixed(1)}) · growth ${growth[target].toFixed(2)}×` +
+        ` (peak/@${fmt(small)} ${(r.atLarge.hwmKiB / r.atSmall.rssKiB).toFixed(2)}×)`,
+    );
+  }
+  const ok = Number.isFinite(growth.ours) ? growth.ours <= 1.2 : undefined;
+  const okPeak = runs.ours ? runs.ours.atLarge.hwmKiB / runs.ours.atSmall.rssKiB <= 1.2 : undefined;
+  console.log(
+    `  values are RSS@${fmt(small)}→RSS@${fmt(large)}; ratio is of RSS@${fmt(large)} · ours/rawws ${ratio(atLarge.ours, atLarge.rawws)}` +
+      ` · floor (issue 2): RSS@1M ≤ 1.2× RSS@10k — ${floor(ok)} (by peak: ${floor(okPeak)})`,
+  );
+  benchLine(SCENARIO, shown, 'MiB', `ours-growth=${Number.isFinite(growth.ours) ? growth.ours.toFixed(2) + '×' : 'n/a'} floor≤1.2×=${floor(ok)}`, atLarge);
+});
