@@ -584,12 +584,15 @@ class Channel implements BridgeChannel {
       const why = this.terminalError ? `channel ended: ${this.terminalError.code}` : 'channel closed';
       return Promise.reject(new ChannelRequestError('closed', why, { frameType: frame.type }));
     }
+    // Validate what we send too (a programming error surfaces here, not as a
+    // bridge error), and send the parsed frame so schema defaults are explicit.
     const check = hostFrameSchema.safeParse({ ...frame, id: 'x' });
     if (!check.success) {
       const message = `invalid ${frame.type} request: ${check.error.issues[0]?.message ?? 'schema mismatch'}`;
       return Promise.reject(new ChannelRequestError('bad-frame', message, { frameType: frame.type }));
     }
-    const added = this.requests.add(frame.type, (id) => JSON.stringify({ ...frame, id }));
+    const parsed = check.data;
+    const added = this.requests.add(frame.type, (id) => JSON.stringify({ ...parsed, id }));
     if (!added.ok) return Promise.reject(added.error);
     if (frame.type === 'diagnostics') this.stickyDiagnostics = frame.enabled ? frame : null;
     this.flushRequests();

@@ -1,15 +1,19 @@
 // Host → bridge requests awaiting their ack: ids, the bounded queue, and what
 // a reconnect does to each frame type (REQUEST_DELIVERY). The channel owns the
 // socket and calls flush/onDisconnect; this module never touches a socket.
-import type { AckFrame, HostFrame } from '../../protocol/v1/index.ts';
+import type { z } from 'zod';
+import type { AckFrame, HostFrame, hostFrameSchema } from '../../protocol/v1/index.ts';
 import { ChannelRequestError, type ChannelRequestErrorCode } from '../errors.ts';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Frames the channel itself manages (attach, heartbeat) are not requests. */
 export type ChannelRequestType = Exclude<HostFrame['type'], 'attach' | 'ping' | 'pong'>;
-/** A request as the caller writes it: the channel assigns the `id`. */
-export type ChannelRequest = DistributiveOmit<Extract<HostFrame, { type: ChannelRequestType }>, 'id'>;
+/**
+ * A request as the caller writes it (schema input: defaults such as a launch
+ * spec's `stdin` may be left out); the channel assigns the `id`.
+ */
+export type ChannelRequest = DistributiveOmit<Extract<z.input<typeof hostFrameSchema>, { type: ChannelRequestType }>, 'id'>;
 
 /**
  * What happens to a request that was SENT but not acked when the connection
