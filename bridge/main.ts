@@ -1,0 +1,201 @@
+// Entry of the bridge daemon (bundled into dist/bridge.mjs). Only wiring:
+// arguments, state dir, token, logger, journal (+ the records a restart owes:
+// interrupted turn, bridge-start), supervisor, server, the ready line, process
+// signals. Each concern lives in its own module.
+//
+//   node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]
+//
+// The token comes from HARNESS_BRIDGE_TOKEN or DIR/token (auth.ts), never argv.
+import { randomUUID } from 'node:crypto';
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { logLevelSchema, type RecordDraft } from '../protocol/v1/index.ts';
+import { loadToken } from './auth.ts';
+import { Journal } from './journal.ts';
+import { SERVER_LIMITS } from './limits.ts';
+import { createBridgeLogger, type BridgeLogger } from './logger.ts';
+import { createBridgeServer, type BridgeServer } from './server.ts';
+import { Supervisor } from './supervisor.ts';
+import { TurnLog, recoverTurns } from './turns.ts';
+import { BRIDGE_VERSION } from './version.ts';
+
+const usage = 'usage: node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]';
+const readyFileName = 'bridge.json';
+
+/** sysexits: bad usage, bad configuration, internal software error. */
+const exitUsage = 64;
+const exitConfig = 78;
+const exitSoftware = 70;
+
+type BridgeArgs = { stateDir: string; port: number; host: string; recipeIdentity?: string };
+
+function parseArgs(argv: readonly string[]): { ok: true; args: BridgeArgs } | { ok: false; message: string } {
+  let stateDir: string | undefined;
+  let port = 0;
+  let host = '127.0.0.1';
+  let recipeIdentity: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = argv[i + 1];
+    if (flag === '--token') return { ok: false, message: 'the token is never taken from argv: set HARNESS_BRIDGE_TOKEN or write DIR/token (0600)' };
+    if (!['--state-dir', '--port', '--host', '--recipe-identity'].includes(flag)) return { ok: false, message: `unknown argument ${flag}` };
+    if (value === undefined || value.startsWith('--')) return { ok: false, message: `${flag} needs a value` };
+    i++;
+    if (flag === '--state-dir') stateDir = value;
+    else if (flag === '--host') host = value;
+    else if (flag === '--recipe-identity') recipeIdentity = value;
+    else {
+      port = Number(value);
+      if (!/^\d+$/.test(value) || port > 65_535) return { ok: false, message: `--port must be 0-65535, got ${value}` };
+    }
+  }
+  if (stateDir === undefined || stateDir === '') return { ok: false, message: '--state-dir is required' };
+  return { ok: true, args: { stateDir, port, host, ...(recipeIdentity === undefined ? {} : { recipeIdentity }) } };
+}
+
+function fail(code: number, message: string): never {
+  process.stderr.write(`harness-bridge: ${message}\n`);
+  process.exit(code);
+}
+
+/** Writes `text` to `path` with mode 0600, atomically (a reader never sees half a file). */
+function writePrivateFile(path: string, text: string): void {
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, text, { mode: 0o600 });
+  renameSync(temp, path);
+}
+
+async function main(): Promise<void> {
+  const parsed = parseArgs(process.argv.slice(2));
+  if (!parsed.ok) fail(exitUsage, `${parsed.message}\n${usage}`);
+  const { stateDir, port, host, recipeIdentity } = parsed.args;
+
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    chmodSync(stateDir, 0o700);
+  } catch (error) {
+    fail(exitConfig, `cannot create state dir ${stateDir}: ${(error as Error).message}`);
+  }
+  const token = loadToken(stateDir, process.env);
+  if (!token.ok) fail(exitConfig, token.message);
+
+  const level = logLevelSchema.safeParse(process.env.HARNESS_BRIDGE_LOG_LEVEL ?? 'info');
+  const logger = createBridgeLogger({ stateDir, token: token.token, level: level.success ? level.data : 'info' });
+  const log = logger.child('main');
+  installCrashHandlers(logger);
+  const bridgeId = randomUUID();
+  log.info({ bridgeId, version: BRIDGE_VERSION, pid: process.pid, tokenSource: token.source }, 'starting');
+
+  // The journal calls onDurable from its first write on; the server and supervisor exist by then.
+  let server: BridgeServer | null = null;
+  let supervisor: Supervisor | null = null;
+  let outputPaused = false;
+  const maxPending = SERVER_LIMITS.maxJournalPendingBytes;
+  const journal = await Journal.open({
+    stateDir,
+    onDurable: (batch) => {
+      server?.onDurable(batch);
+      if (outputPaused && journal.pendingBytes <= maxPending / 2) {
+        outputPaused = false;
+        supervisor?.resume();
+      }
+    },
+    onFatal: (error) => {
+      log.fatal({ err: error }, 'journal write failed; exiting (continuing would let seqs diverge from disk)');
+      logger.flushSync();
+      process.exit(exitSoftware);
+    },
+  });
+  const turns = new TurnLog(SERVER_LIMITS);
+  const unreadable = await recoverTurns(turns, journal.read(1, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords));
+  if (unreadable > 0) log.warn({ unreadable }, 'journal lines that looked like turn records did not parse');
+
+  let journalClosed = false;
+  const record = (draft: RecordDraft): void => {
+    if (journalClosed) {
+      log.warn({ kind: draft.kind, turnId: draft.turnId }, 'record after the journal closed; dropped');
+      return;
+    }
+    const seq = journal.append(draft);
+    turns.observe(draft, seq);
+    if (!outputPaused && journal.pendingBytes > maxPending) {
+      outputPaused = true; // the disk is behind the CLI: stop reading its output until the queue halves
+      supervisor?.pause();
+    }
+  };
+
+  const unfinished = turns.unfinished;
+  if (unfinished !== undefined) {
+    record({
+      kind: 'turn-end',
+      turnId: unfinished.turnId,
+      data: { reason: 'interrupted', message: 'the bridge running this turn exited before the turn ended' },
+    });
+  }
+  record({ kind: 'bridge-start', turnId: null, data: { bridgeId, version: BRIDGE_VERSION, recovered: { ...journal.recovered } } });
+  await journal.sync();
+  log.info({ journalId: journal.journalId, lastSeq: journal.durableSeq, recovered: journal.recovered, interrupted: unfinished?.turnId }, 'journal open');
+
+  const runningSupervisor = new Supervisor({ emit: record, log: logger.child('supervisor') });
+  supervisor = runningSupervisor;
+  const closeJournal = async (): Promise<void> => {
+    await journal.close();
+    journalClosed = true;
+  };
+  server = await createBridgeServer({
+    host,
+    port,
+    token: token.token,
+    bridgeId,
+    bridgeVersion: BRIDGE_VERSION,
+    ...(recipeIdentity === undefined ? {} : { recipeIdentity }),
+    journal,
+    supervisor: runningSupervisor,
+    turns,
+    logger,
+    lifecycle: {
+      async stop(graceMs) {
+        await runningSupervisor.stop(graceMs);
+        await closeJournal();
+      },
+      async destroy() {
+        await runningSupervisor.stop(0);
+        await closeJournal();
+        rmSync(stateDir, { recursive: true, force: true });
+      },
+      exit(code) {
+        log.info({ code }, 'exiting');
+        logger.flushSync();
+        process.exit(code);
+      },
+    },
+  });
+
+  const ready = { type: 'bridge-ready', port: server.port, bridgeId, journalId: journal.journalId, version: BRIDGE_VERSION, pid: process.pid };
+  const readyLine = JSON.stringify(ready);
+  writePrivateFile(join(stateDir, readyFileName), `${readyLine}\n`);
+  process.stdout.write(`${readyLine}\n`);
+  log.info({ port: server.port }, 'ready');
+
+  const running = server;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      log.info({ signal }, 'signal: stopping');
+      void running.shutdown('stop');
+    });
+  }
+}
+
+function installCrashHandlers(logger: BridgeLogger): void {
+  const log = logger.child('main');
+  const crash = (kind: string) => (error: unknown) => {
+    log.fatal({ err: error }, kind);
+    logger.flushSync();
+    process.stderr.write(`harness-bridge: ${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(exitSoftware);
+  };
+  process.on('uncaughtException', crash('uncaught exception'));
+  process.on('unhandledRejection', crash('unhandled rejection'));
+}
+
+main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));

@@ -1,0 +1,114 @@
+// What the bridge knows about turns, for hello and for `rerun {of}`: fed every
+// record draft as the journal assigns its seq (observe), and every turn record
+// recovered from disk at open (observeRecord). Bounded: the last maxHelloTurns
+// turns in detail, and up to maxKnownTurns turn ids.
+import { recordSchema, type JournalRecord, type RecordDraft, type TurnInfo } from '../protocol/v1/index.ts';
+
+type TurnStatus = TurnInfo['status'];
+type TurnEndReason = Extract<JournalRecord, { kind: 'turn-end' }>['data']['reason'];
+
+const statusByReason: Record<TurnEndReason, TurnStatus> = {
+  matched: 'ended',
+  exit: 'ended',
+  aborted: 'aborted',
+  interrupted: 'interrupted',
+  stopped: 'stopped',
+  'spawn-failed': 'spawn-failed',
+};
+
+export class TurnLog {
+  readonly #maxRecent: number;
+  readonly #maxKnown: number;
+  /** The most recent turns, oldest first; the last one may be running. */
+  readonly #recent: TurnInfo[] = [];
+  /** Every turn id seen (insertion order, oldest forgotten first). */
+  readonly #known = new Set<string>();
+
+  constructor(options: { maxHelloTurns: number; maxKnownTurns: number }) {
+    this.#maxRecent = options.maxHelloTurns;
+    this.#maxKnown = options.maxKnownTurns;
+  }
+
+  /** Called for every record the bridge journals, with the seq the journal assigned. Cheap for non-turn records. */
+  observe(draft: RecordDraft, seq: number): void {
+    const current = this.#recent[this.#recent.length - 1];
+    if (draft.kind === 'turn-start') {
+      if (draft.turnId !== null) this.#begin(draft.turnId, seq, draft.data.rerun === true);
+      return;
+    }
+    if (current === undefined || current.turnId !== draft.turnId || current.status !== 'running') return;
+    current.lastSeq = seq;
+    if (draft.kind === 'turn-end') current.status = statusByReason[draft.data.reason];
+  }
+
+  /** A record read back from the journal at open (only turn-start/turn-end matter). */
+  observeRecord(record: JournalRecord): void {
+    this.observe(record, record.seq);
+  }
+
+  /** The running turn (turn-start journaled, no turn-end yet), if any. */
+  get unfinished(): TurnInfo | undefined {
+    const current = this.#recent[this.#recent.length - 1];
+    return current?.status === 'running' ? current : undefined;
+  }
+
+  has(turnId: string): boolean {
+    return this.#known.has(turnId);
+  }
+
+  /** The recent turns as hello reports them: nothing past `durableSeq` (what a host could have received). */
+  snapshot(durableSeq: number): TurnInfo[] {
+    const turns: TurnInfo[] = [];
+    for (const turn of this.#recent) {
+      if (turn.firstSeq > durableSeq) break;
+      const info: TurnInfo = { turnId: turn.turnId, firstSeq: turn.firstSeq, lastSeq: turn.lastSeq, status: turn.status };
+      if (turn.lastSeq > durableSeq) {
+        // The turn-end (or later output) is not on disk yet: report what is.
+        info.lastSeq = durableSeq;
+        info.status = 'running';
+      }
+      if (turn.rerun === true) info.rerun = true;
+      turns.push(info);
+    }
+    return turns;
+  }
+
+  #begin(turnId: string, seq: number, rerun: boolean): void {
+    const turn: TurnInfo = { turnId, firstSeq: seq, lastSeq: seq, status: 'running' };
+    if (rerun) turn.rerun = true;
+    this.#recent.push(turn);
+    if (this.#recent.length > this.#maxRecent) this.#recent.shift();
+    this.#known.delete(turnId);
+    this.#known.add(turnId);
+    if (this.#known.size > this.#maxKnown) {
+      const oldest = this.#known.values().next();
+      if (oldest.done !== true) this.#known.delete(oldest.value);
+    }
+  }
+}
+
+/**
+ * Feeds the turn records of a journal read (recovered from disk at open) into
+ * `turns`. Only lines that can be turn records are parsed: the journal writes
+ * `kind` before `data`, so `"kind":"turn-` cannot come from inside a record's data.
+ * Returns how many lines were unreadable (a journal bug; they are skipped).
+ */
+export async function recoverTurns(turns: TurnLog, lines: AsyncIterable<string[]>): Promise<number> {
+  let unreadable = 0;
+  for await (const batch of lines) {
+    for (const line of batch) {
+      if (!line.includes('"kind":"turn-')) continue;
+      let json: unknown;
+      try {
+        json = JSON.parse(line);
+      } catch {
+        unreadable++; // the journal checked this line's crc; count it rather than stop the bridge
+        continue;
+      }
+      const parsed = recordSchema.safeParse(json);
+      if (parsed.success) turns.observeRecord(parsed.data);
+      else unreadable++;
+    }
+  }
+  return unreadable;
+}
