@@ -6,7 +6,7 @@
 // inlined, one file) of test/bench/lib/{aisdk,rawws}-bridge.mjs.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { SCALE, banner, benchLine, childEnv, floor, median, ratio, removeDir, runScenario, tempDir, track, withTimeout } from './lib/common.mjs';
+import { SCALE, banner, benchLine, childEnv, floor, median, ratio, removeDir, runScenario, targetRunner, tempDir, track, withTimeout } from './lib/common.mjs';
 import { TARGETS, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'cold-start';
@@ -37,20 +37,21 @@ async function bridgeStart(target) {
 await runScenario(async () => {
   const repeats = Number(process.env.BENCH_REPEATS ?? (SCALE < 0.1 ? 2 : 10));
   banner(SCENARIO, 'spawn → ready line (bridges) / first stdout byte (node floor), fresh state dir each time', repeats);
-  const { available } = await prepareTargets();
+  const runner = targetRunner((await prepareTargets()).available);
+  const available = runner.status;
   await nodeFloor(); // warm the page cache for the node binary itself
-  const runs = { floor: [], ...Object.fromEntries(TARGETS.map((t) => [t, []])) };
+  const runs = { floor: [], ...runner.runs };
   for (let rep = 0; rep < repeats; rep++) {
     runs.floor.push(await nodeFloor());
-    for (const target of TARGETS) if (available[target] === true) runs[target].push(await bridgeStart(target));
+    for (const target of TARGETS) await runner.run(target, () => bridgeStart(target));
   }
   const nodeMs = median(runs.floor);
   console.log(`  node   median ${nodeMs.toFixed(1)} ms (floor)   runs: ${runs.floor.map((v) => v.toFixed(1)).join(', ')}`);
   const results = {};
   for (const target of TARGETS) {
     if (available[target] !== true) {
-      console.log(`  ${target.padEnd(6)} skipped: ${available[target]}`);
-      results[target] = `skipped`;
+      console.log(`  ${target.padEnd(6)} ${available[target].startsWith('failed') ? '' : 'skipped: '}${available[target]}`);
+      results[target] = available[target].startsWith('failed') ? 'failed' : 'skipped';
       continue;
     }
     results[target] = median(runs[target]);

@@ -21,7 +21,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { REPEATS, REPO, banner, benchLine, childEnv, fmt, median, runScenario, scaled, tempDir, track, withTimeout } from './lib/common.mjs';
+import { REPEATS, REPO, banner, benchLine, childEnv, fmt, median, runScenario, scaled, skippedValue, tempDir, track, withTimeout } from './lib/common.mjs';
 import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'host-channel';
@@ -143,14 +143,16 @@ await runScenario(async () => {
   );
   console.log(`         runs: isolated ${aisdk.runs.isolated.map((v) => fmt(v)).join(', ')} · via bridge ${aisdk.runs.viaBridge.map((v) => fmt(v)).join(', ')} · resume ${aisdk.runs.resume.map((v) => v.toFixed(1)).join(', ')} ms`);
   let ours;
+  let oursReason = '';
   try {
     ours = await measureOurs(count);
   } catch (error) {
-    console.log(`  ours   skipped: ${error.message}`);
+    oursReason = error.message;
+    console.log(`  ours   skipped: ${oursReason}`);
   }
   console.log('  rawws  n/a (no host kit: the floor for the host side is the live/replay client in live.mjs/replay.mjs)');
   const shown = {
-    ours: ours ? `${ours.isolated.toFixed(0)}parts/s,${ours.resumeMs.toFixed(1)}ms` : 'skipped(host-kit-missing)',
+    ours: ours ? `${ours.isolated.toFixed(0)}parts/s,${ours.resumeMs.toFixed(1)}ms` : skippedValue(oursReason),
     aisdk: `${aisdk.isolated.toFixed(0)}parts/s,${aisdk.resumeMs.toFixed(1)}ms`,
     rawws: 'n/a',
   };

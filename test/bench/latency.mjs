@@ -2,7 +2,7 @@
 // each line with its write time (epoch ms, sub-ms precision); the host client
 // stamps the frame's arrival and takes the difference per record. Both clocks
 // are this machine's.
-import { REPEATS, banner, benchLine, floor, median, percentile, runScenario, scaled, skippedValue } from './lib/common.mjs';
+import { REPEATS, banner, benchLine, floor, median, percentile, runScenario, scaled, skippedValue, targetRunner } from './lib/common.mjs';
 import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'latency';
@@ -33,17 +33,16 @@ async function once(target, count) {
 await runScenario(async () => {
   const count = scaled(5000, 50);
   banner(SCENARIO, `p50/p99 CLI-write → host-receive delay, ${count} records paced at ${RATE}/s`);
-  const { available } = await prepareTargets();
-  const runs = Object.fromEntries(TARGETS.map((t) => [t, []]));
+  const { runs, status: available, run } = targetRunner(await prepareTargets().then((p) => p.available));
   for (let rep = 0; rep < REPEATS; rep++) {
-    for (const target of TARGETS) if (available[target] === true) runs[target].push(await once(target, count));
+    for (const target of TARGETS) await run(target, () => once(target, count));
   }
   const p50 = {};
   const p99 = {};
   const shown = {};
   for (const target of TARGETS) {
     if (available[target] !== true) {
-      console.log(`  ${target.padEnd(6)} skipped: ${available[target]}`);
+      console.log(`  ${target.padEnd(6)} ${available[target].startsWith('failed') ? '' : 'skipped: '}${available[target]}`);
       shown[target] = skippedValue(available[target]);
       continue;
     }

@@ -2,7 +2,7 @@
 // Timed from sending `start` to the client holding the last line (the CLI's
 // own spawn is inside the window for all three bridges alike).
 import { performance } from 'node:perf_hooks';
-import { REPEATS, banner, benchLine, fmt, floor, median, ratio, runScenario, scaled, skippedValue } from './lib/common.mjs';
+import { REPEATS, banner, benchLine, fmt, floor, median, ratio, runScenario, scaled, skippedValue, targetRunner } from './lib/common.mjs';
 import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'live';
@@ -28,18 +28,16 @@ async function once(target, count) {
 await runScenario(async () => {
   const count = scaled(200_000, 100);
   banner(SCENARIO, `records/s, CLI prints ${fmt(count)} short JSON lines → bridge → one host ws client`);
-  const { available } = await prepareTargets();
-  const runs = Object.fromEntries(TARGETS.map((t) => [t, []]));
+  const { runs, status: available, run } = targetRunner(await prepareTargets().then((p) => p.available));
   for (let rep = 0; rep < REPEATS; rep++) {
     for (const target of TARGETS) {
-      if (available[target] !== true) continue;
-      runs[target].push(await once(target, count));
+      await run(target, () => once(target, count));
     }
   }
   const results = {};
   for (const target of TARGETS) {
     if (available[target] !== true) {
-      console.log(`  ${target.padEnd(6)} skipped: ${available[target]}`);
+      console.log(`  ${target.padEnd(6)} ${available[target].startsWith('failed') ? '' : 'skipped: '}${available[target]}`);
       results[target] = skippedValue(available[target]);
       continue;
     }

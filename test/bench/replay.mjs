@@ -5,7 +5,7 @@
 // journal (page cache warm); aisdk from its in-memory event log; rawws from an
 // in-memory array (--retain), 1,000 lines per frame — the floor.
 import { performance } from 'node:perf_hooks';
-import { REPEATS, banner, benchLine, fmt, floor, median, ratio, runScenario, scaled, skippedValue } from './lib/common.mjs';
+import { REPEATS, banner, benchLine, fmt, floor, median, ratio, runScenario, scaled, skippedValue, targetRunner } from './lib/common.mjs';
 import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'replay';
@@ -38,14 +38,17 @@ async function replayOnce(bridge, count) {
 await runScenario(async () => {
   const count = scaled(200_000, 100);
   banner(SCENARIO, `records/s, fresh attach at cursor 0 replaying a ${fmt(count)}-line turn`);
-  const { available } = await prepareTargets();
-  const runnable = TARGETS.filter((t) => available[t] === true);
+  const { runs, status: available, run } = targetRunner((await prepareTargets()).available);
   const bridges = {};
-  const runs = Object.fromEntries(TARGETS.map((t) => [t, []]));
   try {
-    for (const target of runnable) bridges[target] = await fill(target, count);
+    for (const target of TARGETS) {
+      await run(target, async () => {
+        bridges[target] = await fill(target, count);
+      });
+      runs[target].length = 0;
+    }
     for (let rep = 0; rep < REPEATS; rep++) {
-      for (const target of runnable) runs[target].push(await replayOnce(bridges[target], count));
+      for (const target of TARGETS) await run(target, () => replayOnce(bridges[target], count));
     }
   } finally {
     for (const bridge of Object.values(bridges)) await bridge.stop();
@@ -53,7 +56,7 @@ await runScenario(async () => {
   const results = {};
   for (const target of TARGETS) {
     if (available[target] !== true) {
-      console.log(`  ${target.padEnd(6)} skipped: ${available[target]}`);
+      console.log(`  ${target.padEnd(6)} ${available[target].startsWith('failed') ? '' : 'skipped: '}${available[target]}`);
       results[target] = skippedValue(available[target]);
       continue;
     }

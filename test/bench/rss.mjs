@@ -6,7 +6,7 @@
 // idled 500 ms, and again after the last line and turn end; VmHWM (the peak)
 // is sampled beside it. rawws journals nothing: it is the floor of a process
 // that only forwards. One run per bridge (memory is far less noisy than time).
-import { banner, benchLine, floor, fmt, procMemory, ratio, runScenario, scaled, skippedValue, sleep } from './lib/common.mjs';
+import { banner, benchLine, floor, fmt, procMemory, ratio, runScenario, scaled, skippedValue, sleep, targetRunner } from './lib/common.mjs';
 import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'rss';
@@ -37,15 +37,15 @@ await runScenario(async () => {
   const small = scaled(10_000, 20);
   const large = scaled(1_000_000, 200);
   banner(SCENARIO, `bridge VmRSS (VmHWM) after ${fmt(small)} and after ${fmt(large)} journaled records, one turn, live client`, 1);
-  const { available } = await prepareTargets();
-  const runs = {};
-  for (const target of TARGETS) if (available[target] === true) runs[target] = await once(target, small, large);
+  const { runs: all, status: available, run } = targetRunner((await prepareTargets()).available);
+  for (const target of TARGETS) await run(target, () => once(target, small, large));
+  const runs = Object.fromEntries(TARGETS.map((t) => [t, all[t][0]]));
   const shown = {};
   const atLarge = {};
   const growth = {};
   for (const target of TARGETS) {
     if (available[target] !== true) {
-      console.log(`  ${target.padEnd(6)} skipped: ${available[target]}`);
+      console.log(`  ${target.padEnd(6)} ${available[target].startsWith('failed') ? '' : 'skipped: '}${available[target]}`);
       shown[target] = skippedValue(available[target]);
       continue;
     }

@@ -107,7 +107,7 @@ export async function runScenario(main) {
   try {
     await main();
     cleanup();
-    process.exit(0);
+    process.exit(process.exitCode ?? 0);
   } catch (error) {
     console.error(error?.stack ?? String(error));
     cleanup();
@@ -160,7 +160,31 @@ export function floor(ok) {
   return ok === undefined ? 'n/a' : ok ? 'met' : 'NOT met';
 }
 
-/** A target that cannot run yet shows its reason instead of a number. */
+/** A target that cannot run (yet) shows `skipped` or `failed` in the [bench] line (the reason is printed above it). */
 export function skippedValue(reason) {
-  return `skipped(${reason.split(' (')[0]})`;
+  return reason.startsWith('failed') ? 'failed' : 'skipped';
+}
+
+/**
+ * Per-target measurement bookkeeping: `run(target, fn)` records fn()'s value;
+ * a target that throws is reported as failed (the scenario then exits 1, after
+ * still printing the other columns) and not retried.
+ */
+export function targetRunner(available) {
+  const runs = { ours: [], aisdk: [], rawws: [] };
+  const status = { ...available };
+  return {
+    runs,
+    status,
+    async run(target, fn) {
+      if (status[target] !== true) return;
+      try {
+        runs[target].push(await fn());
+      } catch (error) {
+        status[target] = `failed: ${error?.message ?? error}`;
+        process.exitCode = 1;
+        console.log(`  ${target} FAILED: ${error?.stack ?? error}`);
+      }
+    },
+  };
 }
