@@ -1,0 +1,167 @@
+// createBridgeHarness: a CLI adapter description + settings → a HarnessV1.
+// doStart applies the bootstrap recipe (idempotent), starts or reaches the
+// bridge (the ladder, for resumes), and hands a BridgeSession the link. The
+// session owns everything after that.
+import { posix } from 'node:path';
+import { applyBootstrap, bridgeRecipe, recipeIdentity, type BootstrapProgress } from '../bootstrap/index.ts';
+import type { HarnessV1Bootstrap } from '../protocol/harness-v1/bootstrap.ts';
+import type { HarnessV1, HarnessV1StartOptions } from '../protocol/harness-v1/session.ts';
+import type { CliAdapter } from './adapter.ts';
+import { createBridgeChannel, type BridgeChannelOptions } from './channel.ts';
+import { reachBridge, startBridge, type BridgeLink, type Rung } from './ladder.ts';
+import { HOST_SESSION_LIMITS } from './session-limits.ts';
+import { parseResumeState, resumeStateSchemaFor, type ResumeData } from './resume-state.ts';
+import { BridgeSession, type OpenChannel, type SessionContext } from './session.ts';
+
+export type BridgeHarnessSettings = {
+  /** Host path of the bridge bundle (default: this package's dist/bridge.mjs). */
+  readonly bridgeFile?: string;
+  /** Where the recipe installs the bridge and CLI (default `.harness-bridge/<harnessId>` under the sandbox's working dir). */
+  readonly bootstrapDir?: string;
+  /** The Node binary inside the sandbox. */
+  readonly nodeCommand?: string;
+  /** Port the bridge listens on; default the sandbox's first exposed port, else any free port. */
+  readonly bridgePort?: number;
+  /** Interface the bridge binds; a remote sandbox behind a port proxy may need 0.0.0.0. */
+  readonly bridgeHost?: string;
+  readonly readyTimeoutMs?: number;
+  readonly probeTimeoutMs?: number;
+  /** Channel tuning (reconnect budget, heartbeat, queue bounds). */
+  readonly channel?: Pick<BridgeChannelOptions, 'reconnectDeadlineMs' | 'backoff' | 'heartbeatMs' | 'connectTimeoutMs' | 'maxQueuedFrames'>;
+  /** Record every frame of every channel to `<recordDir>/<sessionId>-<n>.ndjson`. */
+  readonly recordDir?: string;
+  /** Skip applying the recipe in doStart (a framework or prewarm already did). Default: apply (idempotent, cheap when applied). */
+  readonly skipBootstrap?: boolean;
+  readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
+};
+
+export type BridgeHarness = HarnessV1 & {
+  /** The identity of this harness's recipe (what sandbox snapshots are keyed by). */
+  getRecipeIdentity(): Promise<string>;
+};
+
+export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeHarnessSettings = {}): BridgeHarness {
+  let recipe: Promise<HarnessV1Bootstrap> | undefined;
+  const getBootstrap = () =>
+    (recipe ??= bridgeRecipe({
+      harnessId: adapter.harnessId,
+      ...(settings.bootstrapDir === undefined ? {} : { bootstrapDir: settings.bootstrapDir }),
+      ...(settings.bridgeFile === undefined ? {} : { bridgeFile: settings.bridgeFile }),
+      ...(adapter.install?.files ? { extraFiles: adapter.install.files } : {}),
+      ...(adapter.install?.commands ? { commands: adapter.install.commands } : {}),
+    }));
+  let recordCount = 0;
+
+  return {
+    specificationVersion: 'harness-v1',
+    harnessId: adapter.harnessId,
+    builtinTools: adapter.builtinTools,
+    supportsBuiltinToolApprovals: adapter.supportsBuiltinToolApprovals ?? false,
+    resumeStateSchema: resumeStateSchemaFor(adapter.harnessId),
+    getBootstrap,
+    getRecipeIdentity: async () => recipeIdentity(await getBootstrap()),
+
+    async doStart(options: HarnessV1StartOptions) {
+      const network = options.sandboxSession;
+      const sandbox = network.restricted();
+      const resume: ResumeData | undefined = options.resumeFrom
+        ? parseResumeState(adapter.harnessId, options.resumeFrom)
+        : undefined;
+      const bootstrap = await getBootstrap();
+      const identity = recipeIdentity(bootstrap);
+      if (!settings.skipBootstrap) {
+        await applyBootstrap(sandbox, bootstrap, {
+          ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+          ...(settings.onBootstrapProgress ? { onProgress: settings.onBootstrapProgress } : {}),
+        });
+      }
+      const bootstrapDir = absolute(network.defaultWorkingDirectory, bootstrap.bootstrapDir);
+      const stateDir = resume?.stateDir ?? defaultStateDir(network.defaultWorkingDirectory, adapter.harnessId, options.sessionId);
+      const skills = options.skills ?? [];
+      if (!resume && adapter.skillFiles && skills.length > 0) {
+        for (const file of adapter.skillFiles(skills, options.sessionWorkDir)) {
+          await sandbox.writeTextFile({ path: file.path, content: file.content });
+        }
+      }
+      const reach = {
+        network,
+        sandbox,
+        probeTimeoutMs: settings.probeTimeoutMs ?? HOST_SESSION_LIMITS.probeTimeoutMs,
+        spawn: {
+          nodeCommand: settings.nodeCommand ?? 'node',
+          bridgeFile: posix.join(bootstrapDir, 'bridge.mjs'),
+          stateDir,
+          port: settings.bridgePort ?? network.ports[0] ?? 0,
+          ...(settings.bridgeHost === undefined ? {} : { host: settings.bridgeHost }),
+          recipeIdentity: identity,
+          readyTimeoutMs: settings.readyTimeoutMs ?? HOST_SESSION_LIMITS.readyTimeoutMs,
+          ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+        },
+      };
+      let link: BridgeLink;
+      const rungs: Rung[] = [];
+      if (resume) {
+        const reached = await reachBridge({ ...reach, journalId: resume.journalId });
+        link = reached.link;
+        rungs.push(reached.rung);
+      } else {
+        link = await startBridge(reach);
+      }
+      if (link.hello.recipeIdentity !== undefined && link.hello.recipeIdentity !== identity) {
+        options.observability?.report?.({
+          level: 'warn',
+          message: `stale bridge: it was installed by recipe ${link.hello.recipeIdentity.slice(0, 12)}…, this harness expects ${identity.slice(0, 12)}…`,
+          subsystem: 'harness-bridge.bootstrap',
+          kind: 'event',
+          attrs: { bridgeVersion: link.hello.bridgeVersion, running: link.hello.recipeIdentity, expected: identity },
+          sessionId: options.sessionId,
+          timestamp: Date.now(),
+        });
+      }
+      const openChannel: OpenChannel = (channelOptions) => {
+        const channel = createBridgeChannel({
+          ...settings.channel,
+          url: channelOptions.url,
+          token: channelOptions.token,
+          cursor: channelOptions.cursor,
+          journalId: channelOptions.journalId,
+          ...(settings.recordDir
+            ? { recordTo: posix.join(settings.recordDir, `${safeName(options.sessionId)}-${++recordCount}.ndjson`) }
+            : {}),
+          onRecords: (records) => channelOptions.onRecords(records),
+          ...(options.observability?.report ? { onDiagnostic: options.observability.report } : {}),
+        });
+        void channel.closed.then((error) => {
+          if (error) channelOptions.onTerminal(error);
+        });
+        return channel;
+      };
+      const context: SessionContext<S> = {
+        adapter,
+        sessionId: options.sessionId,
+        sessionWorkDir: options.sessionWorkDir,
+        stateDir,
+        bootstrapDir,
+        permissionMode: options.permissionMode ?? 'allow-all',
+        skills,
+        observability: options.observability,
+        openChannel,
+        mcp: undefined,
+      };
+      return new BridgeSession(context, { link, isResume: resume !== undefined, ...(resume ? { resume } : {}), rungs });
+    },
+  };
+}
+
+/** Per-session bridge state lives beside the CLI's work dir, not inside it: the CLI never sees its journal. */
+export function defaultStateDir(defaultWorkingDirectory: string, harnessId: string, sessionId: string): string {
+  return posix.join(defaultWorkingDirectory, '.harness-bridge', 'sessions', `${harnessId}-${safeName(sessionId)}`);
+}
+
+function absolute(base: string, path: string): string {
+  return path.startsWith('/') ? path : posix.join(base, path);
+}
+
+function safeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120);
+}
