@@ -98,6 +98,6 @@ export class JournalReader {
     const position = this.bufferOffset + kept;
     const length = Math.min(this.buffer.length - kept, fileBytes - position);
     if (length <= 0) throw new Error(`journal: no line end before offset ${fileBytes}`);
-    this.end += await readFully(this.fd, this.buffer, length, position);
+    this.end += await readFully(this.fd, this.buffer, length, position, kept);
   }
 }

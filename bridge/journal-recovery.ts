@@ -99,11 +99,14 @@ async function countLines(fd: number, buffer: Buffer, start: number, end: number
   return lastByte === 0x0a ? lines : lines + 1;
 }
 
-/** Reads exactly `length` bytes at `position` (the file does not shrink under us: we hold the only writer). */
-export async function readFully(fd: number, buffer: Buffer, length: number, position: number): Promise<number> {
+/**
+ * Reads exactly `length` bytes at file `position` into buffer[bufferOffset…]
+ * (the file does not shrink under us: this process is its only writer).
+ */
+export async function readFully(fd: number, buffer: Buffer, length: number, position: number, bufferOffset = 0): Promise<number> {
   let done = 0;
   while (done < length) {
-    const { bytesRead } = await readAsync(fd, buffer, done, length - done, position + done);
+    const { bytesRead } = await readAsync(fd, buffer, bufferOffset + done, length - done, position + done);
     if (bytesRead === 0) throw new Error(`journal: unexpected end of file at offset ${position + done}`);
     done += bytesRead;
   }
