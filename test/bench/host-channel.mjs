@@ -6,7 +6,10 @@
 //              "via bridge": a fresh channel resuming from cursor 0 against
 //              the real bridge holding that turn.
 //   resume   — time from "continue this session from cursor N/2" to the first
-//              replayed part. ours: doStart({resumeFrom}) + doContinueTurn.
+//              replayed part. ours, for now at channel level: a channel
+//              attaching at the turn's first record with a TurnTranslation that
+//              emits after the cursor (what doContinueTurn does under
+//              doStart({resumeFrom}); the BridgeSession path is not bound yet).
 //              aisdk: new SandboxChannel({initialLastSeenEventId}) +
 //              open({resume:true}) — the same handshake its adapters run on
 //              doStart/doContinueTurn (the adapter packages are not installed).
@@ -14,8 +17,9 @@
 // host side is SandboxChannel validating each frame against
 // harnessV1BridgeOutboundMessageSchema and dispatching it; no host translator.
 //
-// ours needs host/channel.ts and host/session (issue 3, being written): until
-// they exist this scenario prints why ours is skipped and still measures aisdk.
+// ours needs host/channel.ts, host/turn-translation.ts, host/adapter.ts and
+// dist/bridge.mjs: until they exist this scenario prints why ours is skipped
+// and still measures aisdk.
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,20 +30,167 @@ import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/
 
 const SCENARIO = 'host-channel';
 
-/** Why ours cannot run yet, or undefined when the host kit is there. */
+/** Why ours cannot run yet, or undefined when it can. */
 function oursMissing() {
-  const need = ['host/channel.ts', ['host/session.ts', 'host/session/index.ts']];
-  const missing = need
-    .map((n) => (Array.isArray(n) ? (n.some((p) => existsSync(path.join(REPO, p))) ? undefined : n.join(' or ')) : existsSync(path.join(REPO, n)) ? undefined : n))
-    .filter(Boolean);
+  const need = ['host/channel.ts', 'host/turn-translation.ts', 'host/adapter.ts'];
+  const missing = need.filter((p) => !existsSync(path.join(REPO, p)));
   if (missing.length > 0) return `host kit not written yet (missing ${missing.join(', ')})`;
-  if (!existsSync(path.join(REPO, 'dist/bridge.mjs'))) return 'dist/bridge.mjs missing';
-  return 'host kit present but its API is not bound into this scenario yet (fill in measureOurs in test/bench/host-channel.mjs)';
+  if (!existsSync(path.join(REPO, 'dist/bridge.mjs'))) return 'dist/bridge.mjs missing (npm run build)';
+  return undefined;
 }
 
-/** ours: to be bound to host/channel + host/session once they land. */
-async function measureOurs() {
-  throw new Error(oursMissing());
+// The host kit is TypeScript: bundle just what this scenario needs (channel,
+// turn translation, a bench adapter whose translator maps each stdout record to
+// one HarnessV1 `raw` part — the same part the AI SDK driver emits) into a temp
+// ESM file.
+const OURS_ENTRY = `
+import { createBridgeChannel } from './host/channel.ts';
+import { TurnTranslation } from './host/turn-translation.ts';
+import { defineCliAdapter } from './host/adapter.ts';
+export const adapter = defineCliAdapter({
+  harnessId: 'bench',
+  builtinTools: {},
+  launch: () => ({ argv: ['true'] }),
+  threadId: () => undefined,
+  translator: {
+    init: () => null,
+    step: (state, record) => ({ state, parts: record.kind === 'stdout' ? [{ type: 'raw', rawValue: record.data.text }] : [] }),
+  },
+});
+export { createBridgeChannel, TurnTranslation };
+`;
+
+async function loadOursHost() {
+  const { build } = await import('esbuild');
+  const outfile = path.join(tempDir('host-bundle'), 'ours-host.mjs');
+  await build({
+    stdin: { contents: OURS_ENTRY, resolveDir: REPO, loader: 'ts', sourcefile: 'bench-host-entry.ts' },
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['bufferutil', 'utf-8-validate'],
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    absWorkingDir: REPO,
+    logLevel: 'silent',
+  });
+  return import(outfile);
+}
+
+/**
+ * Channel + translator until `count` parts came out. The translation starts at
+ * the turn's turn-start record and emits only parts of records after
+ * `emitAfter` — what a continuing session does. Returns {ms, firstMs}.
+ */
+async function oursChannelRun(host, { url, token, cursor, emitAfter, count }) {
+  const t0 = performance.now();
+  let parts = 0;
+  let firstMs;
+  let translation;
+  let resolveDone;
+  const done = new Promise((resolve) => (resolveDone = resolve));
+  const channel = host.createBridgeChannel({
+    url,
+    token,
+    cursor,
+    onRecords(records) {
+      for (const record of records) {
+        if (record.kind === 'turn-start') translation = new host.TurnTranslation(host.adapter, { turnId: record.turnId, rerun: false }, emitAfter, new Set());
+        if (!translation || record.turnId !== translation.turnId) continue;
+        const out = translation.push(record);
+        if (out.length === 0) continue;
+        if (parts === 0) firstMs = performance.now() - t0;
+        parts += out.length;
+        if (parts >= count) resolveDone();
+      }
+    },
+  });
+  try {
+    await withTimeout(
+      Promise.race([done, channel.closed.then((error) => Promise.reject(error ?? new Error('channel closed')))]),
+      Math.max(30_000, count / 2),
+      `ours channel ${count} parts`,
+    );
+    return { ms: performance.now() - t0, firstMs };
+  } finally {
+    await channel.close();
+  }
+}
+
+/** Captures what a fresh attach at cursor 0 receives: hello, replay-begin, records…, replay-end. */
+async function captureOursReplay(bridge) {
+  const ws = new WebSocket(`ws://127.0.0.1:${bridge.port}/`, { headers: { authorization: `Bearer ${bridge.token}` }, perMessageDeflate: false, maxPayload: 256 << 20 });
+  const frames = [];
+  try {
+    await withTimeout(
+      new Promise((resolve, reject) => {
+        ws.on('error', reject);
+        ws.on('message', (data) => {
+          const text = data.toString();
+          frames.push(text);
+          if (frames.length === 1) ws.send(JSON.stringify({ type: 'attach', protocolVersion: '1.0', cursor: 0 }));
+          if (text.startsWith('{"type":"replay-end"') || JSON.parse(text).type === 'replay-end') resolve();
+        });
+      }),
+      60_000,
+      'capture ours replay',
+    );
+  } finally {
+    ws.terminate();
+  }
+  return frames;
+}
+
+async function measureOurs(count) {
+  const missing = oursMissing();
+  if (missing) throw new Error(missing);
+  const host = await loadOursHost();
+  const bridge = await launchBridge('ours');
+  const url = `ws://127.0.0.1:${bridge.port}/`;
+  try {
+    const client = await connectClient(bridge);
+    await client.prepareLive();
+    client.start(emitterArgv(count));
+    await client.waitFor((s) => s.lines >= count && s.turnEnds >= 1, Math.max(30_000, count / 5), `fill ${count} lines`);
+    client.close();
+    const frames = await captureOursReplay(bridge);
+    let turnStart;
+    for (const text of frames) {
+      const frame = JSON.parse(text);
+      if (frame.type !== 'records') continue;
+      turnStart ??= frame.records.find((r) => r.kind === 'turn-start')?.seq;
+    }
+    if (turnStart === undefined) throw new Error('no turn-start record in the replay');
+    const file = path.join(tempDir('frames'), 'ours.ndjson');
+    writeFileSync(file, frames.join('\n') + '\n');
+    const isolated = [];
+    const viaBridge = [];
+    const resume = [];
+    for (let rep = 0; rep < REPEATS; rep++) {
+      const server = track(spawn(process.execPath, [path.join(import.meta.dirname, 'lib/frame-server.mjs'), file], { env: childEnv(), stdio: ['ignore', 'pipe', 'inherit'] }));
+      const port = await withTimeout(
+        new Promise((resolve) => server.stdout.once('data', (d) => resolve(JSON.parse(d.toString()).port))),
+        10_000,
+        'frame server ready',
+      );
+      try {
+        const run = await oursChannelRun(host, { url: `ws://127.0.0.1:${port}/`, token: bridge.token, cursor: 0, emitAfter: 0, count });
+        isolated.push((count / run.ms) * 1000);
+      } finally {
+        server.kill('SIGKILL');
+      }
+      const full = await oursChannelRun(host, { url, token: bridge.token, cursor: 0, emitAfter: 0, count });
+      viaBridge.push((count / full.ms) * 1000);
+      // Continue from the middle: re-translate from the turn's first record, emit after the cursor.
+      const half = turnStart + Math.floor(count / 2);
+      const mid = await oursChannelRun(host, { url, token: bridge.token, cursor: turnStart - 1, emitAfter: half, count: 1 });
+      resume.push(mid.firstMs);
+    }
+    return { isolated: median(isolated), viaBridge: median(viaBridge), resumeMs: median(resume), runs: { isolated, viaBridge, resume } };
+  } finally {
+    await bridge.stop();
+  }
 }
 
 // ── aisdk ─────────────────────────────────────────────────────────────────
@@ -146,9 +297,15 @@ await runScenario(async () => {
   let oursReason = '';
   try {
     ours = await measureOurs(count);
+    console.log(
+      `  ours   channel+translator isolated ${fmt(ours.isolated)} parts/s · via bridge (attach at 0) ${fmt(ours.viaBridge)} parts/s · resume@${fmt(count / 2)} → first part ${ours.resumeMs.toFixed(1)} ms (channel level)`,
+    );
+    console.log(`         runs: isolated ${ours.runs.isolated.map((v) => fmt(v)).join(', ')} · via bridge ${ours.runs.viaBridge.map((v) => fmt(v)).join(', ')} · resume ${ours.runs.resume.map((v) => v.toFixed(1)).join(', ')} ms`);
+    console.log('         doStart({resumeFrom}) + doContinueTurn through BridgeSession is not bound yet: the resume figure is channel + translation only');
   } catch (error) {
-    oursReason = error.message;
-    console.log(`  ours   skipped: ${oursReason}`);
+    oursReason = oursMissing() ? error.message : `failed: ${error.message}`;
+    if (!oursMissing()) process.exitCode = 1;
+    console.log(`  ours   ${oursMissing() ? `skipped: ${error.message}` : `FAILED: ${error.stack ?? error.message}`}`);
   }
   console.log('  rawws  n/a (no host kit: the floor for the host side is the live/replay client in live.mjs/replay.mjs)');
   const shown = {
