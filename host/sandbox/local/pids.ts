@@ -2,7 +2,7 @@
 // group, appended to a small file in the session dir so a resumed provider
 // instance (another host process) can still stop what an earlier one spawned.
 // The start time (from /proc) guards against killing a reused pid.
-import { appendFile, readFile, truncate } from 'node:fs/promises';
+import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { errnoCode } from './errors.ts';
 
@@ -56,8 +56,18 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Past this size the record is compacted to the processes still running (every run() adds a line). */
+export const maxPidRecordBytes = 64 * 1024;
+
 export async function recordPid(pidFile: string, pid: number): Promise<void> {
-  await appendFile(pidFile, `${pid} ${processStartTime(pid) ?? '-'}\n`);
+  const line = `${pid} ${processStartTime(pid) ?? '-'}\n`;
+  await appendFile(pidFile, line);
+  const size = (await stat(pidFile)).size;
+  if (size > maxPidRecordBytes) {
+    const kept = (await readRecords(pidFile)).filter(stillOurs);
+    // writeFile truncates in place (same inode), which the read-only bind in bwrap mode needs.
+    await writeFile(pidFile, kept.map((record) => `${record.pid} ${record.startTime}\n`).join(''));
+  }
 }
 
 interface PidRecord {
