@@ -100,3 +100,34 @@ export function resolveServerLimits(overrides: Partial<ServerLimits> = {}): Serv
   }
   return limits;
 }
+
+/** supervisor.ts: line framing, abort/stop grace, draining a dead child's pipes. */
+export const SUPERVISOR_LIMITS = {
+  /**
+   * Default byte cap of one stdout/stderr line (launch.io.maxLineBytes overrides
+   * it per launch). 256 KiB holds the biggest single JSON events the CLIs print
+   * (a tool result with a file in it) in one piece, and bounds the splitter's
+   * buffer per stream; longer lines are split into `cont` pieces, never dropped.
+   */
+  maxLineBytes: 256 * 1024,
+  /**
+   * Ceiling for a launch's io.maxLineBytes (larger requests are clamped). A piece
+   * of this many bytes, JSON-escaped at worst 6× (\u00XX), still fits one
+   * PROTOCOL_LIMITS_V1.maxFrameBytes (8 MiB) frame.
+   */
+  maxLineBytesCeiling: 1024 * 1024,
+  /** Floor for any line cap: a piece must hold a whole 4-byte UTF-8 char with room to spare. */
+  minLineBytes: 16,
+  /** Time between abort's interrupt and the SIGKILL of the process group (the brief's default). */
+  abortGraceMs: 3_000,
+  /** Time between stop's SIGTERM/interrupt and the SIGKILL, when stop() is given none. */
+  stopGraceMs: 3_000,
+  /**
+   * After the CLI exits, how long its pipes may stay open (held by a leftover
+   * grandchild) before the group is SIGKILLed and the pipes are closed, so the
+   * exit record and turn-end are not held back forever. Not counted while paused.
+   */
+  exitDrainMs: 2_000,
+} as const;
+
+export type SupervisorLimits = { -readonly [K in keyof typeof SUPERVISOR_LIMITS]: number };
