@@ -56,6 +56,7 @@ export class LineSplitter {
         else this.#emitPieces(chunk, pos, end);
       } else {
         this.#pending.push(chunk.subarray(pos, nl));
+        this.#pendingBytes += nl - pos;
         const line = this.#take();
         let end = line.length;
         if (end > 0 && line[end - 1] === CR) end--;
