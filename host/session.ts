@@ -313,9 +313,10 @@ export class BridgeSession<S> implements HarnessV1Session {
     await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.turnId });
   }
 
-  private onRecords(records: ReadonlyArray<JournalRecord>): void {
-    if (this.channel === null) return; // suspended or detached: the next slice replays these
+  private onRecords(channel: SessionChannel, records: ReadonlyArray<JournalRecord>): void {
     for (const record of records) {
+      // Suspended, detached or re-attached mid-batch: stop at this record boundary; the next slice replays the rest.
+      if (this.channel !== channel) return;
       const thread = this.ctx.adapter.threadId(record);
       if (thread !== undefined) this.threadId = thread;
       const turn = this.turn;
@@ -435,9 +436,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       token: this.link.token,
       cursor,
       journalId: this.link.hello.journalId,
-      onRecords: (records) => {
-        if (this.channel === channel) this.onRecords(records);
-      },
+      onRecords: (records) => this.onRecords(channel, records),
       onTerminal: (error) => {
         if (this.channel !== channel) return;
         this.channel = null;
