@@ -242,6 +242,21 @@ export const sandboxProviderConformance: ReadonlyArray<SandboxConformanceCase> =
     },
   },
   {
+    name: 'spawn: abortSignal kills the process and wait() rejects',
+    async run(ctx) {
+      const session = await open(ctx);
+      const controller = new AbortController();
+      const proc = await session.spawn({ command: 'sleep 30', abortSignal: controller.signal });
+      controller.abort(new Error('conformance abort'));
+      const outcome = await Promise.race([
+        Promise.resolve(proc.wait()).then(() => 'resolved', () => 'rejected'),
+        new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000)),
+      ]);
+      equal(outcome, 'rejected', 'wait() after abort');
+      return pass;
+    },
+  },
+  {
     name: 'spawn without stdin: streams, exit code, no stdin property',
     async run(ctx) {
       const session = await open(ctx);

@@ -117,6 +117,16 @@ export async function spawnProcess(host: ProcessHost, options: SpawnOptions): Pr
       return { exitCode };
     },
     kill,
+    /**
+     * Local extension (not in the contract): stop this process and its pipes
+     * from keeping the host's event loop alive, so a host can exit (detach,
+     * suspend) while the process keeps running. Reads still work while the
+     * host stays up for other reasons.
+     */
+    unref: () => {
+      child.unref();
+      for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
+    },
   };
   if (!options.stdin) return handle;
   // EPIPE after the child exits surfaces through the web stream's writer; the

@@ -95,6 +95,44 @@ describe('local provider specifics', () => {
     }
   });
 
+  it('a server spawned by a host process that has exited (handle unref()ed) stays reachable, and a resumed instance stops it', async () => {
+    const base = join(tempRoot, 'host-exit');
+    await mkdir(base, { recursive: true });
+    const [port] = await findFreeLoopbackPorts(1);
+    const script = join(base, 'spawn-and-exit.mts');
+    await writeFile(
+      script,
+      `import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local.ts'))};
+const provider = createLocalSandboxProvider({ root: ${JSON.stringify(join(base, 'sandboxes'))} });
+const session = await provider.createSession({ sessionId: 'outlives-host' });
+const server = await session.spawn({ command: \`node -e "require('http').createServer((q,r)=>r.end('pong')).listen(${port},'127.0.0.1')"\` });
+server.stdout.cancel(); server.stderr.cancel();
+(server as unknown as { unref(): void }).unref();
+`,
+    );
+    const code = await new Promise<number | null>((resolvePromise, reject) => {
+      const child = spawn(join(repoRoot, 'node_modules/.bin/tsx'), [script], { stdio: 'inherit' });
+      child.once('error', reject);
+      child.once('exit', resolvePromise);
+    });
+    expect(code).toBe(0);
+    const provider = createLocalSandboxProvider({ root: join(base, 'sandboxes') });
+    const resumed = await provider.resumeSession({ sessionId: 'outlives-host' });
+    try {
+      const url = await resumed.getPortUrl({ port: port!, protocol: 'http' });
+      let up = false;
+      for (let i = 0; i < 100 && !up; i++) {
+        up = await reachable(url);
+        if (!up) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(up).toBe(true);
+      await resumed.stop();
+      expect(await reachable(url)).toBe(false);
+    } finally {
+      await resumed.destroy();
+    }
+  });
+
   it('isolation bwrap without a bwrap binary fails with a clear error and creates nothing', async () => {
     const root = join(tempRoot, 'nobwrap');
     const provider = createLocalSandboxProvider({ root, isolation: 'bwrap', bwrapSearchPath: '/nonexistent-bin:/also-not-here' });
