@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   const log = logger.child('main');
   installCrashHandlers(logger);
   const bridgeId = randomUUID();
-  log.info({ bridgeId, version: BRIDGE_VERSION, pid: process.pid, tokenSource: token.source }, 'starting');
+  log.info({ bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
 
   // The journal calls onDurable from its first write on; the server and supervisor exist by then.
   let server: BridgeServer | null = null;

@@ -1,0 +1,7 @@
+// Types for esbuild.config.mjs, so TypeScript callers (test/global-setup.ts) type-check.
+export type BuildEntry = { name: string; entryPoint: string; outfile: string; external: string[] };
+export type BuiltEntry = { name: string; outfile: string; bytes: number };
+export declare const entries: BuildEntry[];
+export declare const sizeFloors: Record<string, number>;
+/** Builds the named entries (all when empty), prints each size, fails over a size floor. */
+export declare function buildEntries(names?: string[]): Promise<BuiltEntry[]>;
