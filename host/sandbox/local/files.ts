@@ -24,7 +24,7 @@ type FileMethods = Pick<
   | 'deleteFile'
 >;
 
-/** Resolves a caller's path; `forWrite` lets the session refuse paths outside its writable area. */
+/** Resolves a caller's path; for access 'write' the session may refuse paths outside its writable area. */
 export type PathGuard = (path: string, access: 'read' | 'write') => string;
 
 const missing = new Set(['ENOENT', 'ENOTDIR']);
