@@ -405,9 +405,14 @@ class Channel implements BridgeChannel {
       case 'hello':
         return this.onHelloFrame(frame);
       case 'replay-begin':
-        if (this.phase === 'attaching') this.onAttached();
+        if (this.phase === 'attaching') {
+          this.phase = 'replaying';
+          this.status({ state: 'replaying', from: frame.from, to: frame.to });
+          this.onAttached();
+          return;
+        }
+        this.diag('warn', `replay-begin while ${this.phase}; treated as a new replay`);
         this.phase = 'replaying';
-        this.status({ state: 'replaying', from: frame.from, to: frame.to });
         return;
       case 'records':
         return this.onRecordsFrame(frame.records);

@@ -25,24 +25,38 @@ export class RecordSequencer {
   }
 
   /**
-   * Split a batch into the contiguous run after the cursor and the rest, and
-   * advance the cursor over the run. The batch is normally already contiguous
-   * and past the cursor, so the common case returns it without copying.
+   * Pick the records of a batch that extend the cursor contiguously and
+   * advance the cursor over them. Records at or below the cursor are dropped
+   * as duplicates wherever they appear; a record beyond cursor+1 is a gap and
+   * withholds the rest of the batch. The normal batch (cursor+1 … cursor+n)
+   * is returned without copying.
    */
   accept(records: readonly JournalRecord[]): SequencedBatch {
-    let start = 0;
-    while (start < records.length && (records[start] as JournalRecord).seq <= this.current) start++;
-    let end = start;
-    let expected = this.current + 1;
-    while (end < records.length && (records[end] as JournalRecord).seq === expected) {
-      end++;
-      expected++;
+    const first = records[0];
+    const last = records[records.length - 1];
+    if (first && last && first.seq === this.current + 1 && last.seq === this.current + records.length && isContiguous(records)) {
+      this.current = last.seq;
+      return { deliver: records as JournalRecord[], duplicates: 0 };
     }
-    // Anything after the run: either a skip ahead (gap) or a stale/out-of-order
-    // seq; both mean this stream can no longer be trusted from here on.
-    const gap = end < records.length ? { expected, got: (records[end] as JournalRecord).seq } : undefined;
-    const deliver = start === 0 && end === records.length ? (records as JournalRecord[]) : records.slice(start, end);
-    this.current = expected - 1;
-    return gap === undefined ? { deliver, duplicates: start } : { deliver, duplicates: start, gap };
+    const deliver: JournalRecord[] = [];
+    let duplicates = 0;
+    for (const record of records) {
+      if (record.seq <= this.current) {
+        duplicates++;
+      } else if (record.seq === this.current + 1) {
+        deliver.push(record);
+        this.current = record.seq;
+      } else {
+        return { deliver, duplicates, gap: { expected: this.current + 1, got: record.seq } };
+      }
+    }
+    return { deliver, duplicates };
   }
+}
+
+function isContiguous(records: readonly JournalRecord[]): boolean {
+  for (let i = 1; i < records.length; i++) {
+    if ((records[i] as JournalRecord).seq !== (records[i - 1] as JournalRecord).seq + 1) return false;
+  }
+  return true;
 }
