@@ -1,0 +1,496 @@
+// The supervisor against the real fixture CLI: both CLI shapes, turn end by
+// matcher and by exit, busy, /dev/null stdin, big lines, stderr, abort, crash,
+// stop, pty, and the missing-node-pty path.
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SUPERVISOR_LIMITS } from '../../bridge/limits.ts';
+import { Supervisor } from '../../bridge/supervisor.ts';
+import { launchSpecSchema, type LaunchSpec, type LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
+import type { RecordDraft } from '../../protocol/v1/record.ts';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/fixture-cli.mjs', import.meta.url));
+const FILL = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+function launch(args: string[], extra: Omit<LaunchSpecInput, 'argv'> = {}): LaunchSpec {
+  return launchSpecSchema.parse({ argv: [process.execPath, FIXTURE, ...args], ...extra });
+}
+
+/** An echo-mode session launch whose turns end at a {"type":"result"} line. */
+function echoLaunch(args: string[] = [], extra: Omit<LaunchSpecInput, 'argv'> = {}): LaunchSpec {
+  return launch(['--echo', ...args], {
+    stdin: 'pipe',
+    lifetime: 'session',
+    turnEnd: [{ json: { path: ['type'], equals: 'result' } }],
+    interrupt: { input: '{"type":"interrupt"}\n' },
+    ...extra,
+  });
+}
+
+const prompt = (text: string, more: Record<string, unknown> = {}) => JSON.stringify({ type: 'prompt', text, ...more }) + '\n';
+
+type Draft = RecordDraft;
+type Waiter = { pred: (d: Draft) => boolean; resolve: (d: Draft) => void };
+
+/** Collects drafts; `until` resolves on the first draft (past or future) matching, or fails after a timeout. */
+class Recorder {
+  readonly drafts: Draft[] = [];
+  #waiters: Waiter[] = [];
+  readonly emit = (d: Draft): void => {
+    this.drafts.push(d);
+    this.#waiters = this.#waiters.filter((w) => {
+      if (!w.pred(d)) return true;
+      w.resolve(d);
+      return false;
+    });
+  };
+  until(pred: (d: Draft) => boolean, timeoutMs = 15_000): Promise<Draft> {
+    const hit = this.drafts.find(pred);
+    if (hit) return Promise.resolve(hit);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(new Error(`timed out; kinds so far: ${this.drafts.map((d) => d.kind).join(',')}`));
+      }, timeoutMs);
+      const waiter: Waiter = {
+        pred,
+        resolve: (d) => {
+          clearTimeout(timer);
+          resolve(d);
+        },
+      };
+      this.#waiters.push(waiter);
+    });
+  }
+  turnEnd(turnId: string): Promise<Extract<Draft, { kind: 'turn-end' }>> {
+    return this.until((d) => d.kind === 'turn-end' && d.turnId === turnId) as Promise<Extract<Draft, { kind: 'turn-end' }>>;
+  }
+  of(turnId: string | null): Draft[] {
+    return this.drafts.filter((d) => d.turnId === turnId);
+  }
+  kinds(turnId: string | null): string[] {
+    return this.of(turnId).map((d) => d.kind);
+  }
+  /** stdout texts (JSON-parsed when they parse) for a turn. */
+  stdoutJson(turnId: string | null): Array<Record<string, unknown>> {
+    return this.of(turnId)
+      .filter((d): d is Extract<Draft, { kind: 'stdout' }> => d.kind === 'stdout')
+      .map((d) => JSON.parse(d.data.text) as Record<string, unknown>);
+  }
+}
+
+const sups: Supervisor[] = [];
+function create(options: Partial<ConstructorParameters<typeof Supervisor>[0]> = {}): { sup: Supervisor; rec: Recorder } {
+  const rec = new Recorder();
+  const sup = new Supervisor({ emit: rec.emit, log: pino({ level: 'silent' }), ...options });
+  sups.push(sup);
+  return { sup, rec };
+}
+
+afterEach(async () => {
+  // Never leave a fixture process behind, whatever a test did.
+  await Promise.all(sups.splice(0).map((s) => s.stop(200)));
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    // ESRCH: no such process, which is the answer.
+    return false;
+  }
+}
+
+describe('Supervisor: lifetime turn', () => {
+  it('runs a process per turn; exit ends the turn; records come in contract order', async () => {
+    const { sup, rec } = create();
+    const result = await sup.start('t1', launch(['--json', '--lines', '5']), undefined, { tools: [{ name: 'lookup' }] });
+    expect(result).toEqual({ ok: true });
+    expect(sup.state).toBe('running');
+    expect(sup.turnId).toBe('t1');
+    const end = await rec.turnEnd('t1');
+    expect(end.data).toEqual({ reason: 'exit', code: 0 });
+    expect(rec.kinds('t1')).toEqual(['turn-start', 'spawn', ...Array(7).fill('stdout'), 'exit', 'turn-end']);
+    const start = rec.of('t1')[0] as Extract<Draft, { kind: 'turn-start' }>;
+    expect(start.data.tools).toEqual([{ name: 'lookup' }]);
+    expect(start.data.argv).toEqual([process.execPath, FIXTURE, '--json', '--lines', '5']);
+    const out = rec.stdoutJson('t1');
+    expect(out.map((o) => o.type)).toEqual(['session', 'line', 'line', 'line', 'line', 'line', 'done']);
+    expect(out[5]).toEqual({ type: 'line', n: 4, text: 'line 4' });
+    expect(sup.state).toBe('idle');
+    expect(sup.hasLiveProcess).toBe(false);
+
+    // The next turn spawns a fresh process.
+    await sup.start('t2', launch(['--json', '--lines', '1']));
+    expect((await rec.turnEnd('t2')).data.reason).toBe('exit');
+    const pids = rec.drafts.filter((d) => d.kind === 'spawn').map((d) => (d as Extract<Draft, { kind: 'spawn' }>).data.pid);
+    expect(pids).toHaveLength(2);
+    expect(pids[0]).not.toBe(pids[1]);
+  });
+
+  it('answers a second start with turn-busy and records nothing for it', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--hang']));
+    const busy = await sup.start('t2', launch(['--json']));
+    expect(busy).toMatchObject({ ok: false, code: 'turn-busy' });
+    expect(rec.of('t2')).toEqual([]);
+    sup.abort('t1', 100);
+    await rec.turnEnd('t1');
+  });
+
+  it("gives stdin:'null' CLIs /dev/null: a child reading stdin sees EOF at once", async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--read-stdin']), 'ignored: stdin is /dev/null');
+    await rec.turnEnd('t1');
+    const stdinLine = rec.stdoutJson('t1').find((o) => o.type === 'stdin');
+    expect(stdinLine).toEqual({ type: 'stdin', bytes: 0, text: '' });
+    expect(rec.kinds('t1')).not.toContain('stdin');
+  });
+
+  it('writes start input to a piped stdin of a per-turn process and records it', async () => {
+    const { sup, rec } = create();
+    const input = prompt('once', { lines: 1, exit: true });
+    await sup.start('t1', launch(['--echo'], { stdin: 'pipe' }), input);
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'exit', code: 0 });
+    expect(rec.of('t1').filter((d) => d.kind === 'stdin')).toMatchObject([{ data: { text: input } }]);
+    expect(rec.stdoutJson('t1').at(-1)).toEqual({ type: 'result', turn: 1, text: 'once', lines: 1 });
+    expect(rec.kinds('t1')).toEqual(['turn-start', 'spawn', 'stdin', 'stdout', 'stdout', 'stdout', 'stdout', 'exit', 'turn-end']);
+  });
+
+  it('delivers a 1 MiB single line whole when its cont pieces are joined, each piece <= cap', async () => {
+    const { sup, rec } = create();
+    const bytes = 1024 * 1024;
+    await sup.start('t1', launch(['--big-line', String(bytes)]));
+    await rec.turnEnd('t1');
+    const out = rec.of('t1').filter((d): d is Extract<Draft, { kind: 'stdout' }> => d.kind === 'stdout');
+    const last = out.findIndex((d) => !d.data.cont);
+    const pieces = out.slice(0, last + 1);
+    expect(pieces.length).toBeGreaterThanOrEqual(Math.ceil(bytes / SUPERVISOR_LIMITS.maxLineBytes));
+    for (const p of pieces) expect(Buffer.byteLength(p.data.text)).toBeLessThanOrEqual(SUPERVISOR_LIMITS.maxLineBytes);
+    expect(pieces.slice(0, -1).every((p) => p.data.cont === true)).toBe(true);
+    const joined = pieces.map((p) => p.data.text).join('');
+    expect(joined.length).toBe(bytes);
+    expect(joined).toBe(FILL.repeat(Math.ceil(bytes / FILL.length)).slice(0, bytes));
+    expect(out[last + 1]?.data.text).toBe('done 0');
+  });
+
+  it('honours io.maxLineBytes and never splits a multi-byte char', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--big-line', '30000', '--fill', '€é😀a'], { io: { mode: 'pipes', maxLineBytes: 1000 } }));
+    await rec.turnEnd('t1');
+    const out = rec.of('t1').filter((d): d is Extract<Draft, { kind: 'stdout' }> => d.kind === 'stdout');
+    const pieces = out.slice(0, out.findIndex((d) => !d.data.cont) + 1);
+    expect(pieces.length).toBeGreaterThan(25);
+    for (const p of pieces) {
+      expect(Buffer.byteLength(p.data.text)).toBeLessThanOrEqual(1000);
+      expect(p.data.text).not.toContain('\uFFFD');
+    }
+    expect(pieces.map((p) => p.data.text).join('')).toMatch(/^(€é😀a)+/);
+  });
+
+  it('records stderr lines', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--stderr-lines', '2', '--lines', '1']));
+    await rec.turnEnd('t1');
+    const err = rec.of('t1').filter((d) => d.kind === 'stderr').map((d) => (d as Extract<Draft, { kind: 'stderr' }>).data);
+    expect(err).toEqual([{ text: '{"type":"log","n":0}' }, { text: '{"type":"log","n":1}' }]);
+  });
+
+  it('emits exit then turn-end with code 3 when the CLI crashes mid-turn', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--lines', '10', '--crash-after', '3']));
+    const end = await rec.turnEnd('t1');
+    expect(end.data).toEqual({ reason: 'exit', code: 3 });
+    const kinds = rec.kinds('t1');
+    expect(kinds.slice(-2)).toEqual(['exit', 'turn-end']);
+    expect(rec.of('t1').find((d) => d.kind === 'exit')).toMatchObject({ data: { code: 3, signal: null } });
+    expect(rec.stdoutJson('t1').filter((o) => o.type === 'line')).toHaveLength(3);
+  });
+
+  it('aborts a hanging child: SIGINT is ignored, the group is SIGKILLed after the grace', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--hang', '--grandchild']));
+    await rec.until((d) => d.kind === 'stdout' && d.data.text === '{"type":"hang"}');
+    const grandchild = rec.stdoutJson('t1').find((o) => o.type === 'grandchild')!.pid as number;
+    expect(isAlive(grandchild)).toBe(true);
+    const t0 = Date.now();
+    expect(sup.abort('t1', 300)).toEqual({ ok: true });
+    expect(sup.abort('t1', 300)).toEqual({ ok: true }); // idempotent
+    const end = await rec.turnEnd('t1');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(280);
+    expect(end.data).toEqual({ reason: 'aborted', code: null });
+    const signals = rec.of('t1').filter((d) => d.kind === 'signal').map((d) => (d as Extract<Draft, { kind: 'signal' }>).data);
+    expect(signals).toEqual([
+      { signal: 'SIGINT', reason: 'abort' },
+      { signal: 'SIGKILL', reason: 'abort-grace-expired' },
+    ]);
+    expect(rec.of('t1').find((d) => d.kind === 'exit')).toMatchObject({ data: { code: null, signal: 'SIGKILL' } });
+    expect(isAlive(grandchild)).toBe(false); // the whole process group went
+  });
+
+  it('abort of a child that honours SIGINT ends the turn without waiting for the grace', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--lines', '1000', '--interval-ms', '10']));
+    await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"n":2'));
+    const t0 = Date.now();
+    sup.abort('t1', 10_000);
+    const end = await rec.turnEnd('t1');
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(end.data).toEqual({ reason: 'aborted', code: null });
+    expect(rec.of('t1').find((d) => d.kind === 'exit')).toMatchObject({ data: { signal: 'SIGINT' } });
+  });
+
+  it('answers write/signal/abort for an unknown turn with unknown-turn', async () => {
+    const { sup } = create();
+    expect(sup.write('nope', 'x')).toMatchObject({ ok: false, code: 'unknown-turn' });
+    expect(sup.signal('nope', 'SIGINT')).toMatchObject({ ok: false, code: 'unknown-turn' });
+    expect(sup.abort('nope')).toMatchObject({ ok: false, code: 'unknown-turn' });
+  });
+
+  it("answers write with no-process when stdin is 'null'", async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--hang']));
+    expect(sup.write('t1', 'x\n')).toMatchObject({ ok: false, code: 'no-process' });
+    sup.abort('t1', 50);
+    await rec.turnEnd('t1');
+  });
+
+  it('never passes the bridge token on to the CLI', async () => {
+    const { sup, rec } = create();
+    process.env.HARNESS_BRIDGE_TOKEN = 'secret-token';
+    try {
+      await sup.start('t1', launch(['--json', '--print-env', 'HARNESS_BRIDGE_TOKEN', '--print-env', 'EXTRA'], { env: { EXTRA: 'yes' } }));
+    } finally {
+      delete process.env.HARNESS_BRIDGE_TOKEN;
+    }
+    await rec.turnEnd('t1');
+    const env = rec.stdoutJson('t1').filter((o) => o.type === 'env');
+    expect(env).toEqual([
+      { type: 'env', name: 'HARNESS_BRIDGE_TOKEN', value: null },
+      { type: 'env', name: 'EXTRA', value: 'yes' },
+    ]);
+  });
+
+  it('pause() stops reading output (the CLI blocks) and resume() delivers all of it', async () => {
+    const { sup, rec } = create();
+    sup.pause();
+    await sup.start('t1', launch(['--json', '--lines', '2000', '--line-bytes', '1000']));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rec.kinds('t1').filter((k) => k === 'stdout')).toHaveLength(0);
+    expect(sup.state).toBe('running');
+    sup.resume();
+    await rec.turnEnd('t1');
+    expect(rec.kinds('t1').filter((k) => k === 'stdout')).toHaveLength(2002);
+  });
+});
+
+describe('Supervisor: lifetime session', () => {
+  it('ends turns at the matched line; the process lives on and the next start writes to it', async () => {
+    const { sup, rec } = create();
+    const spec = echoLaunch();
+    expect(await sup.start('t1', spec, prompt('one', { lines: 2 }))).toEqual({ ok: true });
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'matched' });
+    expect(sup.state).toBe('idle');
+    expect(sup.hasLiveProcess).toBe(true);
+    expect(rec.kinds('t1')).toEqual(['turn-start', 'spawn', 'stdin', 'stdout', 'stdout', 'stdout', 'stdout', 'stdout', 'turn-end']);
+
+    expect(await sup.start('t2', spec, prompt('two', { lines: 1 }))).toEqual({ ok: true });
+    expect((await rec.turnEnd('t2')).data).toEqual({ reason: 'matched' });
+    expect(rec.kinds('t2')).toEqual(['turn-start', 'stdin', 'stdout', 'stdout', 'stdout', 'turn-end']);
+    expect(rec.stdoutJson('t2')).toEqual([
+      { type: 'start', turn: 2, text: 'two' },
+      { type: 'delta', turn: 2, n: 0, text: 'two #0' },
+      { type: 'result', turn: 2, text: 'two', lines: 1 },
+    ]);
+    expect(rec.drafts.filter((d) => d.kind === 'spawn')).toHaveLength(1);
+    expect(rec.drafts.some((d) => d.kind === 'exit')).toBe(false);
+  });
+
+  it('a regex matcher ends the turn too', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch([], { turnEnd: [{ regex: '^\\{"type":"result"' }] }), prompt('r'));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+  });
+
+  it('an invalid regex is a spawn-failed turn', async () => {
+    const { sup, rec } = create();
+    const r = await sup.start('t1', echoLaunch([], { turnEnd: [{ regex: '(' }] }), prompt('r'));
+    expect(r).toMatchObject({ ok: false, code: 'spawn-failed' });
+    expect(rec.kinds('t1')).toEqual(['turn-start', 'turn-end']);
+  });
+
+  it('a matcher never fires on a cont piece or on the tail of a split line', async () => {
+    const { sup, rec } = create();
+    const spec = echoLaunch([], { io: { mode: 'pipes', maxLineBytes: 64 }, turnEnd: [{ regex: '"type":"result"' }, { regex: '^\\{"type":"delta"' }] });
+    await sup.start('t1', spec, prompt('x'.repeat(200), { lines: 0 }));
+    await rec.until((d) => d.kind === 'stdout' && d.turnId === 't1' && d.data.text.startsWith('{"type":"result"'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sup.state).toBe('running');
+    // The long result line was split; abort ends the turn (the idle fixture ignores the interrupt, so after the grace).
+    sup.abort('t1', 200);
+    expect((await rec.turnEnd('t1')).data.reason).toBe('aborted');
+  });
+
+  it('aborts with the launch interrupt input; the turn ends aborted and the process lives on', async () => {
+    const { sup, rec } = create();
+    const spec = echoLaunch();
+    await sup.start('t1', spec, prompt('long', { lines: 1000, intervalMs: 10 }));
+    await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"n":1,'));
+    sup.abort('t1', 5_000);
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'aborted' });
+    expect(rec.stdoutJson('t1').at(-1)).toMatchObject({ type: 'result', interrupted: true });
+    expect(rec.of('t1').filter((d) => d.kind === 'stdin').map((d) => (d as Extract<Draft, { kind: 'stdin' }>).data.text)).toEqual([
+      prompt('long', { lines: 1000, intervalMs: 10 }),
+      '{"type":"interrupt"}\n',
+    ]);
+    expect(sup.hasLiveProcess).toBe(true);
+    await sup.start('t2', spec, prompt('after'));
+    expect((await rec.turnEnd('t2')).data.reason).toBe('matched');
+  });
+
+  it('routes a tool round trip over stdin with write()', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch(), JSON.stringify({ type: 'tool', name: 'lookup' }) + '\n');
+    const call = await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"tool-call"'));
+    const id = (JSON.parse((call as Extract<Draft, { kind: 'stdout' }>).data.text) as { id: string }).id;
+    expect(sup.write('t1', JSON.stringify({ type: 'tool-result', id, output: { answer: 42 } }) + '\n')).toEqual({ ok: true });
+    await rec.turnEnd('t1');
+    expect(rec.stdoutJson('t1').at(-1)).toEqual({ type: 'result', turn: 1, text: '', lines: 0, tool: 'lookup', output: { answer: 42 } });
+  });
+
+  it('spawns again when the long-lived process died between turns', async () => {
+    const { sup, rec } = create();
+    const spec = echoLaunch();
+    await sup.start('t1', spec, prompt('bye', { lines: 0, exit: true }));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    const exit = await rec.until((d) => d.kind === 'exit');
+    expect(exit.turnId).toBeNull(); // it died between turns
+    expect(sup.hasLiveProcess).toBe(false);
+    await sup.start('t2', spec, prompt('again'));
+    expect((await rec.turnEnd('t2')).data.reason).toBe('matched');
+    expect(rec.kinds('t2')).toContain('spawn');
+  });
+
+  it('a crash mid-turn gives exit and turn-end with code 3', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch(['--crash-after', '2']), prompt('c', { lines: 5 }));
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'exit', code: 3 });
+    expect(rec.kinds('t1').slice(-2)).toEqual(['exit', 'turn-end']);
+    expect(sup.hasLiveProcess).toBe(false);
+  });
+
+  it('stop() with a live session process between turns: SIGTERM, exit with turnId null, no turn-end', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch(), prompt('one', { lines: 0 }));
+    await rec.turnEnd('t1');
+    await sup.stop(2_000);
+    expect(sup.state).toBe('stopping');
+    expect(sup.hasLiveProcess).toBe(false);
+    const tail = rec.of(null).map((d) => d.kind);
+    expect(tail).toEqual(['signal', 'exit']);
+    expect(rec.drafts.filter((d) => d.kind === 'turn-end')).toHaveLength(1);
+    expect(await sup.start('t2', echoLaunch(), prompt('x'))).toMatchObject({ ok: false, code: 'stopping' });
+  });
+
+  it('stop() during a turn of a hanging session process: turn-end stopped after SIGKILL', async () => {
+    const { sup, rec } = create();
+    // Interrupt by signal (ignored by --hang), so only the SIGKILL ends the turn.
+    await sup.start('t1', echoLaunch(['--hang'], { interrupt: { signal: 'SIGINT' } }), prompt('h', { lines: 1000, intervalMs: 20 }));
+    await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"delta"'));
+    await sup.stop(300);
+    const end = await rec.turnEnd('t1');
+    expect(end.data).toEqual({ reason: 'stopped', code: null });
+    const signals = rec.of('t1').filter((d) => d.kind === 'signal').map((d) => (d as Extract<Draft, { kind: 'signal' }>).data.signal);
+    expect(signals).toEqual(['SIGTERM', 'SIGKILL']);
+  });
+
+  it('stop() during a session turn whose launch interrupts by input: the interrupted result ends it as stopped', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch(), prompt('s', { lines: 1000, intervalMs: 20 }));
+    await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"delta"'));
+    await sup.stop(2_000);
+    expect((await rec.turnEnd('t1')).data.reason).toBe('stopped');
+    expect(rec.of('t1').filter((d) => d.kind === 'stdin').at(-1)).toMatchObject({ data: { text: '{"type":"interrupt"}\n' } });
+    expect(rec.drafts.filter((d) => d.kind === 'exit')).toHaveLength(1);
+  });
+
+  it('a start with a different launch retires the old session process', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch(['--resume-id', 'A']), prompt('a', { lines: 0 }));
+    await rec.turnEnd('t1');
+    await sup.start('t2', echoLaunch(['--resume-id', 'B']), prompt('b', { lines: 0 }));
+    await rec.turnEnd('t2');
+    expect(rec.stdoutJson('t2')[0]).toEqual({ type: 'session', id: 'B' });
+    await rec.until((d) => d.kind === 'exit' && d.turnId === null);
+    expect(rec.of(null).find((d) => d.kind === 'signal')).toMatchObject({ data: { signal: 'SIGTERM', reason: 'replaced' } });
+  });
+});
+
+describe('Supervisor: spawn failures and limits', () => {
+  it('an ENOENT spawn is turn-start then turn-end spawn-failed, and the supervisor is idle again', async () => {
+    const { sup, rec } = create();
+    const r = await sup.start('t1', launchSpecSchema.parse({ argv: ['/nonexistent/cli-binary', '-p', 'hi'] }));
+    expect(r).toMatchObject({ ok: false, code: 'spawn-failed' });
+    expect(rec.kinds('t1')).toEqual(['turn-start', 'turn-end']);
+    const end = rec.of('t1')[1] as Extract<Draft, { kind: 'turn-end' }>;
+    expect(end.data.reason).toBe('spawn-failed');
+    expect(end.data.message).toContain('/nonexistent/cli-binary');
+    expect(sup.state).toBe('idle');
+    expect(await sup.start('t2', launch(['--json']))).toEqual({ ok: true });
+    await rec.turnEnd('t2');
+  });
+
+  it('a missing cwd is a spawn failure that says so', async () => {
+    const { sup } = create();
+    const r = await sup.start('t1', launch(['--json'], { cwd: '/nonexistent/dir' }));
+    expect(r).toMatchObject({ ok: false, code: 'spawn-failed' });
+    if (!r.ok) expect(r.message).toContain('/nonexistent/dir');
+  });
+
+  it('rejects bad limits with a RangeError', () => {
+    const emit = () => {};
+    expect(() => new Supervisor({ emit, limits: { maxLineBytes: 0 } })).toThrow(RangeError);
+    expect(() => new Supervisor({ emit, limits: { maxLineBytes: SUPERVISOR_LIMITS.maxLineBytesCeiling + 1 } })).toThrow(RangeError);
+    expect(() => new Supervisor({ emit, limits: { abortGraceMs: -1 } })).toThrow(RangeError);
+    expect(() => new Supervisor({ emit, limits: { exitDrainMs: 1.5 } })).toThrow(RangeError);
+    expect(() => new Supervisor({ emit, limits: { exitDrainMs: 0 } })).toThrow(RangeError);
+  });
+});
+
+describe('Supervisor: pty', () => {
+  it('runs the CLI in a pty (node-pty) and records chunks', async () => {
+    const { sup, rec } = create();
+    const r = await sup.start('t1', launch(['--json', '--report-tty', '--lines', '3'], { io: { mode: 'pty', cols: 120, rows: 30 } }));
+    expect(r).toEqual({ ok: true });
+    const end = await rec.turnEnd('t1');
+    expect(end.data).toEqual({ reason: 'exit', code: 0 });
+    expect(rec.of('t1').find((d) => d.kind === 'spawn')).toMatchObject({ data: { pty: true } });
+    const text = rec
+      .of('t1')
+      .filter((d) => d.kind === 'pty')
+      .map((d) => (d as Extract<Draft, { kind: 'pty' }>).data.text)
+      .join('');
+    expect(text).toContain('{"type":"tty","stdin":true,"stdout":true}');
+    expect(text).toContain('{"type":"line","n":2,"text":"line 2"}\r\n');
+    expect(rec.kinds('t1').slice(-2)).toEqual(['exit', 'turn-end']);
+  });
+
+  it('a session CLI in a pty: input is written to the terminal and a matcher ends the turn', async () => {
+    const { sup, rec } = create();
+    const spec = echoLaunch([], { io: { mode: 'pty', cols: 200, rows: 30 } });
+    await sup.start('t1', spec, prompt('p', { lines: 1 }));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    expect(sup.hasLiveProcess).toBe(true);
+  });
+
+  it('a missing node-pty is a spawn-failed turn with a clear message', async () => {
+    const { sup, rec } = create({ ptyImporter: () => Promise.reject(new Error("Cannot find package 'node-pty'")) });
+    const r = await sup.start('t1', launch(['--json'], { io: { mode: 'pty', cols: 80, rows: 24 } }));
+    expect(r).toMatchObject({ ok: false, code: 'spawn-failed' });
+    if (!r.ok) expect(r.message).toMatch(/node-pty/);
+    expect(rec.kinds('t1')).toEqual(['turn-start', 'turn-end']);
+    expect(rec.of('t1')[1]).toMatchObject({ data: { reason: 'spawn-failed' } });
+    expect(sup.state).toBe('idle');
+  });
+});
