@@ -21,14 +21,13 @@
 //   everything after it are truncated at the next open and counted in
 //   `recovered`. A corrupt header makes the whole file unusable: it is replaced
 //   by a fresh journal with a new journalId, which hosts read as "journal lost".
-import { randomUUID } from 'node:crypto';
-import { chmod, close, fdatasync, fstat, ftruncate, mkdir, open, rename, stat, write } from 'node:fs';
+import { close, fdatasync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { RecordDraft } from '../protocol/v1/record.ts';
-import { encodeHeaderLine, encodeLineInto, journalFormatVersion, linePrefixBytes, maxLineBytes, serializeRecord } from './journal-format.ts';
+import { ensurePrivateDir, openJournalFile, type OpenedFile } from './journal-file.ts';
+import { encodeLineInto, linePrefixBytes, maxLineBytes, serializeRecord } from './journal-format.ts';
 import { JournalReader } from './journal-reader.ts';
-import { scanJournal } from './journal-recovery.ts';
 import { RecordWindow } from './journal-window.ts';
 import { JOURNAL_LIMITS } from './limits.ts';
 
@@ -53,16 +52,9 @@ export type JournalOptions = {
 
 export const journalFileName = 'journal.ndjson';
 
-const openAsync = promisify(open);
 const closeAsync = promisify(close);
-const fstatAsync = promisify(fstat);
-const ftruncateAsync = promisify(ftruncate);
 const fdatasyncAsync = promisify(fdatasync);
 const writeAsync = promisify(write);
-const mkdirAsync = promisify(mkdir);
-const chmodAsync = promisify(chmod);
-const statAsync = promisify(stat);
-const renameAsync = promisify(rename);
 
 /**
  * Records queued for one write. `approxBytes` counts UTF-16 units + framing
@@ -74,8 +66,6 @@ type WriteChunk = { firstSeq: number; lines: string[]; approxBytes: number; sync
 const framingBytes = linePrefixBytes + 1;
 
 type Waiter = { seq: number; resolve: () => void; reject: (error: Error) => void };
-
-type OpenedFile = { fd: number; journalId: string; lastSeq: number; fileBytes: number; index: number[] };
 
 export class Journal {
   readonly journalId: string;
@@ -129,7 +119,7 @@ export class Journal {
       throw new RangeError(`fsyncPolicy must be turn-end, always or never, got ${String(policy)}`);
     }
     await ensurePrivateDir(options.stateDir);
-    const { file, recovered } = await openFile(join(options.stateDir, journalFileName));
+    const { file, recovered } = await openJournalFile(join(options.stateDir, journalFileName));
     return new Journal(options, file, recovered, maxWindowRecords);
   }
 
@@ -335,85 +325,4 @@ export class Journal {
 function exitOnFatal(error: Error): void {
   process.stderr.write(`journal write failed, exiting: ${error.message}\n`);
   process.exit(70);
-}
-
-/** The state dir exists and is 0700 (DESIGN D8). */
-async function ensurePrivateDir(dir: string): Promise<void> {
-  await mkdirAsync(dir, { recursive: true, mode: 0o700 });
-  const info = await statAsync(dir);
-  if ((info.mode & 0o777) !== 0o700) await chmodAsync(dir, 0o700);
-}
-
-async function openFile(path: string): Promise<{ file: OpenedFile; recovered: Journal['recovered'] }> {
-  let fd = await openExisting(path);
-  if (fd === null) {
-    await createFile(path);
-    fd = await openAsync(path, 'r+');
-  }
-  try {
-    const info = await fstatAsync(fd);
-    if ((info.mode & 0o777) !== 0o600) await chmodAsync(path, 0o600);
-    const scan = await scanJournal(fd, info.size, {
-      indexEveryRecords: JOURNAL_LIMITS.indexEveryRecords,
-      readChunkBytes: JOURNAL_LIMITS.maxReadChunkBytes,
-      maxLineBytes: 3 * JOURNAL_LIMITS.maxRecordChars + linePrefixBytes + 1,
-    });
-    const recovered = { droppedBytes: scan.droppedBytes, droppedRecords: scan.droppedRecords };
-    if (scan.header === null) {
-      // Without a header there is no journalId to trust: start a new journal.
-      await closeAsync(fd);
-      await createFile(path);
-      const fresh = await openFile(path);
-      return { file: fresh.file, recovered };
-    }
-    if (scan.header.format !== journalFormatVersion) {
-      throw new Error(`journal ${path} has format ${scan.header.format}; this bridge reads format ${journalFormatVersion}`);
-    }
-    if (scan.droppedBytes > 0) {
-      await ftruncateAsync(fd, scan.validBytes);
-      // The cut must be on disk before new records land where the old tail was.
-      await fdatasyncAsync(fd);
-    }
-    const file = { fd, journalId: scan.header.journalId, lastSeq: scan.lastSeq, fileBytes: scan.validBytes, index: scan.index };
-    return { file, recovered };
-  } catch (error) {
-    await closeAsync(fd).catch(() => undefined); // already failing; the open error is the one to report
-    throw error;
-  }
-}
-
-async function openExisting(path: string): Promise<number | null> {
-  try {
-    return await openAsync(path, 'r+');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
-
-/** Writes a header-only journal to a temp file, fsyncs it and renames it into place (atomic: never a torn header). */
-async function createFile(path: string): Promise<void> {
-  const temp = `${path}.tmp`;
-  const fd = await openAsync(temp, 'w', 0o600);
-  try {
-    const header = encodeHeaderLine(randomUUID(), Date.now());
-    await writeAsync(fd, header, 0, header.length, 0);
-    await fdatasyncAsync(fd);
-  } finally {
-    await closeAsync(fd);
-  }
-  await renameAsync(temp, path);
-  await syncDir(join(path, '..'));
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fd = await openAsync(dir, 'r');
-  try {
-    await fdatasyncAsync(fd);
-  } catch (error) {
-    // Some filesystems refuse fsync on a directory (EINVAL); the rename is then as durable as it gets.
-    if ((error as NodeJS.ErrnoException).code !== 'EINVAL') throw error;
-  } finally {
-    await closeAsync(fd);
-  }
 }
