@@ -55,6 +55,9 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
   const stderr = drainTail(process.stderr);
   try {
     const ready = await readReadyLine(process.stdout, options.readyTimeoutMs, process.wait());
+    // The bridge outlives this host process by design (cross-process resume); providers that
+    // can detach the handle from our event loop (the local one) expose unref().
+    (process as { unref?: () => void }).unref?.();
     return { ready, token };
   } catch (error) {
     await process.kill();

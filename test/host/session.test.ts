@@ -1,5 +1,11 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKit, runTurn, textOf, type Kit } from './session-helpers.ts';
+import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
+import { BridgeSessionError } from '../../host/session-errors.ts';
+import { createKit, runTurn, startTurn, textOf, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
 beforeAll(async () => {
@@ -9,8 +15,21 @@ afterAll(async () => {
   await kit.cleanup();
 });
 
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function bridgePid(stateDir: string): Promise<number> {
+  return JSON.parse(await readFile(join(stateDir, 'bridge.json'), 'utf8')).pid as number;
+}
+
 describe('BridgeSession over the fixture CLI', () => {
-  it('runs a prompt turn to finish: stream-start, text, finish, done resolves', async () => {
+  it('runs a prompt turn to finish (stream-start, text, finish) and a second one on the same CLI process', async () => {
     const { session } = await kit.start('basic');
     const parts = await runTurn(session, 'hello LINES:3');
     expect(parts.map((p) => p.type)).toEqual([
@@ -23,9 +42,145 @@ describe('BridgeSession over the fixture CLI', () => {
       'finish-step',
       'finish',
     ]);
-    expect(textOf(parts)).toBe('hello LINES:3 #1\nhello LINES:3 #2\nhello LINES:3 #3\n');
+    expect(textOf(parts)).toBe('hello LINES:3 #0\nhello LINES:3 #1\nhello LINES:3 #2\n');
     const second = await runTurn(session, 'again LINES:1');
-    expect(textOf(second)).toBe('again LINES:1 #1\n');
+    expect(textOf(second)).toBe('again LINES:1 #0\n');
+    await session.doDestroy();
+  });
+
+  it('prepends instructions on the first prompt of a fresh session only, never on a resumed one', async () => {
+    const { session } = await kit.start('instructions');
+    const parts1: HarnessV1StreamPart[] = [];
+    const first = await session.doPromptTurn({ prompt: 'one LINES:1', instructions: 'BE BRIEF', emit: (p) => parts1.push(p) });
+    await first.done;
+    expect(textOf(parts1), 'the first prompt of a fresh session carries the instructions').toBe('BE BRIEF\none LINES:1 #0\n');
+    const parts: HarnessV1StreamPart[] = [];
+    const second = await session.doPromptTurn({ prompt: 'two LINES:1', instructions: 'BE BRIEF', emit: (p) => parts.push(p) });
+    await second.done;
+    expect(textOf(parts), 'second prompt of a fresh session must not repeat instructions').toBe('two LINES:1 #0\n');
+    const state = await session.doDetach();
+    const resumed = await kit.resume('instructions', state);
+    const parts3: HarnessV1StreamPart[] = [];
+    const third = await resumed.session.doPromptTurn({ prompt: 'three LINES:1', instructions: 'BE BRIEF', emit: (p) => parts3.push(p) });
+    await third.done;
+    expect(textOf(parts3), 'a resumed session must never re-apply instructions').toBe('three LINES:1 #0\n');
+    await resumed.session.doDestroy();
+  });
+
+  it('round-trips a host tool call over stdin: tool-call part, submitToolResult, then the turn finishes', async () => {
+    const { session } = await kit.start('tool');
+    const { parts, control } = await startTurn(session, 'use a tool LINES:1 TOOL:lookup', (part) => {
+      if (part.type === 'tool-call') void control.submitToolResult({ toolCallId: part.toolCallId, output: { answer: 42 } });
+    });
+    await control.done;
+    const call = parts.find((p) => p.type === 'tool-call');
+    expect(call, 'the fixture CLI asked for a host tool').toMatchObject({ type: 'tool-call', toolName: 'lookup' });
+    expect(parts.at(-1)?.type).toBe('finish');
+    await session.doDestroy();
+  });
+
+  it('delivers a mid-turn user message to the running CLI (submitUserMessage)', async () => {
+    const { session } = await kit.start('user-message');
+    const { parts, control } = await startTurn(session, 'slow LINES:20 INTERVAL:20');
+    expect(control.submitUserMessage, 'the fixture adapter encodes user messages').toBeTypeOf('function');
+    await control.submitUserMessage!('mid-turn hello');
+    await control.done;
+    // The CLI queues the message as its next turn; the bridge journals the stdin write inside this turn.
+    const next = await runTurn(session, 'after LINES:1');
+    expect(textOf(parts)).toContain('slow LINES:20 INTERVAL:20 #19');
+    expect(next.at(-1)?.type).toBe('finish');
+    await session.doDestroy();
+  });
+
+  it('aborts a running turn: the CLI is interrupted and done rejects with an AbortError', async () => {
+    const { session } = await kit.start('abort');
+    const abort = new AbortController();
+    const parts: HarnessV1StreamPart[] = [];
+    const control = await session.doPromptTurn({
+      prompt: 'long LINES:500 INTERVAL:20',
+      abortSignal: abort.signal,
+      emit: (p) => {
+        parts.push(p);
+        if (parts.length === 5) abort.abort();
+      },
+    });
+    const error = await Promise.resolve(control.done).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.name, 'done must settle with an AbortError').toBe('AbortError');
+    expect(parts.filter((p) => p.type === 'text-delta').length, 'the CLI stopped long before 500 lines').toBeLessThan(400);
+    const after = await runTurn(session, 'still alive LINES:1');
+    expect(textOf(after)).toBe('still alive LINES:1 #0\n');
+    await session.doDestroy();
+  });
+
+  it('detach → a new host instance → the next prompt runs on the same live bridge (attach rung)', async () => {
+    const { session } = await kit.start('detach');
+    await runTurn(session, 'first LINES:1');
+    const state = await session.doDetach();
+    await expect(session.doPromptTurn({ prompt: 'x', emit: () => undefined })).rejects.toMatchObject({ code: 'session-closed' });
+    const resumed = await kit.resume('detach', state);
+    expect(resumed.session.isResume).toBe(true);
+    const parts = await runTurn(resumed.session, 'second LINES:2');
+    expect(textOf(parts)).toBe('second LINES:2 #0\nsecond LINES:2 #1\n');
+    const diagnostic = kit.diagnostics.find((d) => d.sessionId === 'detach' && d.attrs?.rungs === 'attach');
+    expect(diagnostic, 'the attach rung is reported as a diagnostic').toBeDefined();
+    await resumed.session.doDestroy();
+  });
+
+  it('stop → resume in a new host → the next prompt resumes the CLI thread in a new bridge (replay rung)', async () => {
+    const { session, sandbox } = await kit.start('stop');
+    await runTurn(session, 'first LINES:1');
+    const stopped = await session.doStop();
+    const data = stopped.data as { threadId?: string; stateDir: string; journalId: string };
+    expect(data.threadId, 'the thread id was read from the CLI output').toMatch(/^fx-/);
+    const stateDir = data.stateDir;
+    expect(existsSync(join(stateDir, 'journal.ndjson')), 'stop keeps the journal').toBe(true);
+    const resumed = await kit.resume('stop', stopped);
+    expect((resumed.session as unknown as { rungs: string[] }).rungs).toEqual(['replay']);
+    const parts = await runTurn(resumed.session, 'second LINES:1');
+    expect(textOf(parts)).toBe('second LINES:1 #0\n');
+    const after = (await resumed.session.doDetach()).data as { threadId?: string; journalId: string };
+    expect(after.threadId, 'the CLI was relaunched on the same thread').toBe(data.threadId);
+    expect(after.journalId, 'the new bridge continued the same journal').toBe(data.journalId);
+    void sandbox;
+    const again = await kit.resume('stop', { harnessId: 'fixture', specificationVersion: 'harness-v1', data: after });
+    await again.session.doDestroy();
+  });
+
+  it('destroy kills the bridge and removes its state dir', async () => {
+    const { session } = await kit.start('destroy');
+    await runTurn(session, 'x LINES:1');
+    const state = (await session.doSuspendTurn()).data as { stateDir: string };
+    const pid = await bridgePid(state.stateDir);
+    const resumed = await kit.resume('destroy', { harnessId: 'fixture', specificationVersion: 'harness-v1', data: state });
+    await resumed.session.doDestroy();
+    for (let i = 0; i < 50 && pidAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(pidAlive(pid), 'bridge process is gone').toBe(false);
+    expect(existsSync(state.stateDir), 'state dir is gone').toBe(false);
+  });
+
+  it('refuses a resume state from another harness, and a corrupt one, with bad-resume-state', async () => {
+    const { session } = await kit.start('refuse');
+    await runTurn(session, 'x LINES:1');
+    const state = await session.doDetach();
+    const foreign = { ...state, harnessId: 'claude-code' };
+    await expect(kit.resume('refuse', foreign)).rejects.toSatisfy(
+      (e: unknown) => BridgeSessionError.isInstance(e) && e.code === 'bad-resume-state' && /claude-code/.test(e.message),
+    );
+    const corrupt = { ...state, data: { ...(state.data as object), cursor: -5 } };
+    await expect(kit.resume('refuse', corrupt)).rejects.toSatisfy(
+      (e: unknown) => BridgeSessionError.isInstance(e) && e.code === 'bad-resume-state' && /cursor/.test(e.message),
+    );
+    await expect(kit.resume('refuse', { nonsense: true } as never)).rejects.toMatchObject({ code: 'bad-resume-state' });
+    const ok = await kit.resume('refuse', state);
+    await ok.session.doDestroy();
+  });
+
+  it('doCompact throws HarnessCapabilityUnsupportedError for a CLI that cannot compact', async () => {
+    const { session } = await kit.start('compact');
+    await expect(session.doCompact()).rejects.toSatisfy((e: unknown) => HarnessCapabilityUnsupportedError.isInstance(e));
     await session.doDestroy();
   });
 });
