@@ -293,10 +293,14 @@ export class BridgeSession<S> implements HarnessV1Session {
     const frame: ChannelRequest = rerun
       ? { type: 'rerun', turnId, of: request.rerunOf!, launch, ...(input === undefined ? {} : { input }), tools }
       : { type: 'start', turnId, launch, ...(input === undefined ? {} : { input }), tools };
+    const channel = this.channel;
     try {
       await this.send(frame);
     } catch (error) {
-      this.turn = null;
+      // Suspended or detached while the ack was in flight: the turn may well be running (its
+      // records can arrive before the ack); the resume state keeps it and the next slice finds out.
+      if (this.channel !== channel && this.turn?.turnId === turnId) return;
+      if (this.turn?.turnId === turnId) this.turn = null;
       this.slice = null;
       throw error;
     }
