@@ -131,3 +131,43 @@ export const SUPERVISOR_LIMITS = {
 } as const;
 
 export type SupervisorLimits = { -readonly [K in keyof typeof SUPERVISOR_LIMITS]: number };
+
+/** mcp.ts: the loopback MCP endpoint serving host tools to the CLI (DESIGN D6). */
+export const MCP_LIMITS = {
+  /**
+   * Bytes of one HTTP request body (one JSON-RPC message). Tool arguments a
+   * model writes are rarely more than a few KiB; 4 MiB still fits a pasted file
+   * and keeps the tool-call record far below JOURNAL_LIMITS.maxRecordChars.
+   */
+  maxMcpBodyBytes: 4 * 1024 * 1024,
+  /**
+   * Tool calls waiting for a host answer at once. A CLI runs a handful of tools
+   * in parallel at most; each waiting call holds an open socket, so this also
+   * bounds sockets and memory while no host is attached.
+   */
+  maxPendingCalls: 64,
+  /** Open sockets to the endpoint (waiting calls plus idle keep-alive ones). */
+  maxMcpConnections: 128,
+  /**
+   * Tools in the union tools/list serves across turns (a start frame carries at
+   * most 256); the oldest are forgotten past this so a long session stays bounded.
+   */
+  maxListedTools: 1024,
+  /**
+   * A call still waiting after this long gets its 200 headers, then one space
+   * (valid leading JSON whitespace) per interval until the answer: HTTP clients
+   * with idle or headers timeouts (undici and Bun default to 300 s) keep waiting.
+   */
+  keepaliveIntervalMs: 15_000,
+} as const;
+
+export type McpLimits = { -readonly [K in keyof typeof MCP_LIMITS]: number };
+
+/** Merges overrides into MCP_LIMITS; a non-positive or non-integer value is a RangeError. */
+export function resolveMcpLimits(overrides: Partial<McpLimits> = {}): McpLimits {
+  const limits: McpLimits = { ...MCP_LIMITS, ...overrides };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`MCP_LIMITS.${name} must be a positive integer, got ${value}`);
+  }
+  return limits;
+}

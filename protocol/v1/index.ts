@@ -17,6 +17,7 @@ export {
   type TurnEndMatcher,
 } from './launch-spec.ts';
 export { hostToolSpecSchema, type HostToolSpec } from './tool-spec.ts';
+export { MCP_ENV_V1, type McpEnvNames } from './mcp-env.ts';
 export { recordSchema, type JournalRecord, type RecordDraft, type RecordKind, type RecordOf } from './record.ts';
 export { recordsFrameSchema, type RecordsFrame } from './records.ts';
 export { helloFrameSchema, turnInfoSchema, type HelloFrame, type TurnInfo } from './hello.ts';
