@@ -233,9 +233,12 @@ export class TestClient {
   /** Attach at `cursor` and wait for replay-end; returns the replayed records and the replay-begin. */
   async attach(cursor: number, extra: Record<string, unknown> = {}): Promise<{ begin: Extract<BridgeFrame, { type: 'replay-begin' }>; records: JournalRecord[] }> {
     const from = this.frames.length;
+    // Both waiters exist before the frame goes out: with discardFrames() nothing could be found afterwards.
+    const begun = this.waitFor<Extract<BridgeFrame, { type: 'replay-begin' }>>((f) => f.type === 'replay-begin', 15_000, from);
+    const ended = this.waitFor((f) => f.type === 'replay-end', 60_000, from);
     this.send({ type: 'attach', protocolVersion: PROTOCOL_VERSION_V1, cursor, ...extra });
-    const begin = await this.waitFor<Extract<BridgeFrame, { type: 'replay-begin' }>>((f) => f.type === 'replay-begin', 15_000, from);
-    await this.waitFor((f) => f.type === 'replay-end', 30_000, from);
+    const begin = await begun;
+    await ended;
     const beginAt = this.frames.indexOf(begin);
     const endAt = this.frames.findIndex((f, i) => i > beginAt && f.type === 'replay-end');
     return { begin, records: recordsBetween(this.frames, beginAt, endAt) };
