@@ -1,7 +1,7 @@
 // latency: p50/p99 delay of records at a paced 1,000 records/s. The CLI stamps
-// each line with its write time (epoch ms, sub-ms precision); the host client
-// stamps the frame's arrival and takes the difference per record. Both clocks
-// are this machine's.
+// each line with its write time (CLOCK_MONOTONIC via process.hrtime, shared by
+// every process on the machine, µs precision); the host client stamps the
+// frame's arrival with the same clock and takes the difference per record.
 import { REPEATS, banner, benchLine, floor, median, percentile, runScenario, scaled, skippedValue, targetRunner } from './lib/common.mjs';
 import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 

@@ -6,12 +6,10 @@
 //   node emit-lines.mjs --count N            as fast as the pipe takes them
 //   node emit-lines.mjs --count N --rate R   paced at R lines/s, each line
 //                                            stamped with its write time `t`
-//                                            (epoch ms, sub-ms precision)
+//                                            (monotonic ms, µs precision)
 //   --pause-after K --pause-ms M             print K lines, sleep M ms, go on
 //
 // A line looks like {"type":"event","i":123,"text":"quick brown fox …"} (~70 B).
-import { performance } from 'node:perf_hooks';
-
 const args = process.argv.slice(2);
 function opt(name, fallback) {
   const i = args.indexOf(`--${name}`);
@@ -27,7 +25,9 @@ const CHUNK = 1000;
 // A reader that went away is the end of the run, not an error worth a stack.
 process.stdout.on('error', () => process.exit(0));
 
-const now = () => performance.timeOrigin + performance.now();
+// CLOCK_MONOTONIC in ms with µs precision: one clock for every process on the
+// machine (performance.timeOrigin differs per process by up to ~1 ms).
+const now = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function write(text) {

@@ -138,11 +138,12 @@ export async function launchBridge(target, { stateDir = tempDir(`${target}-state
   };
 }
 
-const now = () => performance.timeOrigin + performance.now();
+/** Same clock as the emitter's `t` stamps: CLOCK_MONOTONIC, shared by all processes. */
+const now = () => Number(process.hrtime.bigint() / 1000n) / 1000;
 
 /**
  * A host-side ws client for one bridge. Counts CLI lines (and optionally hands
- * each to onLine(text, receivedAtEpochMs)), turn ends and replay ends.
+ * each to onLine(text, receivedAtMonotonicMs)), turn ends and replay ends.
  */
 export async function connectClient(bridge, { onLine } = {}) {
   const { target, port, token } = bridge;
