@@ -14,6 +14,7 @@ import { loadToken } from './auth.ts';
 import { Journal } from './journal.ts';
 import { SERVER_LIMITS } from './limits.ts';
 import { createBridgeLogger, type BridgeLogger } from './logger.ts';
+import { McpEndpoint, withMcp } from './mcp.ts';
 import { createBridgeServer, type BridgeServer } from './server.ts';
 import { Supervisor } from './supervisor.ts';
 import { TurnLog, recoverTurns } from './turns.ts';
@@ -111,10 +112,10 @@ async function main(): Promise<void> {
   if (unreadable > 0) log.warn({ unreadable }, 'journal lines that looked like turn records did not parse');
 
   let journalClosed = false;
-  const record = (draft: RecordDraft): void => {
+  const record = (draft: RecordDraft): number | null => {
     if (journalClosed) {
       log.warn({ kind: draft.kind, turnId: draft.turnId }, 'record after the journal closed; dropped');
-      return;
+      return null;
     }
     const seq = journal.append(draft);
     turns.observe(draft, seq);
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
       outputPaused = true; // the disk is behind the CLI: stop reading its output until the queue halves
       supervisor?.pause();
     }
+    return seq;
   };
 
   const unfinished = turns.unfinished;
@@ -138,6 +140,15 @@ async function main(): Promise<void> {
 
   const runningSupervisor = new Supervisor({ emit: record, log: logger.child('supervisor') });
   supervisor = runningSupervisor;
+  // Host tools for the CLI (DESIGN D6): its own token, 127.0.0.1 only; the CLI learns both from env (MCP_ENV_V1).
+  const mcp = new McpEndpoint({
+    record,
+    nextSeq: () => journal.lastSeq + 1,
+    flush: () => journal.flush(),
+    turnId: () => runningSupervisor.turnId,
+    log: logger.child('mcp'),
+  });
+  await mcp.listen();
   const closeJournal = async (): Promise<void> => {
     await journal.close();
     journalClosed = true;
@@ -150,15 +161,17 @@ async function main(): Promise<void> {
     bridgeVersion: BRIDGE_VERSION,
     ...(recipeIdentity === undefined ? {} : { recipeIdentity }),
     journal,
-    supervisor: runningSupervisor,
+    supervisor: withMcp(runningSupervisor, mcp),
     turns,
     logger,
     lifecycle: {
       async stop(graceMs) {
+        await mcp.close();
         await runningSupervisor.stop(graceMs);
         await closeJournal();
       },
       async destroy() {
+        await mcp.close();
         await runningSupervisor.stop(0);
         await closeJournal();
         rmSync(stateDir, { recursive: true, force: true });
@@ -170,6 +183,7 @@ async function main(): Promise<void> {
       },
     },
   });
+  mcp.bindCalls(server.pendingCalls); // host tool-result frames reach waiting calls through the server's routing
 
   const ready = { type: 'bridge-ready', port: server.port, bridgeId, journalId: journal.journalId, version: BRIDGE_VERSION, pid: process.pid };
   const readyLine = JSON.stringify(ready);

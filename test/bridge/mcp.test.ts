@@ -1,16 +1,20 @@
 // bridge/mcp.ts: the MCP endpoint on its own (fetch against a real loopback
 // listener, a fake journal) and through the real bridge (dist/bridge.mjs with a
 // fixture MCP client acting as the CLI and a raw ws host).
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MCP_ENV_V1, type HostToolSpec, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../../protocol/v1/index.ts';
+import { z } from 'zod';
+import { MCP_ENV_V1, type HostToolSpec, type JournalRecord, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../../protocol/v1/index.ts';
 import { createBridgeLogger, type BridgeLogger } from '../../bridge/logger.ts';
 import { McpEndpoint, withMcp, type McpEndpointOptions } from '../../bridge/mcp.ts';
 import type { PendingCall, SupervisorPort } from '../../bridge/server.ts';
-import { eventually, sleep, tempDir } from './helpers.ts';
+import { connectClient, eventually, repoRoot, sleep, startBridge, tempDir, type RunningBridge } from './helpers.ts';
+
+const listedSchema = z.object({
+  result: z.object({ tools: z.array(z.object({ name: z.string(), description: z.string().optional(), inputSchema: z.record(z.string(), z.unknown()) })) }),
+});
 
 const echoTool: HostToolSpec = {
   name: 'echo_upper',
@@ -125,7 +129,7 @@ describe('MCP endpoint on its own', () => {
     expect((await post(rpc(1, 'tools/list'))).json).toEqual({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
     h.endpoint.addTools([echoTool, { name: 'bare' }]);
     h.endpoint.addTools([{ name: 'later', description: 'from turn 2' }, { ...echoTool, description: 'v2' }]);
-    const listed = (await post(rpc(2, 'tools/list'))).json as { result: { tools: { name: string; description?: string; inputSchema: unknown }[] } };
+    const listed = listedSchema.parse((await post(rpc(2, 'tools/list'))).json);
     expect(listed.result.tools.map((t) => t.name)).toEqual(['bare', 'later', 'echo_upper']);
     expect(listed.result.tools[0]!.inputSchema).toEqual({ type: 'object' });
     expect(listed.result.tools[2]).toEqual({ name: 'echo_upper', description: 'v2', inputSchema: echoTool.inputSchema });
@@ -137,7 +141,7 @@ describe('MCP endpoint on its own', () => {
     small.endpoint.addTools([{ name: 'c' }]);
     await small.endpoint.listen();
     try {
-      const listed = (await post(rpc(1, 'tools/list'), { url: small.endpoint.url, token: small.endpoint.token })).json as { result: { tools: { name: string }[] } };
+      const listed = listedSchema.parse((await post(rpc(1, 'tools/list'), { url: small.endpoint.url, token: small.endpoint.token })).json);
       expect(listed.result.tools.map((t) => t.name)).toEqual(['b', 'c']);
     } finally {
       await small.endpoint.close();
@@ -362,7 +366,7 @@ describe('MCP endpoint on its own', () => {
     expect(started[0]!.launch.argv).toEqual(['cli']);
     expect(started[0]!.meta).toEqual({ tools: [echoTool] });
     expect(launch.env![MCP_ENV_V1.token]).toBe('stale'); // the host's object is not mutated
-    const listed = (await post(rpc(1, 'tools/list'))).json as { result: { tools: { name: string }[] } };
+    const listed = listedSchema.parse((await post(rpc(1, 'tools/list'))).json);
     expect(listed.result.tools.map((t) => t.name)).toEqual(['echo_upper']);
   });
 
@@ -382,5 +386,130 @@ describe('MCP endpoint on its own', () => {
   });
 });
 
-// Keep the import used when the bridge-level block below is skipped.
-void spawn;
+describe('MCP endpoint through the real bridge', () => {
+  const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
+  let dir: string;
+  let bridge: RunningBridge | null = null;
+
+  beforeEach(() => {
+    dir = tempDir('hb-mcp-bridge-');
+  });
+  afterEach(async () => {
+    await bridge?.kill();
+    bridge = null;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const clientLaunch = (args: string[]) => ({ argv: [process.execPath, mcpClient, '--secrets-out', join(dir, 'secrets.json'), ...args] });
+  const secrets = (): { url: string; token: string } =>
+    z.object({ url: z.string(), token: z.string().min(32) }).parse(JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8')));
+  const stdoutStep = (records: JournalRecord[], step: string): Record<string, unknown> | undefined => {
+    for (const r of records) {
+      if (r.kind !== 'stdout') continue;
+      const line = z.record(z.string(), z.unknown()).safeParse(JSON.parse(r.data.text));
+      if (line.success && line.data.step === step) return line.data;
+    }
+    return undefined;
+  };
+  /** Every file in the state dir, plus the bridge's stderr: where a token must never appear. */
+  const everythingWritten = (b: RunningBridge): string =>
+    readdirSync(b.stateDir)
+      .map((f) => readFileSync(join(b.stateDir, f), 'utf8'))
+      .join('\n') + b.stderr();
+
+  it('a CLI calls a host tool: the host sees the tool-call record, answers, and the CLI gets the answer', async () => {
+    bridge = await startBridge({ args: ['--host', '0.0.0.0'] });
+    const { client, hello } = await connectClient(bridge);
+    expect(JSON.stringify(hello)).not.toMatch(/mcp/i);
+    await client.attach(0);
+    const start = await client.request({
+      type: 'start',
+      id: 's1',
+      turnId: 't1',
+      launch: clientLaunch(['--call', 'echo_upper', '--args', '{"text":"hello mcp"}']),
+      tools: [echoTool],
+    });
+    expect(start).toMatchObject({ type: 'ack' });
+    const call = await client.waitForRecord((r) => r.kind === 'tool-call');
+    if (call.kind !== 'tool-call') throw new Error('unreachable');
+    expect(call).toMatchObject({ turnId: 't1', data: { callId: `mcp-${call.seq}`, name: 'echo_upper', input: { text: 'hello mcp' } } });
+    const listed = stdoutStep(client.records(), 'tools/list');
+    expect(listed).toMatchObject({ status: 200, body: { result: { tools: [{ name: 'echo_upper', inputSchema: echoTool.inputSchema }] } } });
+    expect(stdoutStep(client.records(), 'initialize')).toMatchObject({ body: { result: { protocolVersion: '2025-06-18' } } });
+
+    expect(await client.request({ type: 'tool-result', id: 'r1', callId: call.data.callId, output: 'HELLO MCP' })).toMatchObject({ type: 'ack' });
+    await client.waitForRecord((r) => r.kind === 'turn-end');
+    const records = client.records();
+    expect(stdoutStep(records, 'tools/call')).toMatchObject({ status: 200, body: { result: { content: [{ type: 'text', text: 'HELLO MCP' }], isError: false } } });
+    const kinds = records.filter((r) => r.turnId === 't1').map((r) => r.kind);
+    expect(kinds.indexOf('tool-call')).toBeLessThan(kinds.indexOf('tool-result'));
+    expect(records.find((r) => r.kind === 'tool-result')).toMatchObject({ turnId: 't1', data: { callId: call.data.callId, output: 'HELLO MCP', isError: false } });
+    expect(records.find((r) => r.kind === 'turn-end')).toMatchObject({ data: { reason: 'exit', code: 0 } });
+
+    // Answered already, or never asked: unknown-call.
+    expect(await client.request({ type: 'tool-result', id: 'r2', callId: call.data.callId, output: 'again' })).toMatchObject({ type: 'error', code: 'unknown-call' });
+    expect(await client.request({ type: 'tool-result', id: 'r3', callId: 'mcp-999', output: 'x' })).toMatchObject({ type: 'error', code: 'unknown-call' });
+
+    // The endpoint: loopback only even with the ws on 0.0.0.0, its own token (the host's is refused), nowhere on disk.
+    const { url, token } = secrets();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(token).not.toBe(bridge.token);
+    const ping = JSON.stringify(rpc(1, 'ping'));
+    expect((await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${bridge.token}` }, body: ping })).status).toBe(401);
+    expect((await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: ping })).status).toBe(200);
+    const external = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && a.family === 'IPv4' && !a.internal);
+    if (external !== undefined) await expect(fetch(url.replace('127.0.0.1', external.address), { method: 'POST', body: ping })).rejects.toThrow();
+    expect(everythingWritten(bridge)).not.toContain(token);
+    expect(JSON.stringify(records)).not.toContain(token);
+    await client.close();
+  });
+
+  it('a call made while no host is attached waits, is replayed to the next host and answered then', async () => {
+    bridge = await startBridge();
+    const first = await connectClient(bridge);
+    await first.client.attach(0);
+    const start = await first.client.request({
+      type: 'start',
+      id: 's1',
+      turnId: 't1',
+      launch: clientLaunch(['--call', 'echo_upper', '--args', '{"text":"while away"}', '--delay-ms', '400']),
+      tools: [echoTool],
+    });
+    expect(start).toMatchObject({ type: 'ack' });
+    const cursor = first.client.records().at(-1)!.seq;
+    await first.client.close();
+
+    const journal = join(bridge.stateDir, 'journal.ndjson');
+    await eventually(() => readFileSync(journal, 'utf8').includes('"kind":"tool-call"'), 15_000, 'the tool-call record on disk');
+    await sleep(300); // the CLI keeps waiting with nobody attached
+    expect(readFileSync(journal, 'utf8')).not.toContain('"kind":"tool-result"');
+
+    const second = await connectClient(bridge);
+    const { records } = await second.client.attach(cursor);
+    const call = records.find((r) => r.kind === 'tool-call');
+    if (call?.kind !== 'tool-call') throw new Error(`no tool-call in the replay: ${JSON.stringify(records)}`);
+    expect(call).toMatchObject({ turnId: 't1', data: { name: 'echo_upper', input: { text: 'while away' } } });
+    expect(await second.client.request({ type: 'tool-result', id: 'r1', callId: call.data.callId, output: { upper: 'WHILE AWAY' } })).toMatchObject({ type: 'ack' });
+    await second.client.waitForRecord((r) => r.kind === 'turn-end');
+    expect(stdoutStep(second.client.records(), 'tools/call')).toMatchObject({
+      body: { result: { content: [{ type: 'text', text: '{"upper":"WHILE AWAY"}' }], isError: false } },
+    });
+    expect(everythingWritten(bridge)).not.toContain(secrets().token);
+    await second.client.close();
+  });
+
+  it('a CLI that hangs up mid-call is dropped: nothing new recorded, a late answer is unknown-call', async () => {
+    bridge = await startBridge();
+    const { client } = await connectClient(bridge);
+    await client.attach(0);
+    // A shell CLI whose MCP client is killed mid-call (its HTTP request closes), while the turn goes on.
+    const script = `node ${JSON.stringify(mcpClient)} --call echo_upper --args '{"text":"x"}' & pid=$!; sleep 1.5; kill -9 $pid; sleep 0.5; echo after`;
+    await client.request({ type: 'start', id: 's1', turnId: 't1', launch: { argv: ['sh', '-c', script] }, tools: [echoTool] });
+    const call = await client.waitForRecord((r) => r.kind === 'tool-call');
+    if (call.kind !== 'tool-call') throw new Error('unreachable');
+    await client.waitForRecord((r) => r.kind === 'turn-end');
+    expect(await client.request({ type: 'tool-result', id: 'r1', callId: call.data.callId, output: 'late' })).toMatchObject({ type: 'error', code: 'unknown-call' });
+    expect(client.records().filter((r) => r.kind === 'tool-result')).toEqual([]);
+    await client.close();
+  });
+});
