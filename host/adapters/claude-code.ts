@@ -1,0 +1,309 @@
+// Claude Code 2.1.328 as a harness-bridge adapter: one long-lived
+// `claude -p --input-format stream-json` process per session, fed user lines
+// and control responses on stdin, its stream-json lines translated into
+// HarnessV1 parts by a pure reducer. Transport, slices, host tools over the
+// bridge's MCP endpoint and recovery are the kit's; line joining and Anthropic
+// usage are host/translate's. Line shapes: test/fixtures/claude-code/README.md.
+import { posix } from 'node:path';
+import { z } from 'zod';
+import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
+import type { JournalRecord } from '../../protocol/v1/record.ts';
+import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../adapter.ts';
+import { anthropicFinishReason, anthropicUsage, anthropicUsageSchema, mergeAnthropicUsage, type AnthropicUsage } from '../translate/anthropic.ts';
+import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../translate/json-lines.ts';
+import { claudeCodeBuiltinTools, claudeToolName } from './claude-code-tools.ts';
+
+export const claudeCodeVersion = '2.1.328';
+/** Our name for the bridge's MCP server: its tools reach the model as `mcp__host__<tool>`. */
+const hostServer = 'host';
+const id = 'claude-code';
+
+export type ClaudeCodeOptions = { modelId?: string; binPath?: string; extraEnv?: Record<string, string> };
+
+const usage = anthropicUsageSchema.optional();
+const nested = { parent_tool_use_id: z.string().nullish() };
+const block = z.object({
+  type: z.string(),
+  text: z.string().optional(),
+  thinking: z.string().optional(),
+  id: z.string().optional(),
+  name: z.string().optional(),
+  input: z.json().optional(),
+  tool_use_id: z.string().optional(),
+  content: z.json().optional(),
+  is_error: z.boolean().optional(),
+});
+type Block = z.infer<typeof block>;
+const streamEvent = z.object({
+  type: z.string(),
+  message: z.object({ id: z.string(), usage }).optional(),
+  content_block: block.optional(),
+  delta: z.object({ type: z.string().optional(), text: z.string().optional(), thinking: z.string().optional(), stop_reason: z.string().nullish() }).optional(),
+  usage,
+});
+const lineSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('system'),
+    subtype: z.string(),
+    model: z.string().optional(),
+    compact_metadata: z.object({ trigger: z.enum(['manual', 'auto']).catch('auto'), pre_tokens: z.number().optional(), post_tokens: z.number().optional() }).optional(),
+  }),
+  z.object({ type: z.literal('stream_event'), ...nested, event: streamEvent }),
+  z.object({
+    type: z.literal('assistant'),
+    ...nested,
+    aborted: z.boolean().optional(),
+    is_api_error_message: z.boolean().optional(),
+    message: z.object({ id: z.string(), model: z.string().optional(), content: z.array(block), usage }),
+  }),
+  z.object({ type: z.literal('user'), ...nested, message: z.object({ content: z.union([z.string(), z.array(block)]) }), tool_use_result: z.json().optional() }),
+  z.object({
+    type: z.literal('control_request'),
+    request_id: z.string(),
+    request: z.object({ subtype: z.string(), tool_use_id: z.string().optional(), input: z.json().optional() }),
+  }),
+  z.object({
+    type: z.literal('result'),
+    subtype: z.string(),
+    is_error: z.boolean(),
+    result: z.string().optional(),
+    errors: z.array(z.string()).optional(),
+    stop_reason: z.string().nullish(),
+    terminal_reason: z.string().nullish(),
+    usage,
+    total_cost_usd: z.number().optional(),
+    num_turns: z.number().optional(),
+  }),
+]);
+const fileResult = z.object({ filePath: z.string(), type: z.string().optional() });
+
+export type ClaudeCodeState = {
+  rerun: boolean;
+  lines: LineBuffers;
+  started: boolean;
+  finished: boolean;
+  /** The message whose blocks arrive as stream_event deltas: its full `assistant` lines repeat them, so only their tool_use blocks count. */
+  streamed: string | null;
+  block: { type: 'text' | 'reasoning'; id: string } | null;
+  step: { id: string; usage: AnthropicUsage | undefined; stop: string | null; tools: boolean } | null;
+  /** Builtin tool_use id → toolName. Host tools are absent: the kit emits those calls from the bridge's records. */
+  tools: Record<string, string>;
+  /** Pending `can_use_tool` requests (request_id → the tool input), for encodeApproval. */
+  approvals: Record<string, z.infer<typeof block>['input']>;
+  compaction: { trigger: 'manual' | 'auto'; tokensBefore?: number; tokensAfter?: number } | null;
+};
+
+const stdinLine = (value: unknown) => `${JSON.stringify(value)}\n`;
+const userLine = (content: string) => stdinLine({ type: 'user', message: { role: 'user', content } });
+
+/** Points the CLI at the bridge's MCP endpoint. URL and token travel in env (Claude expands `${VAR}` in --mcp-config): argv is journaled, the token must never be. */
+export function hostMcpLaunch(mcp: LaunchContext['mcp']): { args: string[]; env: Record<string, string> } {
+  if (!mcp) return { args: [], env: {} };
+  const server = { type: 'http', url: '${HARNESS_BRIDGE_MCP_URL}', headers: { Authorization: 'Bearer ${HARNESS_BRIDGE_MCP_TOKEN}' } };
+  return {
+    args: ['--mcp-config', JSON.stringify({ mcpServers: { [hostServer]: server } }), '--strict-mcp-config', '--allowedTools', `mcp__${hostServer}`],
+    env: { HARNESS_BRIDGE_MCP_URL: mcp.url, HARNESS_BRIDGE_MCP_TOKEN: mcp.token },
+  };
+}
+
+function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput {
+  const home = posix.join(ctx.stateDir, 'claude-home');
+  const mcp = hostMcpLaunch(ctx.mcp);
+  const mode = { 'allow-all': 'bypassPermissions', 'allow-edits': 'acceptEdits', 'allow-reads': 'default' }[ctx.permissionMode];
+  return {
+    argv: [
+      options.binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin/claude'),
+      ...['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'],
+      // Not `--resume <thread>`: the bridge reuses the live process only while argv stays the same. The config dir
+      // is this session's alone, so --continue means our thread, and in an empty dir it starts one.
+      '--continue',
+      ...['--permission-mode', mode, ...(ctx.permissionMode === 'allow-all' ? [] : ['--permission-prompt-tool', 'stdio'])],
+      ...(options.modelId ? ['--model', options.modelId] : []),
+      ...mcp.args,
+    ],
+    env: {
+      HOME: home,
+      CLAUDE_CONFIG_DIR: posix.join(home, '.claude'),
+      ENABLE_TOOL_SEARCH: 'false', // else MCP tools hide behind ToolSearch
+      ...(ctx.permissionMode === 'allow-all' ? { IS_SANDBOX: '1' } : {}), // sandboxes run as root, where bypass needs it
+      ...{ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+      ...mcp.env,
+      ...options.extraEnv,
+    },
+    cwd: ctx.sessionWorkDir,
+    stdin: 'pipe',
+    io: { mode: 'pipes', maxLineBytes: 4 * 1024 * 1024 }, // turnEnd only matches a line the bridge did not split
+    lifetime: 'session',
+    turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
+    interrupt: { input: stdinLine({ type: 'control_request', request_id: 'harness-bridge-interrupt', request: { subtype: 'interrupt' } }) },
+  };
+}
+
+function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeState; parts: HarnessV1StreamPart[] } {
+  const parts: HarnessV1StreamPart[] = [];
+  const push = (part: HarnessV1StreamPart) => {
+    if (!s.started && part.type !== 'stream-start') parts.push({ type: 'stream-start' });
+    s.started = true;
+    parts.push(part);
+  };
+  const open = (type: 'text' | 'reasoning', partId: string) => {
+    close();
+    s.block = { type, id: partId };
+    push(type === 'text' ? { type: 'text-start', id: partId } : { type: 'reasoning-start', id: partId });
+  };
+  const delta = (text: string | undefined) => {
+    if (!s.block || !text) return;
+    push(s.block.type === 'text' ? { type: 'text-delta', id: s.block.id, delta: text } : { type: 'reasoning-delta', id: s.block.id, delta: text });
+  };
+  const close = () => {
+    if (s.block) push(s.block.type === 'text' ? { type: 'text-end', id: s.block.id } : { type: 'reasoning-end', id: s.block.id });
+    s.block = null;
+  };
+  const closeStep = (stopReason?: string | null) => {
+    close();
+    const current = s.step;
+    if (!current) return;
+    const stop = current.stop ?? stopReason;
+    const reason = stop === 'aborted' ? { unified: 'interrupted' as const, raw: stop } : anthropicFinishReason(stop, current.tools ? 'tool-calls' : 'stop');
+    push({ type: 'finish-step', finishReason: reason, usage: anthropicUsage(current.usage) });
+    s.step = null;
+  };
+  const openStep = (messageId: string, stepUsage: AnthropicUsage | undefined) => {
+    closeStep();
+    s.step = { id: messageId, usage: stepUsage, stop: null, tools: false };
+  };
+  const compaction = (summary: string) => {
+    if (s.compaction) push({ type: 'compaction', ...s.compaction, summary });
+    s.compaction = null;
+  };
+  const toolCall = (b: Block) => {
+    if (!b.id || !b.name || b.name.startsWith(`mcp__${hostServer}__`)) return;
+    if (s.step) s.step.tools = true;
+    s.tools[b.id] = claudeToolName(b.name);
+    push({ type: 'tool-call', toolCallId: b.id, toolName: s.tools[b.id]!, input: JSON.stringify(b.input ?? {}), providerExecuted: true, nativeName: b.name });
+  };
+  const finish = (unified: 'interrupted' | 'error', raw: string, error?: Record<string, string | number>) => {
+    closeStep();
+    compaction('');
+    if (error) push({ type: 'error', error });
+    push({ type: 'finish', finishReason: { unified, raw }, totalUsage: anthropicUsage(undefined) });
+    s.finished = true;
+  };
+
+  if (s.finished) return { state: s, parts };
+  if (record.kind === 'turn-start' && s.rerun) push({ type: 'stream-start' }); // the kit marks a rerun on the turn-start's stream-start
+  if (record.kind === 'turn-end') {
+    const { reason, code, message } = record.data;
+    if (reason === 'interrupted') closeStep(); // the bridge died: the kit re-drives the thread, and that turn finishes the stream
+    else if (reason === 'aborted' || reason === 'stopped') finish('interrupted', reason);
+    else finish('error', reason, { message: message ?? `claude ended the turn without a result line (${reason}${code == null ? '' : `, code ${code}`})` });
+  }
+  const line = readJsonLine(s.lines, record, lineSchema);
+  if (!line) return { state: s, parts };
+  const raw = () => push({ type: 'raw', rawValue: line.stream === 'stderr' ? { stderr: line.json } : line.json });
+  if (!line.ok || ('parent_tool_use_id' in line.value && line.value.parent_tool_use_id)) raw(); // subagent lines stay raw
+  else if (line.value.type === 'system') {
+    const L = line.value;
+    if (L.subtype === 'init') {
+      if (!s.started) push({ type: 'stream-start', ...(L.model ? { modelId: L.model } : {}) });
+    } else if (L.subtype === 'compact_boundary' && L.compact_metadata) {
+      const { trigger, pre_tokens, post_tokens } = L.compact_metadata;
+      s.compaction = { trigger, ...(pre_tokens === undefined ? {} : { tokensBefore: pre_tokens }), ...(post_tokens === undefined ? {} : { tokensAfter: post_tokens }) };
+    } else raw();
+  } else if (line.value.type === 'stream_event') {
+    const e = line.value.event;
+    if (e.type === 'message_start' && e.message) {
+      openStep(e.message.id, e.message.usage);
+      s.streamed = e.message.id;
+    } else if (e.type === 'content_block_start' && (e.content_block?.type === 'text' || e.content_block?.type === 'thinking')) {
+      open(e.content_block.type === 'text' ? 'text' : 'reasoning', `${e.content_block.type}-${record.seq}`);
+      delta(e.content_block.text ?? e.content_block.thinking);
+    } else if (e.type === 'content_block_delta') delta(e.delta?.text ?? e.delta?.thinking);
+    else if (e.type === 'content_block_stop') close();
+    else if (e.type === 'message_delta' && s.step) {
+      s.step.usage = mergeAnthropicUsage(s.step.usage, e.usage);
+      s.step.stop = e.delta?.stop_reason ?? s.step.stop;
+    }
+  } else if (line.value.type === 'assistant') {
+    const L = line.value;
+    if (L.is_api_error_message || L.message.model === '<synthetic>') return raw(), { state: s, parts }; // the result line reports it
+    if (s.step?.id !== L.message.id) openStep(L.message.id, L.message.usage);
+    if (L.aborted && s.step) s.step.stop = 'aborted';
+    L.message.content.forEach((b, i) => {
+      if (b.type === 'tool_use') toolCall(b);
+      else if (L.message.id !== s.streamed && (b.type === 'text' || b.type === 'thinking')) {
+        open(b.type === 'text' ? 'text' : 'reasoning', `${b.type}-${record.seq}-${i}`);
+        delta(b.text ?? b.thinking);
+        close();
+      }
+    });
+  } else if (line.value.type === 'user') {
+    const L = line.value;
+    const results = typeof L.message.content === 'string' ? [] : L.message.content.filter((b) => b.tool_use_id && s.tools[b.tool_use_id]);
+    if (typeof L.message.content === 'string' && s.compaction) compaction(L.message.content);
+    else if (results.length === 0) raw();
+    for (const b of results) {
+      const toolName = s.tools[b.tool_use_id!]!;
+      const detail = results.length === 1 && L.tool_use_result !== undefined ? { providerMetadata: { [id]: { toolUseResult: L.tool_use_result } } } : {};
+      push({ type: 'tool-result', toolCallId: b.tool_use_id!, toolName, result: b.content ?? '', isError: b.is_error ?? false, ...detail });
+      const file = fileResult.safeParse(L.tool_use_result);
+      if (file.success && !b.is_error && claudeCodeBuiltinTools[toolName as 'write']?.toolUseKind === 'edit') {
+        push({ type: 'file-change', event: file.data.type === 'create' ? 'create' : 'modify', path: file.data.filePath });
+      }
+    }
+  } else if (line.value.type === 'control_request') {
+    const L = line.value;
+    if (L.request.subtype !== 'can_use_tool' || !L.request.tool_use_id) return raw(), { state: s, parts };
+    s.approvals[L.request_id] = L.request.input ?? {};
+    push({ type: 'tool-approval-request', approvalId: L.request_id, toolCallId: L.request.tool_use_id });
+  } else {
+    const L = line.value;
+    const interrupted = L.terminal_reason?.startsWith('aborted') ?? false; // aborted_streaming / aborted_tools: our interrupt
+    closeStep(L.stop_reason);
+    compaction('');
+    if (L.is_error && !interrupted) push({ type: 'error', error: { message: L.result || L.errors?.join('\n') || L.subtype, subtype: L.subtype, terminalReason: L.terminal_reason ?? null } });
+    const reason = L.is_error ? { unified: interrupted ? ('interrupted' as const) : ('error' as const), raw: L.terminal_reason ?? L.subtype } : anthropicFinishReason(L.stop_reason);
+    const meta = { ...(L.total_cost_usd === undefined ? {} : { costUsd: L.total_cost_usd }), ...(L.num_turns === undefined ? {} : { numTurns: L.num_turns }) };
+    push({ type: 'finish', finishReason: reason, totalUsage: anthropicUsage(L.usage), harnessMetadata: { [id]: meta } });
+    s.finished = true;
+  }
+  return { state: s, parts };
+}
+
+/** Claude Code over the bridge. `binPath` overrides the bootstrapped CLI; `extraEnv` (e.g. ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY) wins over ours. */
+export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<ClaudeCodeState> {
+  return defineCliAdapter<ClaudeCodeState>({
+    harnessId: id,
+    builtinTools: claudeCodeBuiltinTools,
+    supportsBuiltinToolApprovals: true,
+    ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @anthropic-ai/claude-code@${claudeCodeVersion}` }] },
+    launch: (ctx) => launch(options, ctx),
+    encodePrompt: ({ text, instructions }) => userLine(instructions ? `${instructions}\n\n${text}` : text),
+    encodeUserMessage: (text) => userLine(text),
+    encodeApproval: ({ approvalId, approved, reason }, state) => {
+      const input = state.approvals[approvalId];
+      if (approved && input === undefined) throw new Error(`claude-code: no permission request ${approvalId} in this turn`);
+      const response = approved ? { behavior: 'allow', updatedInput: input } : { behavior: 'deny', message: reason ?? 'The host denied this tool use.' };
+      return stdinLine({ type: 'control_response', response: { subtype: 'success', request_id: approvalId, response } });
+    },
+    encodeCompact: (instructions) => userLine(instructions ? `/compact ${instructions}` : '/compact'),
+    skillFiles: (skills, sessionWorkDir) =>
+      skills.map((skill) => {
+        const name = skill.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 64);
+        const content = `---\nname: ${name}\ndescription: ${JSON.stringify(skill.description)}\n---\n\n${skill.content}\n`;
+        return { path: posix.join(sessionWorkDir, '.claude', 'skills', name, 'SKILL.md'), content };
+      }),
+    threadId: (record) => {
+      // Only init and result lines are parsed: the kit asks about every record, and every line of a turn repeats the id.
+      if (record.kind !== 'stdout' || record.data.cont || !/"subtype":"init"|"type":"result"/.test(record.data.text)) return undefined;
+      const parsed = z.object({ session_id: z.string().min(1) }).safeParse(parseJsonObject(record.data.text));
+      return parsed.success ? parsed.data.session_id : undefined;
+    },
+    translator: {
+      init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), started: false, finished: false, streamed: null, block: null, step: null, tools: {}, approvals: {}, compaction: null }),
+      step,
+    },
+  });
+}
