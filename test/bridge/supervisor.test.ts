@@ -241,6 +241,16 @@ describe('Supervisor: lifetime turn', () => {
     expect(rec.of('t1').find((d) => d.kind === 'exit')).toMatchObject({ data: { signal: 'SIGINT' } });
   });
 
+  it('signal() sends a host signal to the group and records it', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', launch(['--json', '--lines', '1000', '--interval-ms', '10']));
+    await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"n":1,'));
+    expect(sup.signal('t1', 'SIGTERM')).toEqual({ ok: true });
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'exit', code: null });
+    expect(rec.of('t1').find((d) => d.kind === 'signal')).toMatchObject({ data: { signal: 'SIGTERM', reason: 'host' } });
+    expect(rec.of('t1').find((d) => d.kind === 'exit')).toMatchObject({ data: { code: null, signal: 'SIGTERM' } });
+  });
+
   it('answers write/signal/abort for an unknown turn with unknown-turn', async () => {
     const { sup } = create();
     expect(sup.write('nope', 'x')).toMatchObject({ ok: false, code: 'unknown-turn' });
