@@ -255,6 +255,9 @@ export function parseRecording(text: string): Array<RecordingHeader | RecordingL
     }
     const header = recordingHeaderSchema.safeParse(json);
     if (header.success) {
+      if (header.data.version > RECORDING_VERSION) {
+        throw new Error(`recording line ${index + 1}: format version ${header.data.version} is newer than ${RECORDING_VERSION}`);
+      }
       out.push(header.data);
       continue;
     }
