@@ -97,19 +97,15 @@ export type ClaudeCodeState = {
 const stdinLine = (value: unknown) => `${JSON.stringify(value)}\n`;
 const userLine = (content: string) => stdinLine({ type: 'user', message: { role: 'user', content } });
 
-/** Points the CLI at the bridge's MCP endpoint. URL and token travel in env (Claude expands `${VAR}` in --mcp-config): argv is journaled, the token must never be. */
-export function hostMcpLaunch(mcp: LaunchContext['mcp']): { args: string[]; env: Record<string, string> } {
-  if (!mcp) return { args: [], env: {} };
-  const server = { type: 'http', url: '${HARNESS_BRIDGE_MCP_URL}', headers: { Authorization: 'Bearer ${HARNESS_BRIDGE_MCP_TOKEN}' } };
-  return {
-    args: ['--mcp-config', JSON.stringify({ mcpServers: { [hostServer]: server } }), '--strict-mcp-config', '--allowedTools', `mcp__${hostServer}`],
-    env: { HARNESS_BRIDGE_MCP_URL: mcp.url, HARNESS_BRIDGE_MCP_TOKEN: mcp.token },
-  };
+/** Points the CLI at the bridge's MCP endpoint by reference: the bridge puts URL and token in the CLI's env and Claude expands `${VAR}` in --mcp-config (argv is journaled; the token must never be). */
+export function hostMcpArgs(mcp: LaunchContext['mcp']): string[] {
+  if (!mcp) return [];
+  const server = { type: 'http', url: `\${${mcp.urlEnvVar}}`, headers: { Authorization: `Bearer \${${mcp.tokenEnvVar}}` } };
+  return ['--mcp-config', JSON.stringify({ mcpServers: { [hostServer]: server } }), '--strict-mcp-config', '--allowedTools', `mcp__${hostServer}`];
 }
 
 function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput {
   const home = posix.join(ctx.stateDir, 'claude-home');
-  const mcp = hostMcpLaunch(ctx.mcp);
   const mode = { 'allow-all': 'bypassPermissions', 'allow-edits': 'acceptEdits', 'allow-reads': 'default' }[ctx.permissionMode];
   return {
     argv: [
@@ -120,7 +116,7 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
       '--continue',
       ...['--permission-mode', mode, ...(ctx.permissionMode === 'allow-all' ? [] : ['--permission-prompt-tool', 'stdio'])],
       ...(options.modelId ? ['--model', options.modelId] : []),
-      ...mcp.args,
+      ...hostMcpArgs(ctx.mcp),
     ],
     env: {
       HOME: home,
@@ -128,7 +124,6 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
       ENABLE_TOOL_SEARCH: 'false', // else MCP tools hide behind ToolSearch
       ...(ctx.permissionMode === 'allow-all' ? { IS_SANDBOX: '1' } : {}), // sandboxes run as root, where bypass needs it
       ...{ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
-      ...mcp.env,
       ...options.extraEnv,
     },
     cwd: ctx.sessionWorkDir,
@@ -178,8 +173,9 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
     s.compaction = null;
   };
   const toolCall = (b: Block) => {
-    if (!b.id || !b.name || b.name.startsWith(`mcp__${hostServer}__`)) return;
+    if (!b.id || !b.name) return;
     if (s.step) s.step.tools = true;
+    if (b.name.startsWith(`mcp__${hostServer}__`)) return; // the kit emits host calls from the bridge's tool-call records
     s.tools[b.id] = claudeToolName(b.name);
     push({ type: 'tool-call', toolCallId: b.id, toolName: s.tools[b.id]!, input: JSON.stringify(b.input ?? {}), providerExecuted: true, nativeName: b.name });
   };

@@ -1,0 +1,460 @@
+// The Claude Code adapter driven by the real captured stream-json fixtures
+// (test/fixtures/claude-code): each fixture's stdout lines become the stdout
+// records a bridge would journal, one turn per user message, and go through the
+// translator — alone and through the kit's TurnTranslation (continue slices).
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { claudeCodeAdapter, hostMcpArgs, type ClaudeCodeState } from '../../../host/adapters/claude-code.ts';
+import { claudeCodeBuiltinTools, claudeToolName } from '../../../host/adapters/claude-code-tools.ts';
+import { TurnTranslation } from '../../../host/turn-translation.ts';
+import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
+import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
+import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
+import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
+import type { JournalRecord } from '../../../protocol/v1/record.ts';
+import type { LaunchContext } from '../../../host/adapter.ts';
+
+const fixtureDir = fileURLToPath(new URL('../../fixtures/claude-code/', import.meta.url));
+const fixtures = readdirSync(fixtureDir)
+  .filter((f) => f.endsWith('.jsonl'))
+  .map((f) => f.slice(0, -'.jsonl'.length))
+  .sort();
+const adapter = claudeCodeAdapter();
+
+type Part = HarnessV1StreamPart;
+type TurnEnd = Extract<JournalRecord, { kind: 'turn-end' }>['data'];
+
+function lines(name: string): string[] {
+  return readFileSync(`${fixtureDir}${name}.jsonl`, 'utf8').split('\n').filter((l) => l.length > 0);
+}
+
+function stdinOf(name: string): unknown[] {
+  const meta: unknown = JSON.parse(readFileSync(`${fixtureDir}${name}.meta.json`, 'utf8'));
+  if (typeof meta !== 'object' || meta === null || !('stdin' in meta) || !Array.isArray(meta.stdin)) throw new Error(`${name}.meta.json has no stdin list`);
+  return meta.stdin;
+}
+
+/** One turn per user message, the way a `type == "result"` turnEnd matcher cuts a long-lived process's output. */
+function turnsOf(name: string): string[][] {
+  const turns: string[][] = [[]];
+  for (const line of lines(name)) {
+    turns[turns.length - 1]!.push(line);
+    if (/"type":"result"/.test(line) && !line.startsWith('{"type":"stream_event"')) turns.push([]);
+  }
+  return turns.filter((t) => t.length > 0);
+}
+
+/** The records a bridge would journal for one turn; `piece` splits every line into `cont` pieces of that many chars. */
+function journal(turnLines: string[], opts: { firstSeq?: number; end?: TurnEnd; piece?: number; stderr?: string[] } = {}): JournalRecord[] {
+  let seq = opts.firstSeq ?? 1;
+  const turnId = 'turn-1';
+  const records: JournalRecord[] = [{ seq: seq++, turnId, ts: 0, kind: 'turn-start', data: { input: 'x' } }];
+  for (const line of turnLines) {
+    const pieces = opts.piece ? line.match(new RegExp(`[\\s\\S]{1,${opts.piece}}`, 'g'))! : [line];
+    pieces.forEach((text, i) => {
+      const cont = i < pieces.length - 1;
+      records.push({ seq: seq++, turnId, ts: 0, kind: 'stdout', data: cont ? { text, cont } : { text } });
+    });
+  }
+  for (const text of opts.stderr ?? []) records.push({ seq: seq++, turnId, ts: 0, kind: 'stderr', data: { text } });
+  records.push({ seq: seq++, turnId, ts: 0, kind: 'turn-end', data: opts.end ?? { reason: 'matched' } });
+  return records;
+}
+
+function translate(records: JournalRecord[], rerun = false): { parts: Part[]; bySeq: Map<number, Part[]>; state: ClaudeCodeState } {
+  let state = adapter.translator.init({ turnId: 'turn-1', rerun });
+  const parts: Part[] = [];
+  const bySeq = new Map<number, Part[]>();
+  for (const record of records) {
+    const out = adapter.translator.step(state, record);
+    state = out.state;
+    parts.push(...out.parts);
+    bySeq.set(record.seq, [...out.parts]);
+  }
+  return { parts, bySeq, state };
+}
+
+const turnParts = (name: string, index = 0) => translate(journal(turnsOf(name)[index]!));
+const ofType = <T extends Part['type']>(parts: Part[], type: T) => parts.filter((p): p is Extract<Part, { type: T }> => p.type === type);
+const text = (parts: Part[]) => ofType(parts, 'text-delta').map((p) => p.delta).join('');
+
+/** Stream shape every turn must have; messages say which rule broke. */
+function expectWellFormed(parts: Part[], where: string): void {
+  parts.forEach((part, i) => {
+    const parsed = streamPartSchema.safeParse(part);
+    expect(parsed.success, `${where}: part ${i} (${part.type}) fails streamPartSchema: ${parsed.error?.message}`).toBe(true);
+  });
+  expect(parts[0]?.type, `${where}: the first part is stream-start`).toBe('stream-start');
+  expect(ofType(parts, 'stream-start'), `${where}: exactly one stream-start`).toHaveLength(1);
+  expect(parts.at(-1)?.type, `${where}: the last part is finish`).toBe('finish');
+  expect(ofType(parts, 'finish'), `${where}: exactly one finish`).toHaveLength(1);
+  const open = new Set<string>();
+  for (const part of parts) {
+    if (part.type === 'text-start' || part.type === 'reasoning-start') {
+      expect(open.has(part.id), `${where}: ${part.id} started twice`).toBe(false);
+      open.add(part.id);
+    } else if (part.type === 'text-delta' || part.type === 'reasoning-delta') {
+      expect(open.has(part.id), `${where}: delta for ${part.id} outside its start/end`).toBe(true);
+    } else if (part.type === 'text-end' || part.type === 'reasoning-end') {
+      expect(open.delete(part.id), `${where}: end for ${part.id} that is not open`).toBe(true);
+    } else if (part.type === 'finish-step' || part.type === 'finish' || part.type === 'tool-call') {
+      expect([...open], `${where}: ${part.type} while a text/reasoning block is open`).toEqual([]);
+    }
+  }
+  const calls = new Set(ofType(parts, 'tool-call').map((p) => p.toolCallId));
+  for (const result of ofType(parts, 'tool-result')) expect(calls.has(result.toolCallId), `${where}: result ${result.toolCallId} before its call`).toBe(true);
+  for (const request of ofType(parts, 'tool-approval-request')) {
+    expect(calls.has(request.toolCallId), `${where}: approval ${request.approvalId} for an unseen call`).toBe(true);
+  }
+}
+
+/** Part ids that depend on seq are renamed by first appearance, so differently split journals compare equal. */
+function normalizeIds(parts: Part[]): Part[] {
+  const names = new Map<string, string>();
+  return parts.map((part) => {
+    if (!('id' in part)) return part;
+    if (!names.has(part.id)) names.set(part.id, `id-${names.size}`);
+    return { ...part, id: names.get(part.id)! };
+  });
+}
+
+describe('every fixture, every turn', () => {
+  for (const name of fixtures) {
+    turnsOf(name).forEach((turn, index) => {
+      const where = `${name} turn ${index + 1}`;
+      const records = journal(turn);
+
+      it(`${where}: well-formed parts that validate against streamPartSchema`, () => {
+        expectWellFormed(translate(records).parts, where);
+      });
+
+      it(`${where}: deterministic (translating twice gives identical parts)`, () => {
+        expect(translate(records).parts, where).toEqual(translate(records).parts);
+      });
+
+      it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail`, () => {
+        const full = translate(records).bySeq;
+        for (let k = 0; k <= records.length; k++) {
+          const slice = new TurnTranslation(adapter, { turnId: 'turn-1', rerun: false }, k, new Set());
+          const got = records.flatMap((record) => slice.push(record));
+          const want = records.filter((r) => r.seq > k).flatMap((r) => full.get(r.seq)!);
+          expect(got, `${where}: slice after seq ${k}`).toEqual(want);
+        }
+      });
+
+      it(`${where}: lines split into cont pieces translate the same (ids aside)`, () => {
+        const whole = normalizeIds(translate(records).parts);
+        expect(normalizeIds(translate(journal(turn, { piece: 97 })).parts), where).toEqual(whole);
+      });
+    });
+  }
+});
+
+describe('fixture by fixture', () => {
+  it('text: stream-start with the model, one text block, finish-step and finish with usage', () => {
+    const { parts } = turnParts('text');
+    expect(parts.map((p) => p.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish']);
+    expect(parts[0]).toEqual({ type: 'stream-start', modelId: 'claude-opus-5-5' });
+    expect(text(parts)).toBe('Scripted reply 1 (text): you said "say hi".');
+    const [stepPart] = ofType(parts, 'finish-step');
+    expect(stepPart!.finishReason, 'a non-streamed step takes the result stop_reason').toEqual({ unified: 'stop', raw: 'end_turn' });
+    expect(stepPart!.usage.inputTokens.total).toBe(10);
+    const [finish] = ofType(parts, 'finish');
+    expect(finish!.finishReason).toEqual({ unified: 'stop', raw: 'end_turn' });
+    expect(finish!.totalUsage.inputTokens).toEqual({ total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 });
+    expect(finish!.totalUsage.outputTokens.total).toBe(5);
+    expect(finish!.harnessMetadata?.['claude-code']).toMatchObject({ numTurns: 1 });
+  });
+
+  it('text-partial: real deltas from stream_events, the repeated assistant line adds nothing, step usage from message_delta', () => {
+    const { parts } = turnParts('text-partial');
+    expect(ofType(parts, 'text-start'), 'one text block, not two').toHaveLength(1);
+    expect(ofType(parts, 'text-delta').length, 'several deltas').toBe(5);
+    expect(text(parts)).toBe('Scripted reply 1 (text): you said "say hi with deltas".');
+    const [stepPart] = ofType(parts, 'finish-step');
+    expect(stepPart!.usage.outputTokens.total, 'message_delta output_tokens, not the message_start snapshot').toBe(5);
+    expect(stepPart!.finishReason).toEqual({ unified: 'stop', raw: 'end_turn' });
+    expect(ofType(parts, 'raw').map((p) => p.rawValue), 'system/status is raw').toEqual([expect.objectContaining({ subtype: 'status' })]);
+  });
+
+  it('thinking: reasoning block, then text, in one step (one message id)', () => {
+    const { parts } = turnParts('thinking');
+    const types = parts.map((p) => p.type).filter((t) => t !== 'raw');
+    expect(types).toEqual(['stream-start', 'reasoning-start', 'reasoning-delta', 'reasoning-end', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish']);
+    expect(ofType(parts, 'reasoning-delta')[0]!.delta).toBe('Thinking about request 1: the user wants a scripted answer.');
+  });
+
+  it('bash-write: builtin calls with providerExecuted and common names, their results, a file change, two steps', () => {
+    const { parts } = turnParts('bash-write');
+    const calls = ofType(parts, 'tool-call');
+    expect(calls.map((c) => [c.toolName, c.nativeName, c.providerExecuted])).toEqual([
+      ['bash', 'Bash', true],
+      ['write', 'Write', true],
+    ]);
+    expect(JSON.parse(calls[0]!.input)).toEqual({ command: 'echo hi > f.txt && cat f.txt', description: 'scripted shell step' });
+    const results = ofType(parts, 'tool-result');
+    expect(results.map((r) => [r.toolCallId, r.toolName, r.isError])).toEqual([
+      [calls[0]!.toolCallId, 'bash', false],
+      [calls[1]!.toolCallId, 'write', false],
+    ]);
+    expect(results[0]!.result).toBe('hi');
+    expect(results[0]!.providerMetadata?.['claude-code']?.toolUseResult).toMatchObject({ stdout: 'hi' });
+    expect(ofType(parts, 'file-change')).toEqual([{ type: 'file-change', event: 'create', path: '/tmp/hb-claude-fixtures/bash-write/proj/written.txt' }]);
+    expect(ofType(parts, 'finish-step').map((p) => p.finishReason.unified)).toEqual(['tool-calls', 'stop']);
+    const order = parts.map((p) => p.type);
+    expect(order.indexOf('finish-step'), 'the first step closes after its tool results').toBeGreaterThan(order.lastIndexOf('tool-result'));
+  });
+
+  it('edit: edit call and a modify file change', () => {
+    const { parts } = turnParts('edit');
+    expect(ofType(parts, 'tool-call').map((c) => c.toolName)).toEqual(['edit']);
+    expect(ofType(parts, 'file-change')).toEqual([{ type: 'file-change', event: 'modify', path: '/tmp/hb-claude-fixtures/edit/proj/edit-me.txt' }]);
+  });
+
+  it('mcp: a host (mcp__host__*) tool produces neither a tool-call nor a tool-result part (the kit emits the call from the bridge)', () => {
+    const { parts } = turnParts('mcp');
+    expect(ofType(parts, 'tool-call')).toEqual([]);
+    expect(ofType(parts, 'tool-result')).toEqual([]);
+    expect(text(parts)).toBe('Done (1 tool result). Last tool result was: ECHO_UPPER: HELLO MCP');
+    expect(ofType(parts, 'finish-step').map((p) => p.finishReason.unified)).toEqual(['tool-calls', 'stop']);
+  });
+
+  it('mcp-toolsearch: ToolSearch is a builtin call with its result; the host tool still is not', () => {
+    const { parts } = turnParts('mcp-toolsearch');
+    expect(ofType(parts, 'tool-call').map((c) => c.toolName)).toEqual(['ToolSearch']);
+    expect(ofType(parts, 'tool-result')[0]!.result).toEqual([{ type: 'tool_reference', tool_name: 'mcp__host__echo_upper' }]);
+  });
+
+  for (const [name, approved] of [['permission-allow', true], ['permission-deny', false]] as const) {
+    it(`${name}: can_use_tool → tool-approval-request after its call; encodeApproval writes the captured answer`, () => {
+      const { parts, state } = turnParts(name);
+      const [call] = ofType(parts, 'tool-call');
+      const [request] = ofType(parts, 'tool-approval-request');
+      expect(request, 'one approval request').toBeDefined();
+      expect(request!.toolCallId).toBe(call!.toolCallId);
+      expect(parts.indexOf(request!)).toBeGreaterThan(parts.indexOf(call!));
+      const captured = stdinOf(name)[1];
+      const line = adapter.encodeApproval!({ approvalId: request!.approvalId, approved, ...(approved ? {} : { reason: 'host said no' }) }, state);
+      expect(line.endsWith('\n')).toBe(true);
+      expect(JSON.parse(line)).toEqual(captured);
+      const [result] = ofType(parts, 'tool-result');
+      expect(result!.isError).toBe(!approved);
+      expect(result!.result).toBe(approved ? 'hi' : 'host said no');
+    });
+  }
+
+  it('encodeApproval refuses to allow a request the turn never saw (no input to echo)', () => {
+    const { state } = turnParts('text');
+    expect(() => adapter.encodeApproval!({ approvalId: 'nope', approved: true }, state)).toThrow(/no permission request/);
+    expect(JSON.parse(adapter.encodeApproval!({ approvalId: 'nope', approved: false }, state)).response.response.behavior).toBe('deny');
+  });
+
+  it('error: success subtype with is_error → error part and finish error; the synthetic assistant line is not model text', () => {
+    const [failed, next] = [turnParts('error', 0).parts, turnParts('error', 1).parts];
+    expect(ofType(failed, 'text-delta'), 'no text part for the synthetic API-error message').toEqual([]);
+    expect(ofType(failed, 'error')).toEqual([
+      { type: 'error', error: { message: 'API Error: 400 scripted failure', subtype: 'success', terminalReason: 'api_error' } },
+    ]);
+    expect(ofType(failed, 'finish')[0]!.finishReason).toEqual({ unified: 'error', raw: 'api_error' });
+    expect(ofType(failed, 'finish-step'), 'no model step happened').toEqual([]);
+    expect(ofType(next, 'finish')[0]!.finishReason.unified, 'the next prompt works').toBe('stop');
+    expect(text(next)).toBe('Scripted reply 2 (text): you said "after the error".');
+  });
+
+  it('interrupt: streamed text once (the aborted assistant line is not repeated), finish interrupted, no error part', () => {
+    const { parts } = turnParts('interrupt', 0);
+    expect(text(parts)).toBe('slow 1 ');
+    expect(ofType(parts, 'text-start')).toHaveLength(1);
+    expect(ofType(parts, 'error')).toEqual([]);
+    expect(ofType(parts, 'finish-step')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted' });
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted_streaming' });
+    const raws = ofType(parts, 'raw').map((p) => JSON.stringify(p.rawValue));
+    expect(raws.some((r) => r.includes('[Request interrupted by user]')), 'the interruption notice is raw').toBe(true);
+    expect(raws.some((r) => r.includes('"control_response"')), 'the interrupt ack is raw').toBe(true);
+    const after = turnParts('interrupt', 1).parts;
+    expect(text(after)).toBe('Scripted reply 2 (text): you said "after the interrupt".');
+  });
+
+  it('compact: the /compact turn yields one compaction part with the summary and token counts', () => {
+    const turns = turnsOf('compact');
+    expect(turns).toHaveLength(3);
+    const { parts } = translate(journal(turns[1]!));
+    const compactions = ofType(parts, 'compaction');
+    expect(compactions).toHaveLength(1);
+    expect(compactions[0]).toMatchObject({ trigger: 'manual', tokensBefore: 15, tokensAfter: 2462 });
+    expect(compactions[0]!.summary).toMatch(/^This session is being continued from a previous conversation/);
+    expect(ofType(parts, 'finish')[0]!.finishReason.unified).toBe('stop');
+    expect(ofType(parts, 'text-delta')).toEqual([]);
+  });
+
+  it('initialize: the control_response before init is raw and comes after stream-start', () => {
+    const { parts } = turnParts('initialize');
+    expect(parts[0]).toEqual({ type: 'stream-start' });
+    expect(parts[1]).toMatchObject({ type: 'raw', rawValue: { type: 'control_response' } });
+  });
+
+  it('threadId: read from init and result lines; stable across prompts and across --resume', () => {
+    const ids = (name: string) => journal(lines(name)).map((r) => adapter.threadId(r)).filter((t): t is string => t !== undefined);
+    for (const name of ['text', 'two-prompts', 'compact']) {
+      const found = new Set(ids(name));
+      expect(found.size, `${name}: one thread id`).toBe(1);
+    }
+    expect(ids('resume')[0], '--resume keeps the id').toBe(ids('resume-first')[0]);
+    expect(ids('two-prompts').length, 'two init + two result lines').toBe(4);
+  });
+});
+
+describe('turns that end without a result line', () => {
+  const partial = turnsOf('text-partial')[0]!.slice(0, 6); // init, status, message_start, block start, two deltas
+  const endWith = (end: TurnEnd) => translate(journal(partial, { end })).parts;
+
+  it('aborted or stopped → blocks closed, finish interrupted', () => {
+    for (const reason of ['aborted', 'stopped'] as const) {
+      const parts = endWith({ reason });
+      expectWellFormed(parts, reason);
+      expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: reason });
+      expect(ofType(parts, 'error')).toEqual([]);
+    }
+  });
+
+  it('exit (the CLI died) → error part naming the code, finish error', () => {
+    const parts = endWith({ reason: 'exit', code: 1 });
+    expectWellFormed(parts, 'exit');
+    expect(ofType(parts, 'error')[0]!.error).toEqual({ message: 'claude ended the turn without a result line (exit, code 1)' });
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'error', raw: 'exit' });
+  });
+
+  it('spawn-failed → error with the bridge message', () => {
+    const parts = translate(journal([], { end: { reason: 'spawn-failed', message: 'ENOENT claude' } })).parts;
+    expect(parts.map((p) => p.type)).toEqual(['stream-start', 'error', 'finish']);
+    expect(ofType(parts, 'error')[0]!.error).toEqual({ message: 'ENOENT claude' });
+  });
+
+  it('interrupted (the bridge died) → blocks and step closed but no finish: the kit reruns and that turn finishes', () => {
+    const parts = endWith({ reason: 'interrupted' });
+    expect(parts.slice(-2).map((p) => p.type)).toEqual(['text-end', 'finish-step']);
+    expect(ofType(parts, 'finish')).toEqual([]);
+  });
+
+  it('a rerun turn opens with stream-start on its turn-start record (where the kit marks it recomputed)', () => {
+    const { bySeq, parts } = translate(journal(turnsOf('text')[0]!), true);
+    expect(bySeq.get(1)).toEqual([{ type: 'stream-start' }]);
+    expectWellFormed(parts, 'rerun');
+  });
+});
+
+describe('odd input never crashes the translator', () => {
+  it('non-JSON stdout, unknown line types, bad shapes and stderr become raw parts', () => {
+    const turn = turnsOf('text')[0]!;
+    const odd = ['not json at all', '{"type":"rate_limit_event","x":1}', '{"type":"assistant","message":"oops"}', '{broken'];
+    const { parts } = translate(journal([turn[0]!, ...odd, ...turn.slice(1)], { stderr: ['[claude-code:unrecognized_model] m'] }));
+    expect(ofType(parts, 'raw').map((p) => p.rawValue)).toEqual([
+      'not json at all',
+      { type: 'rate_limit_event', x: 1 },
+      { type: 'assistant', message: 'oops' },
+      '{broken',
+    ]);
+    expect(text(parts)).toBe('Scripted reply 1 (text): you said "say hi".');
+    expect(ofType(parts, 'finish')).toHaveLength(1);
+  });
+
+  it('stderr lines are raw { stderr } when the turn is still running', () => {
+    const turn = turnsOf('text')[0]!;
+    const { parts } = translate(journal(turn.slice(0, 2), { stderr: ['warning: x'], end: { reason: 'aborted' } }));
+    expect(ofType(parts, 'raw').map((p) => p.rawValue)).toEqual([{ stderr: 'warning: x' }]);
+  });
+
+  it('subagent lines (parent_tool_use_id set) are raw, not top-level text', () => {
+    const turn = turnsOf('text')[0]!;
+    const sub = turn[1]!.replace('"parent_tool_use_id":null', '"parent_tool_use_id":"toolu_parent"');
+    const { parts } = translate(journal([turn[0]!, sub, turn[2]!]));
+    expect(ofType(parts, 'text-delta')).toEqual([]);
+    expect(ofType(parts, 'raw')).toHaveLength(1);
+  });
+});
+
+describe('launch and encoders', () => {
+  const ctx = (over: Partial<LaunchContext> = {}): LaunchContext => ({
+    mode: 'fresh',
+    threadId: undefined,
+    prompt: 'hi',
+    sessionWorkDir: '/w/session',
+    bootstrapDir: '/w/.harness-bridge/claude-code',
+    stateDir: '/w/.harness-bridge/sessions/s1',
+    permissionMode: 'allow-reads',
+    tools: [],
+    mcp: undefined,
+    modelId: undefined,
+    ...over,
+  });
+
+  it('one long-lived stream-json process per session with a result turnEnd and the interrupt control request', () => {
+    const spec = launchSpecSchema.parse(adapter.launch(ctx()));
+    expect(spec.argv[0]).toBe('/w/.harness-bridge/claude-code/cli/node_modules/.bin/claude');
+    expect(spec.argv).toEqual(expect.arrayContaining(['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages']));
+    expect(spec).toMatchObject({ lifetime: 'session', stdin: 'pipe', cwd: '/w/session', turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }] });
+    expect(JSON.parse((spec.interrupt as { input: string }).input)).toMatchObject({ type: 'control_request', request: { subtype: 'interrupt' } });
+    expect(spec.env).toMatchObject({ HOME: '/w/.harness-bridge/sessions/s1/claude-home', CLAUDE_CONFIG_DIR: '/w/.harness-bridge/sessions/s1/claude-home/.claude', ENABLE_TOOL_SEARCH: 'false', DISABLE_TELEMETRY: '1' });
+  });
+
+  it('argv and env do not change between fresh, resume and rerun (the bridge reuses the live process only then)', () => {
+    const fresh = adapter.launch(ctx());
+    for (const mode of ['resume', 'rerun'] as const) expect(adapter.launch(ctx({ mode, threadId: 'abc' })), mode).toEqual(fresh);
+    expect(fresh.argv).toContain('--continue');
+  });
+
+  it('permission modes', () => {
+    const argv = (permissionMode: LaunchContext['permissionMode']) => adapter.launch(ctx({ permissionMode })).argv.join(' ');
+    expect(argv('allow-all')).toContain('--permission-mode bypassPermissions');
+    expect(argv('allow-all')).not.toContain('--permission-prompt-tool');
+    expect(adapter.launch(ctx({ permissionMode: 'allow-all' })).env).toMatchObject({ IS_SANDBOX: '1' });
+    expect(argv('allow-edits')).toContain('--permission-mode acceptEdits --permission-prompt-tool stdio');
+    expect(argv('allow-reads')).toContain('--permission-mode default --permission-prompt-tool stdio');
+    expect(adapter.launch(ctx()).env).not.toHaveProperty('IS_SANDBOX');
+  });
+
+  it('options: binPath, model, extraEnv win', () => {
+    const custom = claudeCodeAdapter({ binPath: '/opt/claude', modelId: 'm-1', extraEnv: { ANTHROPIC_BASE_URL: 'http://127.0.0.1:1', HOME: '/h' } });
+    const spec = custom.launch(ctx());
+    expect(spec.argv[0]).toBe('/opt/claude');
+    expect(spec.argv.join(' ')).toContain('--model m-1');
+    expect(spec.env).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:1', HOME: '/h' });
+    expect(custom.modelId).toBe('m-1');
+  });
+
+  it('host MCP: the config names the env vars the bridge sets; no URL or token ever enters argv or env', () => {
+    const spec = adapter.launch(ctx({ mcp: MCP_ENV_V1 }));
+    const config = JSON.parse(spec.argv[spec.argv.indexOf('--mcp-config') + 1]!);
+    expect(config).toEqual({ mcpServers: { host: { type: 'http', url: '${HARNESS_BRIDGE_MCP_URL}', headers: { Authorization: 'Bearer ${HARNESS_BRIDGE_MCP_TOKEN}' } } } });
+    expect(spec.argv).toEqual(expect.arrayContaining(['--strict-mcp-config', '--allowedTools', 'mcp__host']));
+    expect(Object.keys(spec.env ?? {}).filter((k) => k.startsWith('HARNESS_BRIDGE_MCP'))).toEqual([]);
+    expect(hostMcpArgs(undefined)).toEqual([]);
+  });
+
+  it('stdin encoders match the captured stdin shapes', () => {
+    expect(JSON.parse(adapter.encodePrompt!({ text: 'SCENARIO:text say hi', instructions: undefined, skills: [], threadId: undefined })!)).toEqual(stdinOf('text')[0]);
+    const withInstructions = JSON.parse(adapter.encodePrompt!({ text: 'do it', instructions: 'Be brief.', skills: [], threadId: undefined })!);
+    expect(withInstructions.message.content).toBe('Be brief.\n\ndo it');
+    const state = adapter.translator.init({ turnId: 't', rerun: false });
+    expect(JSON.parse(adapter.encodeUserMessage!('SCENARIO:text second prompt', state))).toEqual(stdinOf('two-prompts')[1]);
+    expect(JSON.parse(adapter.encodeCompact!(undefined))).toEqual(stdinOf('compact')[1]);
+    expect(JSON.parse(adapter.encodeCompact!('keep the plan')).message.content).toBe('/compact keep the plan');
+  });
+
+  it('skills land in .claude/skills/<name>/SKILL.md with front matter', () => {
+    const files = adapter.skillFiles!([{ name: 'Deploy Helper', description: 'Deploys: "prod"', content: '# Steps' }], '/w/session');
+    expect(files).toEqual([
+      { path: '/w/session/.claude/skills/deploy-helper/SKILL.md', content: '---\nname: deploy-helper\ndescription: "Deploys: \\"prod\\""\n---\n\n# Steps\n' },
+    ]);
+  });
+
+  it('install and builtin tools', () => {
+    expect(adapter.install?.commands).toEqual([{ command: 'npm install --prefix cli --no-audit --no-fund --prefer-offline @anthropic-ai/claude-code@2.1.328' }]);
+    expect(adapter.supportsBuiltinToolApprovals).toBe(true);
+    expect(claudeCodeBuiltinTools.bash).toMatchObject({ nativeName: 'Bash', commonName: 'bash', toolUseKind: 'bash' });
+    expect(['Bash', 'Write', 'Edit', 'Read', 'Glob', 'Grep', 'WebSearch', 'WebFetch', 'Monitor'].map(claudeToolName)).toEqual([
+      'bash', 'write', 'edit', 'read', 'glob', 'grep', 'webSearch', 'WebFetch', 'Monitor',
+    ]);
+  });
+});
