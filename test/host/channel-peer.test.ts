@@ -469,3 +469,25 @@ describe('channel through the port proxy (scripted peer)', () => {
     expect(error?.message).toMatch(/^gave up reconnecting after 0\.\d s; last cursor 10 \(last failure: HTTP 502 on upgrade\)/);
   });
 });
+
+describe('figures (scripted peer)', () => {
+  it('channel cost per frame: one-record frames, decode + validate + sequence + deliver', async () => {
+    const bridge = await peer({ replayBatch: 1 });
+    const frames = 20_000;
+    bridge.append(frames);
+    let delivered = 0;
+    const t0 = performance.now();
+    const h = open(bridge.url, {
+      onRecords: (records) => {
+        delivered += records.length;
+      },
+    });
+    await h.channel.whenLive();
+    const ms = performance.now() - t0;
+    console.log(
+      `figures: channel delivered ${delivered} one-record frames in ${ms.toFixed(0)} ms ` +
+        `(${Math.round(delivered / (ms / 1000))} frames/s incl. the peer's sends; node ${process.version})`,
+    );
+    expect(delivered).toBe(frames);
+  });
+});
