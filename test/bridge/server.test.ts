@@ -57,7 +57,7 @@ describe('a turn end to end over a plain ws client', () => {
     const prompt = (text: string) => `${JSON.stringify({ type: 'prompt', text, lines: 2 })}\n`;
     expect(await client.request({ type: 'start', id: 's1', turnId: 'e1', launch, input: prompt('one') })).toMatchObject({ type: 'ack' });
     const first = await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'e1');
-    expect(first.data.reason).toBe('matched');
+    expect(first).toMatchObject({ data: { reason: 'matched' } });
     expect(await client.request({ type: 'start', id: 's2', turnId: 'e2', launch, input: prompt('two') })).toMatchObject({ type: 'ack' });
     await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'e2');
     const e2 = client.records().filter((r) => r.turnId === 'e2');
@@ -74,7 +74,7 @@ describe('a turn end to end over a plain ws client', () => {
     expect(await client.request({ type: 'start', id: 'h2', turnId: 'other', launch: fixtureLaunch(['--json']) })).toMatchObject({ type: 'error', id: 'h2', code: 'turn-busy' });
     expect(await client.request({ type: 'abort', id: 'h3', turnId: 'hang', graceMs: 200 })).toMatchObject({ type: 'ack', of: 'abort' });
     const end = await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'hang');
-    expect(end.data.reason).toBe('aborted');
+    expect(end).toMatchObject({ data: { reason: 'aborted' } });
   });
 
   it('rerun of a known turn starts a turn marked rerun; of an unknown one gets unknown-turn', async () => {
