@@ -99,7 +99,7 @@ export class McpEndpoint {
 
   /** Variables merged into every spawned CLI's env (never into argv or records). */
   get env(): Record<string, string> {
-    return { [MCP_ENV_V1.url]: this.url, [MCP_ENV_V1.token]: this.token };
+    return { [MCP_ENV_V1.urlEnvVar]: this.url, [MCP_ENV_V1.tokenEnvVar]: this.token };
   }
 
   get pendingCount(): number {

@@ -3,6 +3,7 @@
 // from journal records to HarnessV1StreamParts. Everything else — transport,
 // cursors, reconnect, suspend/continue, the recovery ladder, host tools over
 // MCP, bootstrap — is the kit's (host/session, host/harness).
+import type { JSONValue } from '@ai-sdk/provider';
 import type { ToolSet } from '@ai-sdk/provider-utils';
 import type { HarnessV1BootstrapCommand, HarnessV1BootstrapFile } from '../protocol/harness-v1/bootstrap.ts';
 import type {
@@ -13,6 +14,7 @@ import type {
 import type { HarnessV1StreamPart } from '../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../protocol/v1/record.ts';
 import type { LaunchSpecInput } from '../protocol/v1/launch-spec.ts';
+import type { McpEnvNames } from '../protocol/v1/mcp-env.ts';
 
 /** Why the kit is asking for a launch spec. */
 export type LaunchMode =
@@ -37,8 +39,16 @@ export type LaunchContext = {
   readonly stateDir: string;
   readonly permissionMode: HarnessV1PermissionMode;
   readonly tools: ReadonlyArray<HarnessV1ToolSpec>;
-  /** The bridge's MCP endpoint for host tools and approvals, when the bridge serves one. */
-  readonly mcp: { readonly url: string; readonly token: string } | undefined;
+  /**
+   * The bridge's MCP endpoint for the turn's host tools (DESIGN D6; docs/bridge-internals.md "MCP endpoint"),
+   * given as the NAMES of env vars. The bridge merges the endpoint's URL and bearer token into the env of every
+   * CLI it spawns; point the CLI at them by reference and never copy the values into argv or `env` (argv is
+   * journaled, launch specs are recorded, and the host never learns the token). Claude expands `${VAR}` in
+   * --mcp-config: `{"mcpServers":{"host":{"type":"http","url":"${HARNESS_BRIDGE_MCP_URL}",
+   * "headers":{"Authorization":"Bearer ${HARNESS_BRIDGE_MCP_TOKEN}"}}}}`; a CLI that cannot expand env reads
+   * them in a wrapper (`sh -c`, a pi extension). undefined: the bridge serves no endpoint.
+   */
+  readonly mcp: McpEnvNames | undefined;
   readonly modelId: string | undefined;
 };
 
@@ -61,6 +71,15 @@ export type PromptContext = {
 export type Translator<S> = {
   init(turn: { turnId: string; rerun: boolean }): S;
   step(state: S, record: JournalRecord): { state: S; parts: ReadonlyArray<HarnessV1StreamPart> };
+  /**
+   * Optional speed-up for continuing deep into a long turn: a JSON snapshot of
+   * the state, stored in the resume payload, and its inverse. With both, the
+   * next slice attaches at the cursor instead of replaying the turn from its
+   * first record. Correctness never depends on them: a restore that throws
+   * falls back to the replay.
+   */
+  snapshot?(state: S): JSONValue;
+  restore?(snapshot: JSONValue): S;
 };
 
 export type CliAdapterDefinition<S> = {

@@ -6,6 +6,7 @@ import { posix } from 'node:path';
 import { applyBootstrap, bridgeRecipe, recipeIdentity, type BootstrapProgress } from '../bootstrap/index.ts';
 import type { HarnessV1Bootstrap } from '../protocol/harness-v1/bootstrap.ts';
 import type { HarnessV1, HarnessV1StartOptions } from '../protocol/harness-v1/session.ts';
+import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel.ts';
 import { reachBridge, startBridge, type BridgeLink, type Rung } from './ladder.ts';
@@ -146,7 +147,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         skills,
         observability: options.observability,
         openChannel,
-        mcp: undefined,
+        mcp: MCP_ENV_V1, // the bridge serves the endpoint and puts its URL/token in the CLI's env under these names
       };
       return new BridgeSession(context, { link, isResume: resume !== undefined, ...(resume ? { resume } : {}), rungs });
     },

@@ -18,7 +18,7 @@ import type {
   HarnessV1ToolSpec,
 } from '../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../protocol/harness-v1/stream-part.ts';
-import { launchSpecSchema, type AckFrame, type HostToolSpec, type JournalRecord } from '../protocol/v1/index.ts';
+import { launchSpecSchema, type AckFrame, type HostToolSpec, type JournalRecord, type McpEnvNames } from '../protocol/v1/index.ts';
 import type { CliAdapter, LaunchMode } from './adapter.ts';
 import type { ChannelRequest } from './channel/requests.ts';
 import type { BridgeLink, Rung } from './ladder.ts';
@@ -54,7 +54,7 @@ export type SessionContext<S> = {
   readonly observability: HarnessV1Observability | undefined;
   readonly openChannel: OpenChannel;
   /** Kills the bridge process if this host spawned it and it outlived destroy. */
-  readonly mcp: { url: string; token: string } | undefined;
+  readonly mcp: McpEnvNames | undefined;
 };
 
 type TurnState<S> = InFlightTurn & {

@@ -12,6 +12,7 @@ import type { JournalRecord } from '../../protocol/v1/record.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../adapter.ts';
 import { anthropicFinishReason, anthropicUsage, anthropicUsageSchema, mergeAnthropicUsage, type AnthropicUsage } from '../translate/anthropic.ts';
 import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../translate/json-lines.ts';
+import { createStreamState, partWriter, type StreamState } from '../translate/part-writer.ts';
 import { claudeCodeBuiltinTools, claudeToolName } from './claude-code-tools.ts';
 
 export const claudeCodeVersion = '2.1.328';
@@ -81,11 +82,9 @@ const fileResult = z.object({ filePath: z.string(), type: z.string().optional() 
 export type ClaudeCodeState = {
   rerun: boolean;
   lines: LineBuffers;
-  started: boolean;
-  finished: boolean;
+  stream: StreamState;
   /** The message whose blocks arrive as stream_event deltas: its full `assistant` lines repeat them, so only their tool_use blocks count. */
   streamed: string | null;
-  block: { type: 'text' | 'reasoning'; id: string } | null;
   step: { id: string; usage: AnthropicUsage | undefined; stop: string | null; tools: boolean } | null;
   /** Builtin tool_use id → toolName. Host tools are absent: the kit emits those calls from the bridge's records. */
   tools: Record<string, string>;
@@ -137,86 +136,60 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
 
 function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeState; parts: HarnessV1StreamPart[] } {
   const parts: HarnessV1StreamPart[] = [];
-  const push = (part: HarnessV1StreamPart) => {
-    if (!s.started && part.type !== 'stream-start') parts.push({ type: 'stream-start' });
-    s.started = true;
-    parts.push(part);
-  };
-  const open = (type: 'text' | 'reasoning', partId: string) => {
-    close();
-    s.block = { type, id: partId };
-    push(type === 'text' ? { type: 'text-start', id: partId } : { type: 'reasoning-start', id: partId });
-  };
-  const delta = (text: string | undefined) => {
-    if (!s.block || !text) return;
-    push(s.block.type === 'text' ? { type: 'text-delta', id: s.block.id, delta: text } : { type: 'reasoning-delta', id: s.block.id, delta: text });
-  };
-  const close = () => {
-    if (s.block) push(s.block.type === 'text' ? { type: 'text-end', id: s.block.id } : { type: 'reasoning-end', id: s.block.id });
-    s.block = null;
-  };
+  const out = partWriter(s.stream, parts);
   const closeStep = (stopReason?: string | null) => {
-    close();
     const current = s.step;
-    if (!current) return;
+    s.step = null;
+    if (!current) return out.close();
     const stop = current.stop ?? stopReason;
     const reason = stop === 'aborted' ? { unified: 'interrupted' as const, raw: stop } : anthropicFinishReason(stop, current.tools ? 'tool-calls' : 'stop');
-    push({ type: 'finish-step', finishReason: reason, usage: anthropicUsage(current.usage) });
-    s.step = null;
+    out.finishStep(reason, anthropicUsage(current.usage));
   };
   const openStep = (messageId: string, stepUsage: AnthropicUsage | undefined) => {
     closeStep();
     s.step = { id: messageId, usage: stepUsage, stop: null, tools: false };
   };
   const compaction = (summary: string) => {
-    if (s.compaction) push({ type: 'compaction', ...s.compaction, summary });
+    if (s.compaction) out.push({ type: 'compaction', ...s.compaction, summary });
     s.compaction = null;
   };
   const toolCall = (b: Block) => {
     if (!b.id || !b.name) return;
     if (s.step) s.step.tools = true;
     if (b.name.startsWith(`mcp__${hostServer}__`)) return; // the kit emits host calls from the bridge's tool-call records
-    s.tools[b.id] = claudeToolName(b.name);
-    push({ type: 'tool-call', toolCallId: b.id, toolName: s.tools[b.id]!, input: JSON.stringify(b.input ?? {}), providerExecuted: true, nativeName: b.name });
-  };
-  const finish = (unified: 'interrupted' | 'error', raw: string, error?: Record<string, string | number>) => {
-    closeStep();
-    compaction('');
-    if (error) push({ type: 'error', error });
-    push({ type: 'finish', finishReason: { unified, raw }, totalUsage: anthropicUsage(undefined) });
-    s.finished = true;
+    const toolName = (s.tools[b.id] = claudeToolName(b.name));
+    out.push({ type: 'tool-call', toolCallId: b.id, toolName, input: JSON.stringify(b.input ?? {}), providerExecuted: true, nativeName: b.name });
   };
 
-  if (s.finished) return { state: s, parts };
-  if (record.kind === 'turn-start' && s.rerun) push({ type: 'stream-start' }); // the kit marks a rerun on the turn-start's stream-start
+  if (s.stream.finished) return { state: s, parts };
+  if (record.kind === 'turn-start' && s.rerun) out.start(); // the kit marks a rerun on the turn-start's stream-start
   if (record.kind === 'turn-end') {
-    const { reason, code, message } = record.data;
-    if (reason === 'interrupted') closeStep(); // the bridge died: the kit re-drives the thread, and that turn finishes the stream
-    else if (reason === 'aborted' || reason === 'stopped') finish('interrupted', reason);
-    else finish('error', reason, { message: message ?? `claude ended the turn without a result line (${reason}${code == null ? '' : `, code ${code}`})` });
+    closeStep();
+    compaction('');
+    out.endTurn(record, 'claude');
   }
   const line = readJsonLine(s.lines, record, lineSchema);
   if (!line) return { state: s, parts };
-  const raw = () => push({ type: 'raw', rawValue: line.stream === 'stderr' ? { stderr: line.json } : line.json });
+  const raw = () => out.raw(line.stream === 'stderr' ? { stderr: line.json } : line.json);
   if (!line.ok || ('parent_tool_use_id' in line.value && line.value.parent_tool_use_id)) raw(); // subagent lines stay raw
   else if (line.value.type === 'system') {
     const L = line.value;
-    if (L.subtype === 'init') {
-      if (!s.started) push({ type: 'stream-start', ...(L.model ? { modelId: L.model } : {}) });
-    } else if (L.subtype === 'compact_boundary' && L.compact_metadata) {
+    if (L.subtype === 'init') out.start(L.model);
+    else if (L.subtype === 'compact_boundary' && L.compact_metadata) {
       const { trigger, pre_tokens, post_tokens } = L.compact_metadata;
       s.compaction = { trigger, ...(pre_tokens === undefined ? {} : { tokensBefore: pre_tokens }), ...(post_tokens === undefined ? {} : { tokensAfter: post_tokens }) };
     } else raw();
   } else if (line.value.type === 'stream_event') {
     const e = line.value.event;
+    const started = e.content_block?.type === 'text' || e.content_block?.type === 'thinking' ? e.content_block : undefined;
     if (e.type === 'message_start' && e.message) {
       openStep(e.message.id, e.message.usage);
       s.streamed = e.message.id;
-    } else if (e.type === 'content_block_start' && (e.content_block?.type === 'text' || e.content_block?.type === 'thinking')) {
-      open(e.content_block.type === 'text' ? 'text' : 'reasoning', `${e.content_block.type}-${record.seq}`);
-      delta(e.content_block.text ?? e.content_block.thinking);
-    } else if (e.type === 'content_block_delta') delta(e.delta?.text ?? e.delta?.thinking);
-    else if (e.type === 'content_block_stop') close();
+    } else if (e.type === 'content_block_start' && started) {
+      out.open(started.type === 'text' ? 'text' : 'reasoning', `${started.type}-${record.seq}`);
+      out.delta(started.text ?? started.thinking);
+    } else if (e.type === 'content_block_delta') out.delta(e.delta?.text ?? e.delta?.thinking);
+    else if (e.type === 'content_block_stop') out.close();
     else if (e.type === 'message_delta' && s.step) {
       s.step.usage = mergeAnthropicUsage(s.step.usage, e.usage);
       s.step.stop = e.delta?.stop_reason ?? s.step.stop;
@@ -229,9 +202,7 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
     L.message.content.forEach((b, i) => {
       if (b.type === 'tool_use') toolCall(b);
       else if (L.message.id !== s.streamed && (b.type === 'text' || b.type === 'thinking')) {
-        open(b.type === 'text' ? 'text' : 'reasoning', `${b.type}-${record.seq}-${i}`);
-        delta(b.text ?? b.thinking);
-        close();
+        out.block(b.type === 'text' ? 'text' : 'reasoning', `${b.type}-${record.seq}-${i}`, b.text ?? b.thinking);
       }
     });
   } else if (line.value.type === 'user') {
@@ -242,27 +213,26 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
     for (const b of results) {
       const toolName = s.tools[b.tool_use_id!]!;
       const detail = results.length === 1 && L.tool_use_result !== undefined ? { providerMetadata: { [id]: { toolUseResult: L.tool_use_result } } } : {};
-      push({ type: 'tool-result', toolCallId: b.tool_use_id!, toolName, result: b.content ?? '', isError: b.is_error ?? false, ...detail });
+      out.push({ type: 'tool-result', toolCallId: b.tool_use_id!, toolName, result: b.content ?? '', isError: b.is_error ?? false, ...detail });
       const file = fileResult.safeParse(L.tool_use_result);
       if (file.success && !b.is_error && claudeCodeBuiltinTools[toolName as 'write']?.toolUseKind === 'edit') {
-        push({ type: 'file-change', event: file.data.type === 'create' ? 'create' : 'modify', path: file.data.filePath });
+        out.push({ type: 'file-change', event: file.data.type === 'create' ? 'create' : 'modify', path: file.data.filePath });
       }
     }
   } else if (line.value.type === 'control_request') {
     const L = line.value;
     if (L.request.subtype !== 'can_use_tool' || !L.request.tool_use_id) return raw(), { state: s, parts };
     s.approvals[L.request_id] = L.request.input ?? {};
-    push({ type: 'tool-approval-request', approvalId: L.request_id, toolCallId: L.request.tool_use_id });
+    out.push({ type: 'tool-approval-request', approvalId: L.request_id, toolCallId: L.request.tool_use_id });
   } else {
     const L = line.value;
     const interrupted = L.terminal_reason?.startsWith('aborted') ?? false; // aborted_streaming / aborted_tools: our interrupt
     closeStep(L.stop_reason);
     compaction('');
-    if (L.is_error && !interrupted) push({ type: 'error', error: { message: L.result || L.errors?.join('\n') || L.subtype, subtype: L.subtype, terminalReason: L.terminal_reason ?? null } });
+    if (L.is_error && !interrupted) out.push({ type: 'error', error: { message: L.result || L.errors?.join('\n') || L.subtype, subtype: L.subtype, terminalReason: L.terminal_reason ?? null } });
     const reason = L.is_error ? { unified: interrupted ? ('interrupted' as const) : ('error' as const), raw: L.terminal_reason ?? L.subtype } : anthropicFinishReason(L.stop_reason);
     const meta = { ...(L.total_cost_usd === undefined ? {} : { costUsd: L.total_cost_usd }), ...(L.num_turns === undefined ? {} : { numTurns: L.num_turns }) };
-    push({ type: 'finish', finishReason: reason, totalUsage: anthropicUsage(L.usage), harnessMetadata: { [id]: meta } });
-    s.finished = true;
+    out.finish(reason, anthropicUsage(L.usage), { [id]: meta });
   }
   return { state: s, parts };
 }
@@ -298,7 +268,7 @@ export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<C
       return parsed.success ? parsed.data.session_id : undefined;
     },
     translator: {
-      init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), started: false, finished: false, streamed: null, block: null, step: null, tools: {}, approvals: {}, compaction: null }),
+      init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), stream: createStreamState(), streamed: null, step: null, tools: {}, approvals: {}, compaction: null }),
       step,
     },
   });

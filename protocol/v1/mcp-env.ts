@@ -5,8 +5,8 @@
 // without the token ever appearing in argv, records or recordings.
 export const MCP_ENV_V1 = {
   /** `http://127.0.0.1:<port>/mcp`: Streamable HTTP, JSON-RPC over POST. */
-  url: 'HARNESS_BRIDGE_MCP_URL',
+  urlEnvVar: 'HARNESS_BRIDGE_MCP_URL',
   /** The endpoint's own bearer token (not the bridge's host token): `Authorization: Bearer <it>`. */
-  token: 'HARNESS_BRIDGE_MCP_TOKEN',
+  tokenEnvVar: 'HARNESS_BRIDGE_MCP_TOKEN',
 } as const;
 export type McpEnvNames = typeof MCP_ENV_V1;

@@ -354,7 +354,7 @@ describe('MCP endpoint on its own', () => {
     expect(wrapped.state).toBe('idle');
     const launch: LaunchSpec = {
       argv: ['cli'],
-      env: { KEEP: '1', [MCP_ENV_V1.token]: 'stale' },
+      env: { KEEP: '1', [MCP_ENV_V1.tokenEnvVar]: 'stale' },
       stdin: 'null',
       io: { mode: 'pipes' },
       lifetime: 'turn',
@@ -362,10 +362,10 @@ describe('MCP endpoint on its own', () => {
       interrupt: { signal: 'SIGINT' },
     };
     await wrapped.start('t9', launch, undefined, { tools: [echoTool] });
-    expect(started[0]!.launch.env).toEqual({ KEEP: '1', [MCP_ENV_V1.url]: h.endpoint.url, [MCP_ENV_V1.token]: h.endpoint.token });
+    expect(started[0]!.launch.env).toEqual({ KEEP: '1', [MCP_ENV_V1.urlEnvVar]: h.endpoint.url, [MCP_ENV_V1.tokenEnvVar]: h.endpoint.token });
     expect(started[0]!.launch.argv).toEqual(['cli']);
     expect(started[0]!.meta).toEqual({ tools: [echoTool] });
-    expect(launch.env![MCP_ENV_V1.token]).toBe('stale'); // the host's object is not mutated
+    expect(launch.env![MCP_ENV_V1.tokenEnvVar]).toBe('stale'); // the host's object is not mutated
     const listed = listedSchema.parse((await post(rpc(1, 'tools/list'))).json);
     expect(listed.result.tools.map((t) => t.name)).toEqual(['echo_upper']);
   });
