@@ -5,6 +5,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { completeLine, createLineBuffers, readJsonLine } from '../../../host/translate/json-lines.ts';
 import { claudeCodeAdapter, hostMcpArgs, type ClaudeCodeState } from '../../../host/adapters/claude-code.ts';
 import { claudeCodeBuiltinTools, claudeToolName } from '../../../host/adapters/claude-code-tools.ts';
 import { TurnTranslation } from '../../../host/turn-translation.ts';
@@ -321,7 +323,7 @@ describe('turns that end without a result line', () => {
   it('exit (the CLI died) → error part naming the code, finish error', () => {
     const parts = endWith({ reason: 'exit', code: 1 });
     expectWellFormed(parts, 'exit');
-    expect(ofType(parts, 'error')[0]!.error).toEqual({ message: 'claude ended the turn without a result line (exit, code 1)' });
+    expect(ofType(parts, 'error')[0]!.error).toEqual({ message: 'claude ended the turn without a result (exit, code 1)' });
     expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'error', raw: 'exit' });
   });
 
@@ -456,5 +458,21 @@ describe('launch and encoders', () => {
     expect(['Bash', 'Write', 'Edit', 'Read', 'Glob', 'Grep', 'WebSearch', 'WebFetch', 'Monitor'].map(claudeToolName)).toEqual([
       'bash', 'write', 'edit', 'read', 'glob', 'grep', 'webSearch', 'WebFetch', 'Monitor',
     ]);
+  });
+});
+
+describe('host/translate/json-lines (the reader the adapter uses)', () => {
+  it('joins cont pieces per stream and caps what it reassembles', () => {
+    const buffers = createLineBuffers();
+    const rec = (seq: number, kind: 'stdout' | 'stderr', text: string, cont?: boolean): JournalRecord =>
+      kind === 'stdout'
+        ? { seq, turnId: 't', ts: 0, kind, data: cont ? { text, cont } : { text } }
+        : { seq, turnId: 't', ts: 0, kind, data: cont ? { text, cont } : { text } };
+    expect(completeLine(buffers, rec(1, 'stdout', 'ab', true))).toBeUndefined();
+    expect(completeLine(buffers, rec(2, 'stderr', 'x'))).toEqual({ stream: 'stderr', text: 'x', truncated: false });
+    expect(completeLine(buffers, rec(3, 'stdout', 'cd'))).toEqual({ stream: 'stdout', text: 'abcd', truncated: false });
+    expect(completeLine(buffers, rec(4, 'stdout', 'abcdef', true), 4)).toBeUndefined();
+    expect(completeLine(buffers, rec(5, 'stdout', 'gh'), 4)).toEqual({ stream: 'stdout', text: 'abcd', truncated: true });
+    expect(readJsonLine(createLineBuffers(), rec(6, 'stdout', '{"type":"x"'), z.object({ type: z.string() }))).toEqual({ ok: false, stream: 'stdout', json: '{"type":"x"' });
   });
 });
