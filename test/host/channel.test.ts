@@ -280,6 +280,26 @@ describe('channel ↔ real bridge', () => {
     expect((await wrongToken.channel.closed)?.code).toBe('unauthorized');
   });
 
+  it('stop: acked, then the bridge closes with 4003 and the channel ends cleanly (null), no reconnect', async () => {
+    const b = await bridge();
+    const o = open(b.url, b.token);
+    await o.channel.whenLive();
+    expect(await o.channel.request({ type: 'stop', graceMs: 100 })).toMatchObject({ type: 'ack', of: 'stop' });
+    expect(await o.channel.closed).toBeNull();
+    expect(o.reconnects()).toBe(0);
+    expect(await b.exited).toMatchObject({ code: 0 });
+  });
+
+  it('a bridge stopped by someone else (SIGTERM → close 4003) is terminal bridge-stopped', async () => {
+    const b = await bridge();
+    const o = open(b.url, b.token);
+    await o.channel.whenLive();
+    b.proc.kill('SIGTERM');
+    const error = await o.channel.closed;
+    expect(error?.code).toBe('bridge-stopped');
+    expect(o.reconnects()).toBe(0);
+  });
+
   it('figures: channel delivery rate', async () => {
     const b = await bridge();
     let count = 0;
