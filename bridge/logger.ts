@@ -43,6 +43,14 @@ type MetadataStream = {
 export function createBridgeLogger(options: LoggerOptions): BridgeLogger {
   const fileLevel = levelValues[options.level ?? 'info'];
   const destination = pino.destination({ dest: join(options.stateDir, logFileName), sync: false, mode: 0o600, mkdir: false });
+  // A log file that cannot be opened or written (state dir removed by destroy, disk full) must not
+  // take the bridge down: report once on stderr and carry on without file logs.
+  let reported = false;
+  destination.on('error', (error: Error) => {
+    if (reported) return;
+    reported = true;
+    process.stderr.write(`harness-bridge: logging to ${logFileName} failed: ${error.message}\n`);
+  });
   const token = options.token !== undefined && options.token.length > 0 ? options.token : undefined;
 
   let forward: ((frame: DiagnosticFrame) => void) | null = null;
