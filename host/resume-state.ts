@@ -4,10 +4,13 @@
 // pick up from it. Validated with zod on the way in; foreign or corrupt
 // payloads are refused with a clear error.
 import { z } from 'zod';
+import type { JSONValue } from '@ai-sdk/provider';
 import type { HarnessV1ResumeState } from '../protocol/harness-v1/session.ts';
 import { ResumeStateError } from './session-errors.ts';
 
 export const RESUME_DATA_VERSION = 1;
+
+const callState = z.object({ source: z.enum(['bridge', 'cli']), answered: z.boolean() });
 
 const inFlightTurnSchema = z.object({
   turnId: z.string().min(1),
@@ -18,6 +21,16 @@ const inFlightTurnSchema = z.object({
   rerun: z.boolean(),
   /** Host tool calls delivered but never answered: delivered once more in the next slice. */
   redeliver: z.array(z.string()),
+  /** Optional translator snapshot at `seq` (== cursor): the next slice attaches there instead of replaying the turn. */
+  snapshot: z
+    .object({
+      seq: z.number().int().positive(),
+      adapter: z.custom<JSONValue>((value) => value !== undefined),
+      toolCalls: z.array(z.tuple([z.string(), callState])),
+      approvals: z.array(z.tuple([z.string(), callState])),
+      unansweredParts: z.array(z.custom<JSONValue>((value) => typeof value === 'object' && value !== null)),
+    })
+    .optional(),
 });
 
 export const resumeDataSchema = z.object({

@@ -4,4 +4,6 @@ export const HOST_SESSION_LIMITS = {
   readyTimeoutMs: 20_000,
   /** One look at a possibly-live bridge before deciding it is gone. A live local bridge answers in milliseconds; a port proxy in a second or two. */
   probeTimeoutMs: 3_000,
+  /** Largest translator snapshot kept in a resume payload (characters of JSON); bigger ones fall back to replaying the turn. */
+  maxSnapshotChars: 256 * 1024,
 } as const;

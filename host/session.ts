@@ -24,7 +24,8 @@ import type { ChannelRequest } from './channel/requests.ts';
 import type { BridgeLink, Rung } from './ladder.ts';
 import { toResumeState, type InFlightTurn, type ResumeData } from './resume-state.ts';
 import { abortError, BridgeSessionError } from './session-errors.ts';
-import { TurnTranslation } from './turn-translation.ts';
+import { HOST_SESSION_LIMITS } from './session-limits.ts';
+import { TurnTranslation, type TranslationSnapshot } from './turn-translation.ts';
 
 /** The part of a channel a session uses; host/channel.ts provides it. */
 export interface SessionChannel {
@@ -152,8 +153,18 @@ export class BridgeSession<S> implements HarnessV1Session {
       this.pendingRerun = false;
       await this.rerun(turn, tools);
     } else {
-      turn.translation = undefined;
-      await this.openChannel(turn.firstSeq !== undefined ? turn.firstSeq - 1 : this.cursor);
+      // With a translator snapshot taken at the cursor, attach right there; otherwise replay the
+      // turn from its first record through a fresh translator (parts up to the cursor are suppressed).
+      const snapshot = turn.snapshot;
+      const restored =
+        snapshot && snapshot.seq === this.cursor
+          ? TurnTranslation.restore(this.ctx.adapter, { turnId: turn.turnId, rerun: turn.rerun }, snapshot, turn.redeliverSet)
+          : null;
+      turn.translation = restored ?? undefined;
+      await this.openChannel(restored ? this.cursor : turn.firstSeq !== undefined ? turn.firstSeq - 1 : this.cursor);
+      // Redeliveries go out after the caller holds the control handle (it may answer them at once),
+      // and before any record of this slice (onTurnRecord flushes them first if records win the race).
+      if (restored) setImmediate(() => this.flushOwed(turn));
     }
     this.watchAbort(options.abortSignal);
     return control;
@@ -329,7 +340,13 @@ export class BridgeSession<S> implements HarnessV1Session {
     }
   }
 
+  private flushOwed(turn: TurnState<S>): void {
+    if (this.turn !== turn || !turn.translation || !this.slice) return;
+    for (const part of turn.translation.takeOwed()) this.slice.emit(part);
+  }
+
   private onTurnRecord(turn: TurnState<S>, record: JournalRecord): void {
+    this.flushOwed(turn);
     if (!turn.translation) {
       if (record.kind === 'turn-start') turn.firstSeq = record.seq;
       turn.translation = new TurnTranslation(this.ctx.adapter, { turnId: turn.turnId, rerun: turn.rerun }, this.cursor, turn.redeliverSet);
@@ -492,11 +509,19 @@ export class BridgeSession<S> implements HarnessV1Session {
               prompt: turn.prompt,
               rerun: turn.rerun,
               redeliver: turn.translation ? turn.translation.unanswered() : [...turn.redeliverSet],
+              ...this.snapshotOf(turn),
             },
           }
         : {}),
     };
     return toResumeState(this.ctx.adapter.harnessId, data);
+  }
+
+  /** A translator snapshot for the resume payload, when the adapter offers one and it is small. */
+  private snapshotOf(turn: TurnState<S>): { snapshot?: TranslationSnapshot } {
+    const snapshot = turn.translation?.snapshot(this.cursor) ?? (turn.snapshot?.seq === this.cursor ? turn.snapshot : undefined);
+    if (!snapshot || JSON.stringify(snapshot).length > HOST_SESSION_LIMITS.maxSnapshotChars) return {};
+    return { snapshot };
   }
 
   private requireTurn(): TurnState<S> {

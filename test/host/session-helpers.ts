@@ -26,13 +26,13 @@ export type Kit = {
 
 export type Started = { sandbox: HarnessV1NetworkSandboxSession; session: HarnessV1Session; workDir: string };
 
-export async function createKit(name: string): Promise<Kit> {
+export async function createKit(name: string, adapterOptions: Parameters<typeof fixtureAdapter>[0] = {}): Promise<Kit> {
   const root = await mkdtemp(join(tmpdir(), `hb-${name}-`));
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   const diagnostics: HarnessV1Diagnostic[] = [];
   const sandboxes: HarnessV1NetworkSandboxSession[] = [];
   const harness = (settings: BridgeHarnessSettings = {}) =>
-    createBridgeHarness(fixtureAdapter(), { probeTimeoutMs: 1_500, ...settings });
+    createBridgeHarness(fixtureAdapter(adapterOptions), { probeTimeoutMs: 1_500, ...settings });
   const open = async (
     sessionId: string,
     sandbox: HarnessV1NetworkSandboxSession,

@@ -7,21 +7,24 @@ import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts'
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createKit, seededRandom, startTurn, type Kit } from './session-helpers.ts';
 
-const schedules = Number(process.env.HB_SLICE_SCHEDULES ?? 200);
+const schedules = Number(process.env.HB_SLICE_SCHEDULES ?? 200); // per mode
 const baseSeed = Number(process.env.HB_SEED ?? 0x5eed);
 
 let kit: Kit;
+let replayKit: Kit;
 beforeAll(async () => {
   kit = await createKit('slices');
+  replayKit = await createKit('slices-replay', { snapshots: false });
 });
 afterAll(async () => {
   await kit.cleanup();
+  await replayKit.cleanup();
 });
 
 type InFlight = { turn?: unknown };
 
 /** Continue `state` in fresh host instances, suspending after each cut (in parts); returns all parts. */
-async function sliceThrough(sessionId: string, state: HarnessV1ResumeState, cuts: number[]): Promise<HarnessV1StreamPart[]> {
+async function sliceThrough(kit: Kit, sessionId: string, state: HarnessV1ResumeState, cuts: number[]): Promise<HarnessV1StreamPart[]> {
   const all: HarnessV1StreamPart[] = [];
   let current = state;
   for (let slice = 0; ; slice++) {
@@ -44,7 +47,11 @@ async function sliceThrough(sessionId: string, state: HarnessV1ResumeState, cuts
 }
 
 describe('suspend/continue across host instances', () => {
-  it(`${schedules} seeded schedules of suspend points over a journaled turn reproduce the uninterrupted parts exactly`, async () => {
+  it.each([
+    ['translator snapshots (attach at the cursor)', () => kit],
+    ['no snapshots (replay the turn from its first record)', () => replayKit],
+  ])(`${schedules} seeded schedules of suspend points over a journaled turn reproduce the uninterrupted parts exactly — %s`, async (_mode, which) => {
+    const kit = which();
     const { session } = await kit.start('replayed');
     // Suspend right after the first part: the bridge finishes the turn on its own and journals it.
     let first: Promise<HarnessV1ResumeState> | null = null;
@@ -55,14 +62,14 @@ describe('suspend/continue across host instances', () => {
     expect(head.map((p) => p.type)).toEqual(['stream-start']);
 
     // The reference: one uninterrupted continuation (it answers the tool call when it appears).
-    const reference = await continueAnswering('replayed', start);
+    const reference = await continueAnswering(kit, 'replayed', start);
     expect(reference.at(-1)?.type, 'reference run reached finish').toBe('finish');
 
     for (let i = 0; i < schedules; i++) {
       const seed = baseSeed + i;
       const random = seededRandom(seed);
       const cuts = Array.from({ length: 1 + Math.floor(random() * 4) }, () => 1 + Math.floor(random() * (reference.length - 1)));
-      const got = await sliceThrough('replayed', start, cuts);
+      const got = await sliceThrough(kit, 'replayed', start, cuts);
       // Unanswered tool calls at a suspend are delivered once more in the next slice: drop those repeats to compare.
       const deduped = dropRedeliveries(got);
       if (JSON.stringify(deduped) !== JSON.stringify(reference)) {
@@ -82,7 +89,7 @@ describe('suspend/continue across host instances', () => {
         if (n === cut) suspended = Promise.resolve(session.doSuspendTurn());
       });
       await control.done;
-      const rest = await sliceThrough(id, await suspended!, [1 + Math.floor(random() * 20)]);
+      const rest = await sliceThrough(kit, id, await suspended!, [1 + Math.floor(random() * 20)]);
       const all = [...parts, ...rest];
       const deltas = all.filter((p) => p.type === 'text-delta').map((p) => (p as { delta: string }).delta);
       expect(deltas, `round ${round} (cut ${cut}): every delta once, in order`).toEqual(
@@ -92,7 +99,11 @@ describe('suspend/continue across host instances', () => {
     }
   });
 
-  it('a host tool call unanswered at suspend is delivered again in the next slice, exactly once, and its result is accepted there', async () => {
+  it.each([
+    ['translator snapshots', () => kit],
+    ['replaying the turn', () => replayKit],
+  ])('a host tool call unanswered at suspend is delivered again in the next slice, exactly once, and its result is accepted there — %s', async (_mode, which) => {
+    const kit = which();
     const { session } = await kit.start('redeliver');
     let suspended: Promise<HarnessV1ResumeState> | null = null;
     const { parts, control } = await startTurn(session, 'needs a tool LINES:2 TOOL:weather', (part) => {
@@ -120,7 +131,7 @@ describe('suspend/continue across host instances', () => {
 });
 
 /** Continue to the end in one slice, answering any host tool call. */
-async function continueAnswering(sessionId: string, state: HarnessV1ResumeState): Promise<HarnessV1StreamPart[]> {
+async function continueAnswering(kit: Kit, sessionId: string, state: HarnessV1ResumeState): Promise<HarnessV1StreamPart[]> {
   const { session } = await kit.resume(sessionId, state);
   const parts: HarnessV1StreamPart[] = [];
   const control = await session.doContinueTurn({
