@@ -23,74 +23,15 @@ import {
   type HelloFrame,
   type HostFrame,
   type HostToolSpec,
-  type LaunchSpec,
-  type SignalName,
   type ToolResultFrame,
 } from '../protocol/v1/index.ts';
 import { createTokenCheck, presentedToken } from './auth.ts';
 import { resolveServerLimits, type ServerLimits } from './limits.ts';
-import type { BridgeLogger, Logger } from './logger.ts';
-import { RecordStream, type DurableBatch, type JournalReadPort } from './replay.ts';
-import type { TurnLog } from './turns.ts';
+import type { Logger } from './logger.ts';
+import { RecordStream, type DurableBatch } from './replay.ts';
+import type { BridgeServerOptions, CommandResult, PendingCall } from './server-ports.ts';
 
-/** What the server needs from the journal (journal.ts's Journal satisfies it). */
-export type JournalPort = JournalReadPort & {
-  readonly journalId: string;
-  /** 0 when empty. */
-  readonly firstSeq: number;
-  /** Resolves once everything appended so far is written and handed to onDurable. */
-  flush(): Promise<void>;
-};
-
-export type CommandResult = { ok: true } | { ok: false; code: ErrorCode; message: string };
-
-/** What the server needs from the supervisor (supervisor.ts's Supervisor satisfies it). */
-export type SupervisorPort = {
-  readonly state: 'idle' | 'running' | 'stopping';
-  /** Its checks and turn-start record happen synchronously; the promise settles once the CLI runs (or failed to). */
-  start(
-    turnId: string,
-    launch: LaunchSpec,
-    input?: string,
-    meta?: { tools?: HostToolSpec[]; rerun?: boolean },
-  ): CommandResult | Promise<CommandResult>;
-  write(turnId: string, text: string): CommandResult;
-  signal(turnId: string, signal: SignalName): CommandResult;
-  abort(turnId: string, graceMs?: number): CommandResult;
-};
-
-/**
- * A call the CLI is waiting on (MCP tool call or approval request). The MCP
- * endpoint adds entries to `server.pendingCalls`; routing answers them.
- */
-export type PendingCall =
-  | { kind: 'tool-call'; answer(frame: ToolResultFrame): void }
-  | { kind: 'approval-request'; answer(frame: ApprovalFrame): void };
-
-/** Process-level steps of stop/destroy, provided by main.ts. */
-export type Lifecycle = {
-  /** Stop the CLI (grace, then kill; the supervisor's default grace when undefined) and close the journal (flush + fsync). */
-  stop(graceMs: number | undefined): Promise<void>;
-  /** Kill the CLI, close the journal, remove the state dir. */
-  destroy(): Promise<void>;
-  /** Leave the process (after the ack went out). */
-  exit(code: number): void;
-};
-
-export type BridgeServerOptions = {
-  host: string;
-  port: number;
-  token: string;
-  bridgeId: string;
-  bridgeVersion: string;
-  recipeIdentity?: string;
-  journal: JournalPort;
-  supervisor: SupervisorPort;
-  turns: TurnLog;
-  logger: BridgeLogger;
-  lifecycle: Lifecycle;
-  limits?: Partial<ServerLimits>;
-};
+export type { BridgeServerOptions, CommandResult, JournalPort, Lifecycle, PendingCall, SupervisorPort } from './server-ports.ts';
 
 type Connection = {
   readonly ws: WebSocket;
