@@ -71,6 +71,11 @@ export const SERVER_LIMITS = {
    * an open socket, and it can always re-attach from its cursor.
    */
   maxBehindMs: 10 * 60_000,
+  /**
+   * TCP connections the ws listener accepts at once (http.Server.maxConnections).
+   * One host owns the stream; the rest are probes and reconnects in flight.
+   */
+  maxConnections: 64,
   /** ws-level ping interval; a socket with no pong for two intervals is terminated. */
   heartbeatMs: 15_000,
   /** Turns listed in hello (the most recent ones, oldest first). */

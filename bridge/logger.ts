@@ -5,6 +5,7 @@
 // level check plus one boolean test here.
 import { join } from 'node:path';
 import pino from 'pino';
+import { z } from 'zod';
 import type { DiagnosticFrame, LogLevel } from '../protocol/v1/index.ts';
 
 export type Logger = pino.Logger;
@@ -122,7 +123,8 @@ export function createBridgeLogger(options: LoggerOptions): BridgeLogger {
   };
 }
 
-function levelName(value: number): string {
+/** pino's numeric level as a protocol level name (fatal counts as error). */
+function levelName(value: number): LogLevel {
   if (value <= 10) return 'trace';
   if (value <= 20) return 'debug';
   if (value <= 30) return 'info';
@@ -130,33 +132,32 @@ function levelName(value: number): string {
   return 'error';
 }
 
-function diagnosticLevel(value: unknown): LogLevel {
-  if (typeof value !== 'number') return 'info';
-  return levelName(value) as LogLevel;
-}
+/** The fields of a pino line we read; the rest become attrs. */
+const pinoLineSchema = z.looseObject({ level: z.number(), time: z.number(), msg: z.string().optional(), subsystem: z.string().optional() });
 
-/** A diagnostic frame from one pino line (already redacted). Null if the line is not an object. */
+/** A diagnostic frame from one pino line (already redacted). Null if the line is not one of pino's. */
 function diagnosticFromLine(line: string): DiagnosticFrame | null {
-  let parsed: unknown;
+  let json: unknown;
   try {
-    parsed = JSON.parse(line);
+    json = JSON.parse(line);
   } catch {
-    return null; // pino always writes JSON; a partial line cannot happen here
+    return null; // pino always writes whole JSON lines; nothing to forward otherwise
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
-  const fields = parsed as Record<string, unknown>;
+  const parsed = pinoLineSchema.safeParse(json);
+  if (!parsed.success) return null;
+  const fields = parsed.data;
   let attrs: Record<string, unknown> | undefined;
-  for (const key of Object.keys(fields)) {
+  for (const [key, value] of Object.entries(fields)) {
     if (reservedKeys.has(key)) continue;
     attrs ??= {};
-    attrs[key] = fields[key];
+    attrs[key] = value;
   }
   return {
     type: 'diagnostic',
-    level: diagnosticLevel(fields.level),
-    subsystem: typeof fields.subsystem === 'string' ? fields.subsystem : 'bridge',
-    message: typeof fields.msg === 'string' ? fields.msg : '',
+    level: levelName(fields.level),
+    subsystem: fields.subsystem ?? 'bridge',
+    message: fields.msg ?? '',
     ...(attrs === undefined ? {} : { attrs }),
-    ts: typeof fields.time === 'number' ? fields.time : Date.now(),
+    ts: fields.time,
   };
 }

@@ -79,6 +79,7 @@ export class BridgeServer {
     this.#http = createServer((request, response) => {
       response.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('websocket only\n');
     });
+    this.#http.maxConnections = this.#limits.maxConnections;
     this.#http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(request, socket, head));
   }
 

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { bridgeBundle, connectClient, randomToken, readyLineSchema, repoRoot, startBridge, tempDir, type RunningBridge } from './helpers.ts';
 
 const bridges: RunningBridge[] = [];
@@ -13,7 +14,7 @@ afterEach(async () => {
   await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
 });
 
-const packageVersion = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+const packageVersion = z.object({ version: z.string() }).parse(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'))).version;
 
 describe('dist/bridge.mjs', () => {
   it('is under 500 KB', () => {

@@ -3,7 +3,7 @@
 import { appendFileSync, existsSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JournalRecord, RecordOf } from '../../protocol/v1/index.ts';
+import { recordSchema, type JournalRecord, type RecordOf } from '../../protocol/v1/index.ts';
 import { connectClient, eventually, fixtureLaunch, seqProblem, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
 
 const bridges: RunningBridge[] = [];
@@ -29,6 +29,13 @@ afterEach(async () => {
 
 function journalLines(stateDir: string): string[] {
   return readFileSync(join(stateDir, 'journal.ndjson'), 'utf8').split('\n').filter((line) => line.length > 0);
+}
+
+/** The records on disk (every line after the header), validated. */
+function journalRecords(stateDir: string): JournalRecord[] {
+  return journalLines(stateDir)
+    .slice(1)
+    .map((line) => recordSchema.parse(JSON.parse(line.slice(line.indexOf('\t') + 1))));
 }
 
 describe('SIGKILL mid-turn, a new bridge on the same state dir', () => {
@@ -114,10 +121,10 @@ describe('stop and destroy', () => {
     expect(await bridge.exited).toEqual({ code: 0, signal: null });
     expect((await client.closed).code).toBe(4003);
     // The turn ended as stopped, and the ack's lastSeq is the last record on disk.
-    const lines = journalLines(bridge.stateDir);
-    const last = JSON.parse(lines.at(-1)!.slice(9)) as JournalRecord;
+    const records = journalRecords(bridge.stateDir);
+    const last = records.at(-1)!;
     expect(last.seq).toBe(ack.type === 'ack' ? ack.lastSeq : -1);
-    const end = lines.map((line) => JSON.parse(line.slice(9)) as JournalRecord).find((r) => r.kind === 'turn-end');
+    const end = records.find((r) => r.kind === 'turn-end');
     expect(end).toMatchObject({ turnId: 'long', data: { reason: 'stopped' } });
     expect(existsSync(join(bridge.stateDir, 'bridge.json'))).toBe(true);
     // Every record the host saw is on disk (fsynced on close) and the host saw them all.
@@ -144,7 +151,7 @@ describe('stop and destroy', () => {
     await client.request({ type: 'start', id: 's', turnId: 'term', launch: fixtureLaunch(['--json', '--lines', '100000', '--interval-ms', '5']) });
     await eventually(() => client.records().length > 5, 20_000);
     expect(await bridge.kill('SIGTERM')).toEqual({ code: 0, signal: null });
-    const records = journalLines(bridge.stateDir).map((line) => JSON.parse(line.slice(9)) as JournalRecord);
+    const records = journalRecords(bridge.stateDir);
     expect(records.find((r) => r.kind === 'turn-end')).toMatchObject({ turnId: 'term', data: { reason: 'stopped' } });
   });
 });

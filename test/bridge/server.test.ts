@@ -41,7 +41,7 @@ describe('a turn end to end over a plain ws client', () => {
     expect(seqProblem(records, 1, end.seq)).toBeNull();
     const turn = records.filter((r) => r.turnId === 't1');
     expect(turn.map((r) => r.kind)).toEqual(['turn-start', 'spawn', ...Array(7).fill('stdout'), 'exit', 'turn-end']);
-    const lines = turn.filter((r): r is Extract<JournalRecord, { kind: 'stdout' }> => r.kind === 'stdout').map((r) => JSON.parse(r.data.text) as unknown);
+    const lines = turn.filter((r): r is Extract<JournalRecord, { kind: 'stdout' }> => r.kind === 'stdout').map((r): unknown => JSON.parse(r.data.text));
     expect(lines[1]).toEqual({ type: 'line', n: 0, text: 'line 0' });
     expect(lines[6]).toEqual({ type: 'done', n: 5 });
 
