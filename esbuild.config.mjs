@@ -24,6 +24,12 @@ export const entries = [
     outfile: 'dist/bridge.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
   },
+  {
+    name: 'cli',
+    entryPoint: 'host/cli/main.ts', // its #! line is kept at the top of the bundle
+    outfile: 'dist/cli.mjs',
+    external: ['node-pty', 'bufferutil', 'utf-8-validate'],
+  },
 ];
 
 /**
