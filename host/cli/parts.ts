@@ -69,6 +69,13 @@ export function createStreamPrinter(write: (text: string) => void, style: Style,
           return line(`${style.green('■ finish')} ${part.finishReason.unified}${part.finishReason.raw ? style.dim(` (${part.finishReason.raw})`) : ''}`);
         case 'error':
           return line(style.red(`✖ error ${clip(JSON.stringify(part.error), 160)}`));
+        case 'raw': {
+          // Lines the adapter keeps raw (status pings, echoes): one dim word each, the detail is in replay.
+          const raw: unknown = part.rawValue;
+          const fields = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : {};
+          const label = [fields.type, fields.subtype].filter((v) => typeof v === 'string').join('/');
+          return line(style.dim(`· raw ${label || 'value'}`));
+        }
         default: {
           const { type, ...rest } = part;
           return line(style.dim(`[${type}] ${clip(JSON.stringify(rest), 120)}`));
