@@ -51,84 +51,17 @@ export function crc32Bytes(bytes: Uint8Array, start = 0, end = bytes.length): nu
 /**
  * Frames `json` as one journal line at target[offset]: UTF-8 encodes it
  * exactly as Buffer.from(json, 'utf8') would (a lone surrogate becomes
- * U+FFFD), computing its crc32 in the same pass, then fills in the prefix and
- * the newline. Returns the offset after the line. The caller guarantees room
- * for the worst case: linePrefixBytes + 3 * json.length + 1 bytes.
+ * U+FFFD) with Buffer#write (native), checksums the bytes just written, then
+ * fills in the prefix and the newline. Returns the offset after the line. The
+ * caller guarantees room for the worst case: linePrefixBytes + 3 * json.length + 1 bytes.
  * Property-tested against Buffer.from + crc32Bytes.
  */
-export function encodeLineInto(target: Uint8Array, offset: number, json: string): number {
-  const length = json.length;
-  let o = offset + linePrefixBytes;
-  let crc = -1;
-  let i = 0;
-  while (i < length) {
-    if (i + 4 <= length) {
-      const c0 = json.charCodeAt(i);
-      const c1 = json.charCodeAt(i + 1);
-      const c2 = json.charCodeAt(i + 2);
-      const c3 = json.charCodeAt(i + 3);
-      if ((c0 | c1 | c2 | c3) < 0x80) {
-        target[o] = c0;
-        target[o + 1] = c1;
-        target[o + 2] = c2;
-        target[o + 3] = c3;
-        o += 4;
-        i += 4;
-        crc ^= c0 | (c1 << 8) | (c2 << 16) | (c3 << 24);
-        crc = t3[crc & 0xff]! ^ t2[(crc >>> 8) & 0xff]! ^ t1[(crc >>> 16) & 0xff]! ^ t0[crc >>> 24]!;
-        continue;
-      }
-    }
-    let c = json.charCodeAt(i++);
-    if (c < 0x80) {
-      target[o++] = c;
-      crc = t0[(crc ^ c) & 0xff]! ^ (crc >>> 8);
-      continue;
-    }
-    if (c < 0x800) {
-      const b0 = 0xc0 | (c >> 6);
-      const b1 = 0x80 | (c & 0x3f);
-      target[o++] = b0;
-      target[o++] = b1;
-      crc = t0[(crc ^ b0) & 0xff]! ^ (crc >>> 8);
-      crc = t0[(crc ^ b1) & 0xff]! ^ (crc >>> 8);
-      continue;
-    }
-    if (c >= 0xd800 && c <= 0xdfff) {
-      const next = i < length ? json.charCodeAt(i) : 0;
-      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
-        // A surrogate pair: one 4-byte sequence for two UTF-16 units.
-        const cp = ((c - 0xd800) << 10) + (next - 0xdc00) + 0x10000;
-        i++;
-        const b0 = 0xf0 | (cp >> 18);
-        const b1 = 0x80 | ((cp >> 12) & 0x3f);
-        const b2 = 0x80 | ((cp >> 6) & 0x3f);
-        const b3 = 0x80 | (cp & 0x3f);
-        target[o++] = b0;
-        target[o++] = b1;
-        target[o++] = b2;
-        target[o++] = b3;
-        crc = t0[(crc ^ b0) & 0xff]! ^ (crc >>> 8);
-        crc = t0[(crc ^ b1) & 0xff]! ^ (crc >>> 8);
-        crc = t0[(crc ^ b2) & 0xff]! ^ (crc >>> 8);
-        crc = t0[(crc ^ b3) & 0xff]! ^ (crc >>> 8);
-        continue;
-      }
-      c = 0xfffd; // lone surrogate: encoded as the replacement character
-    }
-    const b0 = 0xe0 | (c >> 12);
-    const b1 = 0x80 | ((c >> 6) & 0x3f);
-    const b2 = 0x80 | (c & 0x3f);
-    target[o++] = b0;
-    target[o++] = b1;
-    target[o++] = b2;
-    crc = t0[(crc ^ b0) & 0xff]! ^ (crc >>> 8);
-    crc = t0[(crc ^ b1) & 0xff]! ^ (crc >>> 8);
-    crc = t0[(crc ^ b2) & 0xff]! ^ (crc >>> 8);
-  }
-  writeLinePrefix(target, offset, (crc ^ -1) >>> 0);
-  target[o++] = newline;
-  return o;
+export function encodeLineInto(target: Buffer, offset: number, json: string): number {
+  const start = offset + linePrefixBytes;
+  const end = start + target.write(json, start);
+  writeLinePrefix(target, offset, crc32Bytes(target, start, end));
+  target[end] = newline;
+  return end + 1;
 }
 
 /** Worst-case framed size of `json`: every UTF-16 unit can take 3 UTF-8 bytes. */

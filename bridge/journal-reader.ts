@@ -67,6 +67,33 @@ export class JournalReader {
     return batch;
   }
 
+  /**
+   * Copies the JSON of records from nextSeq up to `lastSeq` (each followed by
+   * a comma) into target[offset, limit), stopping before the first record that
+   * does not fit; no string per record. Returns the next seq and offset.
+   */
+  async copyRecords(lastSeq: number, target: Buffer, offset: number, limit: number, fileBytes: number): Promise<{ next: number; offset: number }> {
+    let o = offset;
+    while (this.seq <= lastSeq) {
+      let newline = this.buffer.indexOf(0x0a, this.start);
+      if (newline === -1 || newline >= this.end) newline = await this.nextNewline(fileBytes);
+      const length = newline - this.start - linePrefixBytes;
+      if (o + length + 1 > limit) break;
+      this.buffer.copy(target, o, this.start + linePrefixBytes, newline);
+      o += length;
+      target[o++] = 0x2c;
+      this.start = newline + 1;
+      this.seq++;
+    }
+    return { next: this.seq, offset: o };
+  }
+
+  /** Bytes of the record at nextSeq as copyRecords writes it (JSON plus comma). */
+  async nextRecordBytes(fileBytes: number): Promise<number> {
+    const newline = await this.nextNewline(fileBytes);
+    return newline - this.start - linePrefixBytes + 1;
+  }
+
   async close(): Promise<void> {
     if (this.fd === -1) return;
     const fd = this.fd;

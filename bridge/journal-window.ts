@@ -1,59 +1,180 @@
-// The journal's memory window: a ring of the last appended records'
-// serialized JSON, bounded by count and by (approximate) size. Knows nothing
-// about durability; journal.ts decides which seqs may be read.
+// The journal's memory window: the most recent journal lines as the very bytes
+// that go to disk (`<crc>\t<json>\n`), in fixed-size blocks reused from a small
+// free list. Records are encoded into it once, at append; the disk write, live
+// frames and short replays all copy from these bytes, so no per-record JS
+// object outlives its tick (a window of strings was promoted to old space and
+// grew the heap with every record). Bounded by record count and by bytes, a
+// block at a time. Knows nothing about durability; journal.ts decides which
+// seqs may be read and when a block may go.
+import { writeSync } from 'node:fs';
+import { encodeLineInto, maxLineBytes } from './journal-format.ts';
+
+type Block = {
+  buf: Buffer;
+  /** Seq of the first line in the block. */
+  firstSeq: number;
+  /** ends[i]: offset just past the newline of line firstSeq+i. */
+  ends: number[];
+  /** Bytes in use. */
+  used: number;
+  /** Bytes already written to disk. */
+  written: number;
+};
+
+const comma = 0x2c;
 
 export class RecordWindow {
-  private readonly slots: Array<string | undefined>;
+  private readonly blocks: Block[] = [];
+  private readonly spare: Block[] = [];
   private readonly maxRecords: number;
-  private readonly maxChars: number;
-  private chars = 0;
-  /** Lowest seq held; held range is [first, last], empty when first > last. */
-  private first: number;
-  private last: number;
+  private readonly maxBytes: number;
+  private readonly blockBytes: number;
+  private readonly maxSpareBlocks: number;
+  private records = 0;
+  private bytes = 0;
+  /** Seq the next pushed record gets. */
+  private next: number;
 
   /** `lastSeq`: the seq before the first one that will be pushed. */
-  constructor(maxRecords: number, maxChars: number, lastSeq: number) {
-    this.slots = new Array<string | undefined>(maxRecords);
+  constructor(maxRecords: number, maxBytes: number, lastSeq: number, blockBytes: number, maxSpareBlocks = 2) {
     this.maxRecords = maxRecords;
-    this.maxChars = maxChars;
-    this.first = lastSeq + 1;
-    this.last = lastSeq;
+    this.maxBytes = maxBytes;
+    this.blockBytes = blockBytes;
+    this.maxSpareBlocks = maxSpareBlocks;
+    this.next = lastSeq + 1;
   }
 
   get firstSeq(): number {
-    return this.first;
+    return this.blocks.length > 0 ? this.blocks[0]!.firstSeq : this.next;
   }
 
   has(seq: number): boolean {
-    return seq >= this.first && seq <= this.last;
+    return seq >= this.firstSeq && seq < this.next;
   }
 
-  /** Adds the record with seq last+1, evicting the oldest past either bound (the newest always stays). */
-  push(json: string): void {
-    const seq = ++this.last;
-    if (seq - this.first >= this.maxRecords) this.evictOldest();
-    this.slots[seq % this.maxRecords] = json;
-    this.chars += json.length;
-    while (this.chars > this.maxChars && this.first < this.last) this.evictOldest();
+  /** Frames `json` as the line of seq `next` into the head block; returns its byte length. */
+  push(json: string): number {
+    const need = maxLineBytes(json);
+    let head = this.blocks[this.blocks.length - 1];
+    if (head === undefined || head.used + need > head.buf.length) head = this.newBlock(need);
+    const start = head.used;
+    const end = encodeLineInto(head.buf, start, json);
+    head.used = end;
+    head.ends.push(end);
+    this.records++;
+    this.bytes += end - start;
+    this.next++;
+    return end - start;
   }
 
-  /** Records from `from` (which must be held) up to `to`, at most maxRecords, stopping once maxChars is passed. */
+  /** Writes every byte not yet written, at file `position` onwards, synchronously; returns the byte count. */
+  writeTo(fd: number, position: number): number {
+    let total = 0;
+    for (let b = this.firstUnwritten(); b < this.blocks.length; b++) {
+      const block = this.blocks[b]!;
+      while (block.written < block.used) {
+        const n = writeSync(fd, block.buf, block.written, block.used - block.written, position + total);
+        block.written += n;
+        total += n;
+      }
+    }
+    return total;
+  }
+
+  /** Drops the oldest blocks while the rest still hold maxRecords records and maxBytes bytes (only written blocks go). */
+  trim(): void {
+    while (this.blocks.length > 1) {
+      const oldest = this.blocks[0]!;
+      const count = oldest.ends.length;
+      if (oldest.written < oldest.used) return;
+      if (this.records - count < this.maxRecords && this.bytes - oldest.used < this.maxBytes) return;
+      this.blocks.shift();
+      this.records -= count;
+      this.bytes -= oldest.used;
+      if (oldest.buf.length === this.blockBytes && this.spare.length < this.maxSpareBlocks) this.spare.push(oldest);
+    }
+  }
+
+  /**
+   * Copies the JSON of records from..to (from must be held) into `target` at
+   * `offset`, each followed by a comma, stopping before a record that would
+   * pass `limit`. Returns the seq after the last one copied and the new offset.
+   */
+  copyRecords(from: number, to: number, target: Buffer, offset: number, limit: number): { next: number; offset: number } {
+    let seq = from;
+    let o = offset;
+    let b = this.blockOf(seq);
+    for (; b < this.blocks.length && seq <= to; b++) {
+      const block = this.blocks[b]!;
+      const { buf, ends, firstSeq } = block;
+      let i = seq - firstSeq;
+      let start = i === 0 ? 0 : ends[i - 1]!;
+      for (; i < ends.length && seq <= to; i++, seq++) {
+        const end = ends[i]!;
+        const length = end - start - 10; // minus crc, tab and newline
+        if (o + length + 1 > limit) return { next: seq, offset: o };
+        buf.copy(target, o, start + 9, end - 1);
+        o += length;
+        target[o++] = comma;
+        start = end;
+      }
+    }
+    return { next: seq, offset: o };
+  }
+
+  /** Bytes copyRecords would need for from..to (JSON plus one comma each). */
+  jsonBytes(from: number, to: number): number {
+    let total = 0;
+    let seq = from;
+    for (let b = this.blockOf(seq); b < this.blocks.length && seq <= to; b++) {
+      const { ends, firstSeq } = this.blocks[b]!;
+      const i = seq - firstSeq;
+      const last = Math.min(ends.length - 1, i + (to - seq));
+      total += ends[last]! - (i === 0 ? 0 : ends[i - 1]!) - 9 * (last - i + 1);
+      seq += last - i + 1;
+    }
+    return total;
+  }
+
+  /** Records from `from` (which must be held) up to `to` as JSON strings: at most maxRecords, stopping once maxChars is passed. */
   slice(from: number, to: number, maxRecords: number, maxChars: number): string[] {
-    const end = Math.min(to, this.last, from + maxRecords - 1);
     const batch: string[] = [];
     let chars = 0;
-    for (let seq = from; seq <= end && chars < maxChars; seq++) {
-      const json = this.slots[seq % this.maxRecords]!;
-      batch.push(json);
-      chars += json.length;
+    let seq = from;
+    for (let b = this.blockOf(seq); b < this.blocks.length; b++) {
+      const { buf, ends, firstSeq } = this.blocks[b]!;
+      for (let i = seq - firstSeq; i < ends.length; i++, seq++) {
+        if (seq > to || batch.length >= maxRecords || chars >= maxChars) return batch;
+        const json = buf.toString('utf8', (i === 0 ? 0 : ends[i - 1]!) + 9, ends[i]! - 1);
+        batch.push(json);
+        chars += json.length;
+      }
     }
     return batch;
   }
 
-  private evictOldest(): void {
-    const slot = this.first % this.maxRecords;
-    this.chars -= this.slots[slot]!.length;
-    this.slots[slot] = undefined;
-    this.first++;
+  private blockOf(seq: number): number {
+    let b = this.blocks.length - 1;
+    while (b > 0 && this.blocks[b]!.firstSeq > seq) b--;
+    return b;
+  }
+
+  private firstUnwritten(): number {
+    let b = this.blocks.length;
+    while (b > 0 && this.blocks[b - 1]!.written < this.blocks[b - 1]!.used) b--;
+    return b;
+  }
+
+  private newBlock(need: number): Block {
+    let block = need <= this.blockBytes ? this.spare.pop() : undefined;
+    if (block === undefined) {
+      block = { buf: Buffer.allocUnsafeSlow(Math.max(this.blockBytes, need)), firstSeq: 0, ends: [], used: 0, written: 0 };
+    }
+    block.firstSeq = this.next;
+    block.ends.length = 0;
+    block.used = 0;
+    block.written = 0;
+    this.blocks.push(block);
+    return block;
   }
 }

@@ -6,10 +6,11 @@
 // (and so may reach a socket) after the write(2) carrying it has returned.
 // What a crash can lose:
 // - Process crash (SIGKILL, OOM, exit 70) under any policy: only records whose
-//   write had not returned — at most the current tick's queue and the one
-//   write in flight. None was passed to onDurable, so no host has seen them and
-//   the next bridge reuses their seqs safely. Written bytes live in the page
-//   cache and survive the process.
+//   write had not returned — at most the current tick's appends (the write is
+//   a synchronous write(2) at the end of the tick, or in flush()), plus those
+//   waiting behind an fdatasync in flight. None was passed to onDurable, so no
+//   host has seen them and the next bridge reuses their seqs safely. Written
+//   bytes live in the page cache and survive the process.
 // - Power loss / kernel crash: whatever had not been fsynced:
 //   'always'   — nothing onDurable reported (fdatasync before onDurable).
 //   'turn-end' (default) — records after the last fsync, which runs after the
@@ -21,12 +22,12 @@
 //   everything after it are truncated at the next open and counted in
 //   `recovered`. A corrupt header makes the whole file unusable: it is replaced
 //   by a fresh journal with a new journalId, which hosts read as "journal lost".
-import { close, fdatasync, write } from 'node:fs';
+import { close, fdatasync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { RecordDraft } from '../protocol/v1/record.ts';
 import { ensurePrivateDir, openJournalFile, type OpenedFile } from './journal-file.ts';
-import { encodeLineInto, linePrefixBytes, maxLineBytes, serializeRecord } from './journal-format.ts';
+import { serializeRecord } from './journal-format.ts';
 import { JournalReader } from './journal-reader.ts';
 import { RecordWindow } from './journal-window.ts';
 import { JOURNAL_LIMITS } from './limits.ts';
@@ -54,16 +55,22 @@ export const journalFileName = 'journal.ndjson';
 
 const closeAsync = promisify(close);
 const fdatasyncAsync = promisify(fdatasync);
-const writeAsync = promisify(write);
 
-/**
- * Records queued for one write. `approxBytes` counts UTF-16 units + framing
- * (exact for ASCII); the exact UTF-8 size is known once encoded.
- */
-type WriteChunk = { firstSeq: number; lines: string[]; approxBytes: number; sync: boolean };
+/** Where a copy of records into a frame buffer stopped: the next seq to copy and the offset after the last byte. */
+export type CopyResult = { next: number; offset: number };
 
-/** Bytes a line costs besides its JSON: 8 hex digits, a tab, a newline. */
-const framingBytes = linePrefixBytes + 1;
+/** Sequential copies of durable records into frame buffers, from the window or disk; close() when done. */
+export type RecordCursor = {
+  /**
+   * Copies the JSON of records from..to (each followed by a comma) into
+   * target[offset, limit), stopping before the first record that does not fit
+   * and at durableSeq. `from` must be ≤ durableSeq.
+   */
+  copy(from: number, to: number, target: Buffer, offset: number, limit: number): Promise<CopyResult>;
+  /** Bytes of record `seq` as copy() would write it (JSON plus comma). */
+  recordBytes(seq: number): Promise<number>;
+  close(): Promise<void>;
+};
 
 type Waiter = { seq: number; resolve: () => void; reject: (error: Error) => void };
 
@@ -79,15 +86,23 @@ export class Journal {
   private readonly window: RecordWindow;
   /** index[k] = file offset of the line of seq k*indexEveryRecords + 1. */
   private readonly index: number[];
-  private writeBuffer = Buffer.allocUnsafe(JOURNAL_LIMITS.maxWriteBatchBytes);
 
   private assignedSeq: number;
   private writtenSeq: number;
   /** File offset just past the last written line. */
   private writtenBytes: number;
+  /** Bytes encoded into the window but not yet written. */
   private queuedBytes = 0;
-  private readonly chunks: WriteChunk[] = [];
-  private writing = false;
+  /** File offset of the first line not yet written (the index is filled from appends). */
+  private encodedBytes: number;
+  /** JSON of the records not yet reported to onDurable, in seq order. */
+  private pendingLines: string[] = [];
+  /** Highest appended seq whose write must be fdatasync'ed before onDurable. */
+  private syncSeq = 0;
+  /** An fdatasync is in flight; writes and onDurable wait for it. */
+  private syncing = false;
+  /** writeNext is on the stack (onDurable may flush() again). */
+  private draining = false;
   private scheduled = false;
   private closed = false;
   private failure: Error | null = null;
@@ -101,11 +116,12 @@ export class Journal {
     this.fsyncPolicy = options.fsyncPolicy ?? 'turn-end';
     this.onDurable = options.onDurable;
     this.onFatal = options.onFatal ?? exitOnFatal;
-    this.window = new RecordWindow(maxWindowRecords, JOURNAL_LIMITS.maxWindowBytes, file.lastSeq);
+    this.window = new RecordWindow(maxWindowRecords, JOURNAL_LIMITS.maxWindowBytes, file.lastSeq, JOURNAL_LIMITS.windowBlockBytes);
     this.index = file.index;
     this.assignedSeq = file.lastSeq;
     this.writtenSeq = file.lastSeq;
     this.writtenBytes = file.fileBytes;
+    this.encodedBytes = file.fileBytes;
   }
 
   /** Opens (recovering a torn tail) or creates `<stateDir>/journal.ndjson`. */
@@ -139,15 +155,18 @@ export class Journal {
   }
 
   /**
-   * Bytes queued or in flight, not yet written: the supervisor's backpressure
-   * signal. Counted as UTF-16 units + framing, so exact for ASCII and an
-   * undercount (≤ 3×) for other text.
+   * Bytes appended but not yet written (UTF-8, framing included): the
+   * supervisor's backpressure signal. Returns to 0 once everything is written.
    */
   get pendingBytes(): number {
     return this.queuedBytes;
   }
 
-  /** Assigns seq and ts, serializes once, queues. Synchronous, no I/O; throws only on misuse. */
+  /**
+   * Assigns seq and ts, serializes once and frames the line into the memory
+   * window (the bytes the disk write, live frames and replay all copy from).
+   * Synchronous, no I/O; throws only on misuse.
+   */
   append(draft: RecordDraft): number {
     if (this.closed || this.failure) throw new Error(this.failure ? `journal failed: ${this.failure.message}` : 'journal is closed');
     const seq = this.assignedSeq + 1;
@@ -156,19 +175,14 @@ export class Journal {
       throw new RangeError(`record of ${json.length} chars exceeds maxRecordChars (${JOURNAL_LIMITS.maxRecordChars})`);
     }
     this.assignedSeq = seq;
-    const lineBytes = json.length + framingBytes;
-    let chunk = this.chunks[this.chunks.length - 1];
-    if (chunk === undefined || chunk.approxBytes + lineBytes > JOURNAL_LIMITS.maxWriteBatchBytes) {
-      chunk = { firstSeq: seq, lines: [], approxBytes: 0, sync: this.fsyncPolicy === 'always' };
-      this.chunks.push(chunk);
-    }
-    chunk.lines.push(json);
-    chunk.approxBytes += lineBytes;
-    if (draft.kind === 'turn-end' && this.fsyncPolicy === 'turn-end') chunk.sync = true;
-    this.queuedBytes += lineBytes;
-    this.window.push(json);
+    if ((seq - 1) % JOURNAL_LIMITS.indexEveryRecords === 0) this.index.push(this.encodedBytes);
+    const bytes = this.window.push(json);
+    this.encodedBytes += bytes;
+    this.queuedBytes += bytes;
+    this.pendingLines.push(json);
+    if (this.fsyncPolicy === 'always' || (draft.kind === 'turn-end' && this.fsyncPolicy === 'turn-end')) this.syncSeq = seq;
 
-    if (!this.writing && !this.scheduled) {
+    if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flushTick);
     }
@@ -236,72 +250,108 @@ export class Journal {
     }
   }
 
+  /**
+   * A cursor for copying durable records into frame buffers (replay.ts):
+   * from the window while it holds them, else from disk via the sparse index,
+   * with one reader kept open across calls for sequential reads.
+   */
+  cursor(): RecordCursor {
+    let reader: JournalReader | null = null;
+    const seekTo = async (seq: number): Promise<JournalReader> => {
+      reader ??= new JournalReader(this.path, JOURNAL_LIMITS.maxReplayChunkBytes);
+      if (reader.nextSeq !== seq) {
+        const k = Math.floor((seq - 1) / JOURNAL_LIMITS.indexEveryRecords);
+        await reader.seek(seq, k * JOURNAL_LIMITS.indexEveryRecords + 1, this.index[k]!, this.writtenBytes);
+      }
+      return reader;
+    };
+    return {
+      copy: async (from, to, target, offset, limit) => {
+        const last = Math.min(to, this.writtenSeq);
+        if (from > last) return { next: from, offset };
+        if (this.window.has(from)) return this.window.copyRecords(from, last, target, offset, limit);
+        const r = await seekTo(from);
+        return r.copyRecords(last, target, offset, limit, this.writtenBytes);
+      },
+      recordBytes: async (seq) => {
+        if (this.window.has(seq)) return this.window.jsonBytes(seq, seq);
+        return (await seekTo(seq)).nextRecordBytes(this.writtenBytes);
+      },
+      close: async () => {
+        await reader?.close();
+        reader = null;
+      },
+    };
+  }
+
+  /**
+   * Copies records from..to from the memory window only (synchronous: the
+   * live path, right after onDurable); null when the window no longer holds `from`.
+   */
+  copyFromWindow(from: number, to: number, target: Buffer, offset: number, limit: number): CopyResult | null {
+    if (!this.window.has(from) || from > this.writtenSeq) return null;
+    return this.window.copyRecords(from, Math.min(to, this.writtenSeq), target, offset, limit);
+  }
+
+  /** Bytes records from..to take in a frame (JSON plus one comma each), or -1 when the window no longer holds them. */
+  windowBytes(from: number, to: number): number {
+    if (!this.window.has(from) || to > this.writtenSeq) return -1;
+    return this.window.jsonBytes(from, to);
+  }
+
   private readonly flushTick = (): void => {
     this.scheduled = false;
     this.writeNext();
   };
 
-  /** Writes the oldest queued chunk unless a write is in flight (its completion calls this again). */
-  private writeNext(): void {
-    if (this.writing || this.failure) return;
-    const chunk = this.chunks.shift();
-    if (chunk === undefined) return;
-    this.writing = true;
-    const length = this.encode(chunk);
-    this.writeChunk(chunk, length).then(
-      () => this.completed(chunk, length),
-      (error: unknown) => this.fail(error instanceof Error ? error : new Error(String(error))),
-    );
-  }
-
   /**
-   * Frames the chunk's lines into the write buffer (crc and UTF-8 in one pass)
-   * and indexes the lines that fall on an index point. Returns the byte length.
+   * Writes everything appended so far with one synchronous write(2) per
+   * window block (page cache: microseconds, and no thread-pool round trip
+   * between a record and its socket), then reports it to onDurable at once —
+   * after an fdatasync when a record in it asks for one (that one is async,
+   * and whatever is appended meanwhile waits for it). Loops until nothing is
+   * left: appends made inside onDurable go out in the same call.
    */
-  private encode(chunk: WriteChunk): number {
-    const every = JOURNAL_LIMITS.indexEveryRecords;
-    const { lines, firstSeq } = chunk;
-    let target = this.writeBuffer;
-    let offset = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const json = lines[i]!;
-      const need = maxLineBytes(json);
-      if (offset + need > target.length) {
-        // Non-ASCII text or one huge record: grow for this batch only (reset after the write).
-        const bigger = Buffer.allocUnsafe(Math.max(target.length * 2, offset + need));
-        target.copy(bigger, 0, 0, offset);
-        target = bigger;
-        this.writeBuffer = bigger;
+  private writeNext(): void {
+    if (this.draining || this.syncing || this.failure) return;
+    this.draining = true;
+    try {
+      while (this.writtenSeq < this.assignedSeq && !this.syncing && this.failure === null) {
+        const firstSeq = this.writtenSeq + 1;
+        const lastSeq = this.assignedSeq;
+        const lines = this.pendingLines;
+        this.pendingLines = [];
+        let length: number;
+        try {
+          length = this.window.writeTo(this.fd, this.writtenBytes);
+        } catch (error) {
+          this.fail(error instanceof Error ? error : new Error(String(error)));
+          return;
+        }
+        if (this.syncSeq >= firstSeq) {
+          this.syncing = true;
+          fdatasync(this.fd, (error) => {
+            this.syncing = false;
+            if (error) return this.fail(error);
+            this.completed(firstSeq, lastSeq, lines, length);
+            this.writeNext();
+          });
+          return;
+        }
+        this.completed(firstSeq, lastSeq, lines, length);
       }
-      if ((firstSeq + i - 1) % every === 0) this.index.push(this.writtenBytes + offset);
-      offset = encodeLineInto(target, offset, json);
+    } finally {
+      this.draining = false;
     }
-    return offset;
   }
 
-  private async writeChunk(chunk: WriteChunk, length: number): Promise<void> {
-    const bytes = this.writeBuffer;
-    let done = 0;
-    while (done < length) {
-      const { bytesWritten } = await writeAsync(this.fd, bytes, done, length - done, this.writtenBytes + done);
-      done += bytesWritten;
-    }
-    if (chunk.sync) await fdatasyncAsync(this.fd);
-  }
-
-  private completed(chunk: WriteChunk, length: number): void {
-    this.writing = false;
-    if (this.writeBuffer.length > JOURNAL_LIMITS.maxWriteBatchBytes * 2) {
-      this.writeBuffer = Buffer.allocUnsafe(JOURNAL_LIMITS.maxWriteBatchBytes);
-    }
-    const lastSeq = chunk.firstSeq + chunk.lines.length - 1;
+  private completed(firstSeq: number, lastSeq: number, lines: string[], length: number): void {
     this.writtenSeq = lastSeq;
     this.writtenBytes += length;
-    this.queuedBytes -= chunk.approxBytes;
-    // Everything queued while this write was in flight goes out now, as one write.
-    this.writeNext();
+    this.queuedBytes -= length;
     if (this.waiters.length > 0) this.releaseWaiters();
-    this.onDurable({ firstSeq: chunk.firstSeq, lastSeq, lines: chunk.lines });
+    this.onDurable({ firstSeq, lastSeq, lines });
+    this.window.trim(); // after onDurable: the batch's bytes stay in memory while the live path copies them
   }
 
   private releaseWaiters(): void {
@@ -314,7 +364,6 @@ export class Journal {
   }
 
   private fail(error: Error): void {
-    this.writing = false;
     this.failure = error;
     for (const waiter of this.waiters) waiter.reject(error);
     this.waiters = [];

@@ -31,6 +31,19 @@ export const JOURNAL_LIMITS = {
    */
   maxReadChunkBytes: 256 * 1024,
   /**
+   * Bytes per read syscall when replay copies records from disk straight into
+   * frames: 1 MiB is ~7k short records per thread-pool round trip (a replay
+   * is bound by those trips, not by copying), and is one reader buffer per
+   * replaying socket.
+   */
+  maxReplayChunkBytes: 1024 * 1024,
+  /**
+   * Bytes per memory-window block (the window holds the journal's own line
+   * bytes; blocks are reused). 1 MiB holds ~7k short records, so a full window
+   * of 10k short records is 2–3 blocks; a line longer than this gets a block of its own.
+   */
+  windowBlockBytes: 1024 * 1024,
+  /**
    * Bytes of record JSON per batch yielded by read(), whatever maxBatchRecords
    * says: keeps a replay batch (and the frame built from it) far below
    * PROTOCOL_LIMITS_V1.maxFrameBytes (8 MiB). A single larger record still goes out alone.

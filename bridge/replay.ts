@@ -8,10 +8,24 @@ import type { WebSocket } from 'ws';
 import { CLOSE_CODES_V1 } from '../protocol/v1/index.ts';
 import type { Logger } from './logger.ts';
 
+type CopyResult = { next: number; offset: number };
+
 /** What the stream needs from the journal (journal.ts's Journal satisfies it). */
 export type JournalReadPort = {
   readonly durableSeq: number;
   read(fromSeq: number, toSeq: number, maxBatchRecords: number): AsyncIterable<string[]>;
+  /**
+   * Byte fast path (journal.ts): records are copied from the journal's own
+   * line bytes straight into frame buffers, never as one string per record.
+   * A port without it (test fakes) is served from read() and `lines`.
+   */
+  cursor?(): {
+    copy(from: number, to: number, target: Buffer, offset: number, limit: number): Promise<CopyResult>;
+    recordBytes(seq: number): Promise<number>;
+    close(): Promise<void>;
+  };
+  copyFromWindow?(from: number, to: number, target: Buffer, offset: number, limit: number): CopyResult | null;
+  windowBytes?(from: number, to: number): number;
 };
 
 export type DurableBatch = { firstSeq: number; lastSeq: number; lines: string[] };
@@ -26,6 +40,29 @@ export type RecordStreamLimits = {
 const maxFrameChars = 1024 * 1024;
 const framePrefix = '{"type":"records","records":[';
 const frameSuffix = ']}';
+const prefixBytes = Buffer.from(framePrefix);
+const closeBracket = 0x5d;
+const closeBrace = 0x7d;
+
+/**
+ * Frame buffers for the byte path: one records frame is at most this many
+ * bytes (a bigger single record gets a buffer of its own). A few hundred KB
+ * keeps the host parsing one frame while the next is on its way.
+ */
+const frameBufferBytes = 256 * 1024;
+/** Frame buffers kept for reuse once ws has written them (more in flight are allocated and dropped). */
+const maxPooledFrameBuffers = 8;
+const framePool: Buffer[] = [];
+
+function takeFrameBuffer(): Buffer {
+  const buffer = framePool.pop() ?? Buffer.allocUnsafeSlow(frameBufferBytes);
+  prefixBytes.copy(buffer, 0);
+  return buffer;
+}
+
+function releaseFrameBuffer(buffer: Buffer): void {
+  if (buffer.length === frameBufferBytes && framePool.length < maxPooledFrameBuffers) framePool.push(buffer);
+}
 
 export class RecordStream {
   readonly #ws: WebSocket;
@@ -76,8 +113,50 @@ export class RecordStream {
       this.#catchUp();
       return;
     }
+    if (this.#journal.copyFromWindow !== undefined) {
+      if (!this.#sendFromWindow(batch.lastSeq)) {
+        this.#pumping = true; // the window no longer holds them (cannot happen inside onDurable): read them back
+        this.#catchUp();
+      }
+      return;
+    }
     const skip = this.#sentSeq + 1 - batch.firstSeq;
     this.#sendLines(skip === 0 ? batch.lines : batch.lines.slice(skip));
+  }
+
+  /** Sends sentSeq+1..to from the journal's memory window, synchronously; false if it no longer holds them. */
+  #sendFromWindow(to: number): boolean {
+    const journal = this.#journal;
+    while (this.#sentSeq < to) {
+      const from = this.#sentSeq + 1;
+      let buffer = takeFrameBuffer();
+      let copied = journal.copyFromWindow!(from, to, buffer, prefixBytes.length, buffer.length - 1);
+      if (copied === null) {
+        releaseFrameBuffer(buffer);
+        return false;
+      }
+      if (copied.next === from) {
+        // One record larger than a pooled buffer: a buffer of its own.
+        releaseFrameBuffer(buffer);
+        buffer = Buffer.allocUnsafe(prefixBytes.length + journal.windowBytes!(from, from) + 1);
+        prefixBytes.copy(buffer, 0);
+        copied = journal.copyFromWindow!(from, from, buffer, prefixBytes.length, buffer.length - 1)!;
+      }
+      this.#sendBuffer(buffer, copied);
+    }
+    return true;
+  }
+
+  /** Closes the frame (its last comma becomes `]`, then `}`), sends it as text and advances sentSeq. */
+  #sendBuffer(buffer: Buffer, copied: CopyResult): void {
+    buffer[copied.offset - 1] = closeBracket;
+    buffer[copied.offset] = closeBrace;
+    this.#sentSeq = copied.next - 1;
+    this.#unwritten++;
+    this.#ws.send(buffer.subarray(0, copied.offset + 1), { binary: false }, () => {
+      releaseFrameBuffer(buffer);
+      this.#onWritten();
+    });
   }
 
   /** Stops the stream (socket closed, owner displaced, bridge stopping). */
@@ -112,6 +191,7 @@ export class RecordStream {
 
   /** Sends sentSeq+1..to from the journal, pausing while the socket is above its high-water mark. */
   async #copyTo(to: number): Promise<void> {
+    if (this.#journal.cursor !== undefined) return this.#copyBytesTo(to);
     while (!this.#closed && this.#sentSeq < to) {
       await this.#drained(); // immediate unless the socket is full of our own frames
       if (this.#closed) return;
@@ -125,6 +205,35 @@ export class RecordStream {
       if (this.#sentSeq === before && !this.#closed) {
         throw new Error(`journal.read(${before + 1}, ${to}) returned no records`);
       }
+    }
+  }
+
+  /** #copyTo on the byte path: frames filled straight from the window or the file. */
+  async #copyBytesTo(to: number): Promise<void> {
+    const cursor = this.#journal.cursor!();
+    try {
+      while (!this.#closed && this.#sentSeq < to) {
+        await this.#drained(); // immediate unless the socket is full of our own frames
+        if (this.#closed) return;
+        const from = this.#sentSeq + 1;
+        let buffer = takeFrameBuffer();
+        let copied = await cursor.copy(from, to, buffer, prefixBytes.length, buffer.length - 1);
+        if (copied.next === from) {
+          releaseFrameBuffer(buffer);
+          if (this.#closed) return;
+          buffer = Buffer.allocUnsafe(prefixBytes.length + (await cursor.recordBytes(from)) + 1);
+          prefixBytes.copy(buffer, 0);
+          copied = await cursor.copy(from, from, buffer, prefixBytes.length, buffer.length - 1);
+          if (copied.next === from) throw new Error(`journal: record ${from} could not be read`);
+        }
+        if (this.#closed) {
+          releaseFrameBuffer(buffer);
+          return;
+        }
+        this.#sendBuffer(buffer, copied);
+      }
+    } finally {
+      await cursor.close();
     }
   }
 
