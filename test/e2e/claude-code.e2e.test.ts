@@ -15,7 +15,7 @@ import { claudeCodeAdapter } from '../../host/adapters/claude-code.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local.ts';
 import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
-import type { HarnessV1PermissionMode, HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1PermissionMode, HarnessV1ResumeState, HarnessV1Session, HarnessV1Skill } from '../../protocol/harness-v1/session.ts';
 import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { ensureCli } from '../../scripts/install-clis.mjs';
@@ -119,7 +119,12 @@ function harness() {
 
 type Opened = { session: HarnessV1Session; workDir: string; sandbox: HarnessV1NetworkSandboxSession };
 
-async function open(sessionId: string, permissionMode: HarnessV1PermissionMode = 'allow-all', resumeFrom?: HarnessV1ResumeState): Promise<Opened> {
+async function open(
+  sessionId: string,
+  permissionMode: HarnessV1PermissionMode = 'allow-all',
+  resumeFrom?: HarnessV1ResumeState,
+  skills?: HarnessV1Skill[],
+): Promise<Opened> {
   const raw = resumeFrom ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
   cleanups.push(() => raw.stop());
   const sandbox = inNamespace(raw);
@@ -131,6 +136,7 @@ async function open(sessionId: string, permissionMode: HarnessV1PermissionMode =
     sessionWorkDir: workDir,
     permissionMode,
     ...(resumeFrom ? { resumeFrom } : {}),
+    ...(skills ? { skills } : {}),
   });
   return { session, workDir, sandbox };
 }
@@ -362,4 +368,76 @@ describe('claude-code through the bridge (real CLI)', () => {
     expect(JSON.stringify(requestsSince(before)[0]?.body)).toContain('remember the word apple');
     await next.session.doDestroy();
   }, 180_000);
+
+  it('detach between turns, re-attach from another host instance: same bridge (attach rung), same thread', async () => {
+    const { session } = await open('detach');
+    await turn(session, 'SCENARIO:text first prompt');
+    const state = await session.doDetach();
+    const next = await open('detach', 'allow-all', state);
+    expect((next.session as unknown as { rungs: string[] }).rungs).toEqual(['attach']);
+    const { parts } = await turn(next.session, 'SCENARIO:text second prompt');
+    expect(textOf(parts)).toBe('Scripted reply 2 (text): you said "second prompt".');
+    await next.session.doDestroy();
+  }, 120_000);
+
+  it('bridge SIGKILL mid-turn: replay rung, then the rerun rung re-drives the thread (marked recomputed) and finishes', async () => {
+    const { session } = await open('sigkill');
+    const first: Part[] = [];
+    let kill!: (state: Promise<HarnessV1ResumeState>) => void;
+    const killed = new Promise<Promise<HarnessV1ResumeState>>((resolve) => (kill = resolve));
+    let asked = false;
+    await session.doPromptTurn({
+      prompt: 'SCENARIO:slow CHUNKS:10 INTERVAL:150 slow then killed',
+      emit: (part) => {
+        first.push(part);
+        if (asked || part.type !== 'text-delta' || first.filter((p) => p.type === 'text-delta').length < 3) return;
+        asked = true;
+        kill(
+          (async () => {
+            const state = await session.doSuspendTurn();
+            const stateDir = (state.data as { stateDir: string }).stateDir;
+            const info: unknown = JSON.parse(await readFile(join(stateDir, 'bridge.json'), 'utf8'));
+            process.kill((info as { pid: number }).pid, 'SIGKILL');
+            return state;
+          })(),
+        );
+      },
+    });
+    const state = await (await killed);
+    const next = await open('sigkill', 'allow-all', state);
+    const rest: Part[] = [];
+    const control = await next.session.doContinueTurn({ emit: (part) => rest.push(part) });
+    await control.done;
+    expect((next.session as unknown as { rungs: string[] }).rungs).toEqual(['replay', 'rerun']);
+    const all = [...first, ...rest];
+    const marker = all.findIndex((p) => p.type === 'stream-start' && (p.warnings ?? []).some((w) => w.type === 'other' && /recomputed/.test(w.message)));
+    expect(marker, 'the rerun is marked recomputed').toBeGreaterThan(0);
+    expect(textOf(all.slice(0, marker)), 'everything journaled before the kill, once').toMatch(/^slow 1 slow 2 slow 3 /);
+    expect(ofType(all.slice(0, marker), 'finish'), 'the killed turn does not finish on its own').toEqual([]);
+    expect(all.at(-1)?.type).toBe('finish');
+    expect(ofType(all.slice(marker), 'finish')[0]!.finishReason.unified).toBe('stop');
+    await next.session.doDestroy();
+  }, 180_000);
+
+  it('doCompact between turns: /compact through the CLI; the next turn carries the compaction part', async () => {
+    const { session } = await open('compact');
+    await turn(session, 'SCENARIO:text a turn to compact');
+    await session.doCompact();
+    const { parts } = await turn(session, 'SCENARIO:text after compact');
+    const [compaction] = ofType(parts, 'compaction');
+    expect(compaction).toMatchObject({ type: 'compaction', trigger: 'manual' });
+    expect(compaction!.summary).toMatch(/Scripted summary/);
+    expect(textOf(parts)).toContain('after compact');
+    await session.doDestroy();
+  }, 120_000);
+
+  it('skills are materialised where Claude discovers them', async () => {
+    const skills = [{ name: 'greet-politely', description: 'SKILL-MARKER greet the user politely', content: 'Say hello politely.' }];
+    const { session, workDir } = await open('skills', 'allow-all', undefined, skills);
+    expect(await readFile(join(workDir, '.claude/skills/greet-politely/SKILL.md'), 'utf8')).toContain('SKILL-MARKER');
+    const before = requestCount();
+    await turn(session, 'SCENARIO:text hello');
+    expect(JSON.stringify(requestsSince(before)[0]?.body), 'the model is told about the skill').toContain('SKILL-MARKER');
+    await session.doDestroy();
+  }, 120_000);
 });
