@@ -10,7 +10,7 @@ import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel.ts';
 import { reachBridge, startBridge, type BridgeLink, type Rung } from './ladder.ts';
-import { HOST_SESSION_LIMITS } from './session-limits.ts';
+import { HOST_SESSION_LIMITS } from './limits.ts';
 import { parseResumeState, resumeStateSchemaFor, type ResumeData } from './resume-state.ts';
 import { BridgeSession, type OpenChannel, type SessionContext } from './session.ts';
 
@@ -147,6 +147,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         skills,
         observability: options.observability,
         openChannel,
+        sandbox,
         mcp: MCP_ENV_V1, // the bridge serves the endpoint and puts its URL/token in the CLI's env under these names
       };
       return new BridgeSession(context, { link, isResume: resume !== undefined, ...(resume ? { resume } : {}), rungs });

@@ -4,6 +4,7 @@
 // exactly once from the channel; TurnTranslation turns them into parts.
 // Resume payloads and the ladder live in resume-state.ts and ladder.ts.
 import { randomBytes } from 'node:crypto';
+import type { SandboxSession } from '../protocol/harness-v1/sandbox.ts';
 import type { HarnessV1Diagnostic, HarnessV1Observability } from '../protocol/harness-v1/diagnostics.ts';
 import { HarnessCapabilityUnsupportedError } from '../protocol/harness-v1/errors.ts';
 import type {
@@ -24,7 +25,7 @@ import type { ChannelRequest } from './channel/requests.ts';
 import type { BridgeLink, Rung } from './ladder.ts';
 import { toResumeState, type InFlightTurn, type ResumeData } from './resume-state.ts';
 import { abortError, BridgeSessionError } from './session-errors.ts';
-import { HOST_SESSION_LIMITS } from './session-limits.ts';
+import { HOST_SESSION_LIMITS } from './limits.ts';
 import { TurnTranslation, type TranslationSnapshot } from './turn-translation.ts';
 
 /** The part of a channel a session uses; host/channel.ts provides it. */
@@ -54,6 +55,8 @@ export type SessionContext<S> = {
   readonly skills: ReadonlyArray<HarnessV1Skill>;
   readonly observability: HarnessV1Observability | undefined;
   readonly openChannel: OpenChannel;
+  /** The restricted sandbox view, for cleanup when the bridge cannot do it. */
+  readonly sandbox: SandboxSession;
   /** Kills the bridge process if this host spawned it and it outlived destroy. */
   readonly mcp: McpEnvNames | undefined;
 };
@@ -212,7 +215,7 @@ export class BridgeSession<S> implements HarnessV1Session {
   async doStop(): Promise<HarnessV1ResumeState> {
     this.assertOpen();
     await this.ensureChannel();
-    await this.send({ type: 'stop' });
+    await this.send({ type: 'stop' }, HOST_SESSION_LIMITS.lifecycleTimeoutMs);
     await this.detachChannel();
     this.slice?.resolve();
     this.slice = null;
@@ -224,7 +227,11 @@ export class BridgeSession<S> implements HarnessV1Session {
     if (this.closed) return;
     try {
       await this.ensureChannel();
-      await this.send({ type: 'destroy' });
+      await this.send({ type: 'destroy' }, HOST_SESSION_LIMITS.lifecycleTimeoutMs);
+    } catch (error) {
+      // The bridge is unreachable or refused: destroy must still leave nothing behind.
+      this.report('warn', `bridge did not acknowledge destroy (${(error as Error).message}); removing its state from the sandbox`, {});
+      await forceDestroy(this.ctx.sandbox, this.ctx.stateDir);
     } finally {
       await this.detachChannel();
       this.slice?.reject(new BridgeSessionError('session-closed', 'the session was destroyed'));
@@ -475,14 +482,24 @@ export class BridgeSession<S> implements HarnessV1Session {
     if (channel) await channel.close();
   }
 
-  private async send(frame: ChannelRequest): Promise<AckFrame> {
+  private async send(frame: ChannelRequest, timeoutMs?: number): Promise<AckFrame> {
     const channel = this.channel;
     if (!channel) throw new BridgeSessionError('channel-lost', `no connection to the bridge (cursor ${this.cursor})`);
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return await channel.request(frame);
+      const request = channel.request(frame);
+      if (timeoutMs === undefined) return await request;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new BridgeSessionError('channel-lost', `no ack for ${frame.type} within ${timeoutMs} ms`)), timeoutMs);
+      });
+      request.catch(() => undefined); // settled by the timeout race below; a late rejection is expected
+      return await Promise.race([request, timeout]);
     } catch (error) {
+      if (BridgeSessionError.isInstance(error)) throw error;
       const code = (error as { code?: string }).code ?? 'unknown';
       throw new BridgeSessionError('bridge-refused', `bridge refused ${frame.type}: ${code}: ${(error as Error).message}`, error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -544,6 +561,16 @@ export class BridgeSession<S> implements HarnessV1Session {
       timestamp: Date.now(),
     });
   }
+}
+
+/** Kills the bridge named in the state dir's bridge.json (and its process group) and removes the state dir. */
+async function forceDestroy(sandbox: SandboxSession, stateDir: string): Promise<void> {
+  await sandbox.run({
+    command:
+      'pid=$(sed -n \'s/.*"pid":\\([0-9]*\\).*/\\1/p\' "$HB_STATE/bridge.json" 2>/dev/null); ' +
+      '[ -n "$pid" ] && { kill -9 -"$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null; }; rm -rf "$HB_STATE"',
+    env: { HB_STATE: stateDir },
+  });
 }
 
 /** Warns on the rerun turn's stream-start (adding one if the adapter emitted none): the recomputed marker. */

@@ -184,3 +184,17 @@ describe('BridgeSession over the fixture CLI', () => {
     await session.doDestroy();
   });
 });
+
+describe('destroy without a live bridge', () => {
+  it('still removes the state dir and does not hang when the bridge was killed (issue: destroy waited for the reconnect budget)', async () => {
+    const { session } = await kit.start('destroy-dead');
+    await runTurn(session, 'x LINES:1');
+    const state = (await session.doSuspendTurn()).data as { stateDir: string };
+    const pid = await bridgePid(state.stateDir);
+    process.kill(pid, 'SIGKILL');
+    const started = Date.now();
+    await session.doDestroy();
+    expect(Date.now() - started, 'destroy is bounded by lifecycleTimeoutMs, not the 5-minute reconnect budget').toBeLessThan(20_000);
+    expect(existsSync(state.stateDir), 'state dir is gone').toBe(false);
+  });
+});
