@@ -9,7 +9,7 @@
 import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../protocol/harness-v1/sandbox.ts';
 import type { HelloFrame } from '../protocol/v1/index.ts';
 import { readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
-import { probeBridge } from './probe.ts';
+import { probeBridge, type ProbeResult } from './probe.ts';
 import { BridgeSessionError } from './session-errors.ts';
 
 export type Rung = 'fresh' | 'attach' | 'replay' | 'rerun';
@@ -47,7 +47,7 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
   const [prior, token] = await Promise.all([readBridgeState(sandbox, stateDir), readToken(sandbox, stateDir)]);
   if (prior && token) {
     const url = await network.getPortUrl({ port: prior.port, protocol: 'ws' });
-    const probe = await probeBridge(url, token, options.probeTimeoutMs);
+    const probe = await probeLiveBridge(url, token, options.probeTimeoutMs);
     if (probe.ok) {
       const link = { url, token, port: prior.port, hello: probe.hello };
       return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
@@ -55,4 +55,23 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
   }
   const link = await startBridge(options);
   return { link, rung: link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
+}
+
+/**
+ * Waits between resume probes that failed fast (a port proxy's 502/503, a
+ * reset): one transient failure must not pass for "the bridge is gone" — the
+ * next rung spawns a second bridge on the same state dir while the first one
+ * still runs and writes the journal. Slow failures (timeout) are not retried:
+ * they already waited probeTimeoutMs. ~1 s in all for a bridge that is really gone.
+ */
+const probeRetryDelaysMs = [100, 300, 600] as const;
+
+async function probeLiveBridge(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
+  let probe = await probeBridge(url, token, timeoutMs);
+  for (const delayMs of probeRetryDelaysMs) {
+    if (probe.ok || (probe.reason !== 'http-error' && probe.reason !== 'refused')) return probe;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    probe = await probeBridge(url, token, timeoutMs);
+  }
+  return probe;
 }
