@@ -21,7 +21,7 @@
 // dist/bridge.mjs: until they exist this scenario prints why ours is skipped
 // and still measures aisdk.
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
@@ -58,6 +58,22 @@ export const adapter = defineCliAdapter({
   },
 });
 export { createBridgeChannel, TurnTranslation };
+export { createBridgeHarness } from './host/harness.ts';
+export { createLocalSandboxProvider } from './host/sandbox/local.ts';
+/** The same translator as a session adapter: one-shot CLI, optional translator snapshots. */
+export function sessionAdapter(argv, snapshots) {
+  return defineCliAdapter({
+    harnessId: 'bench',
+    builtinTools: {},
+    launch: () => ({ argv }),
+    threadId: () => undefined,
+    translator: {
+      init: () => 0,
+      step: (state, record) => ({ state, parts: record.kind === 'stdout' ? [{ type: 'raw', rawValue: record.data.text }] : [] }),
+      ...(snapshots ? { snapshot: (state) => state, restore: (json) => Number(json) } : {}),
+    },
+  });
+}
 `;
 
 async function loadOursHost() {
@@ -187,10 +203,69 @@ async function measureOurs(count) {
       const mid = await oursChannelRun(host, { url, token: bridge.token, cursor: turnStart - 1, emitAfter: half, count: 1 });
       resume.push(mid.firstMs);
     }
-    return { isolated: median(isolated), viaBridge: median(viaBridge), resumeMs: median(resume), runs: { isolated, viaBridge, resume } };
+    const session = await measureOursSession(host, count, true);
+    const sessionReplay = await measureOursSession(host, count, false);
+    return {
+      isolated: median(isolated),
+      viaBridge: median(viaBridge),
+      resumeMs: session.ms,
+      channelResumeMs: median(resume),
+      sessionReplayMs: sessionReplay.ms,
+      runs: { isolated, viaBridge, resume: session.runs, replay: sessionReplay.runs },
+    };
   } finally {
     await bridge.stop();
   }
+}
+
+/**
+ * The real resume path: a BridgeSession suspended at part N/2 of a journaled
+ * N-record turn; each repeat is a fresh harness instance doing
+ * doStart({resumeFrom}) + doContinueTurn until its first part. With translator
+ * snapshots the slice attaches at the cursor; without, it replays the turn
+ * from its first record and suppresses parts up to the cursor.
+ */
+async function measureOursSession(host, count, snapshots) {
+  const root = tempDir('session');
+  const provider = host.createLocalSandboxProvider({ root: path.join(root, 'sandboxes'), templatesRoot: path.join(root, 'templates') });
+  const adapter = host.sessionAdapter(emitterArgv(count), snapshots);
+  const settings = { bridgeFile: path.join(REPO, 'dist/bridge.mjs'), probeTimeoutMs: 2_000 };
+  const sandbox = await provider.createSession({ sessionId: 'resume' });
+  const workDir = path.join(sandbox.defaultWorkingDirectory, 'work');
+  mkdirSync(workDir, { recursive: true });
+  const session = await host.createBridgeHarness(adapter, settings).doStart({ sessionId: 'resume', sandboxSession: sandbox, sessionWorkDir: workDir });
+  let parts = 0;
+  let suspended;
+  const control = await session.doPromptTurn({
+    prompt: '',
+    emit: () => {
+      if (++parts === Math.floor(count / 2) && !suspended) suspended = session.doSuspendTurn();
+    },
+  });
+  await control.done;
+  const state = await withTimeout(suspended, 60_000, 'suspend at N/2');
+  const times = [];
+  try {
+    for (let rep = 0; rep < Math.max(3, REPEATS); rep++) {
+      const t0 = performance.now();
+      const again = await provider.resumeSession({ sessionId: 'resume' });
+      const resumed = await host.createBridgeHarness(adapter, { ...settings, skipBootstrap: true }).doStart({
+        sessionId: 'resume',
+        sandboxSession: again,
+        sessionWorkDir: workDir,
+        resumeFrom: state,
+      });
+      let first;
+      const firstPart = new Promise((resolve) => (first = resolve));
+      await resumed.doContinueTurn({ emit: () => first() });
+      await withTimeout(firstPart, 60_000, 'first part after resume');
+      times.push(performance.now() - t0);
+      await resumed.doSuspendTurn();
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  return { ms: median(times), runs: times };
 }
 
 // ── aisdk ─────────────────────────────────────────────────────────────────
@@ -298,10 +373,12 @@ await runScenario(async () => {
   try {
     ours = await measureOurs(count);
     console.log(
-      `  ours   channel+translator isolated ${fmt(ours.isolated)} parts/s · via bridge (attach at 0) ${fmt(ours.viaBridge)} parts/s · resume@${fmt(count / 2)} → first part ${ours.resumeMs.toFixed(1)} ms (channel level)`,
+      `  ours   channel+translator isolated ${fmt(ours.isolated)} parts/s · via bridge (attach at 0) ${fmt(ours.viaBridge)} parts/s · resume@${fmt(count / 2)} → first part ${ours.resumeMs.toFixed(1)} ms (doStart({resumeFrom}) + doContinueTurn, translator snapshot)`,
     );
-    console.log(`         runs: isolated ${ours.runs.isolated.map((v) => fmt(v)).join(', ')} · via bridge ${ours.runs.viaBridge.map((v) => fmt(v)).join(', ')} · resume ${ours.runs.resume.map((v) => v.toFixed(1)).join(', ')} ms`);
-    console.log('         doStart({resumeFrom}) + doContinueTurn through BridgeSession is not bound yet: the resume figure is channel + translation only');
+    console.log(
+      `         same without a translator snapshot (replays the turn from its first record): ${ours.sessionReplayMs.toFixed(1)} ms · channel-level replay from the turn start: ${ours.channelResumeMs.toFixed(1)} ms`,
+    );
+    console.log(`         runs: isolated ${ours.runs.isolated.map((v) => fmt(v)).join(', ')} · via bridge ${ours.runs.viaBridge.map((v) => fmt(v)).join(', ')} · resume ${ours.runs.resume.map((v) => v.toFixed(1)).join(', ')} ms · replay ${ours.runs.replay.map((v) => v.toFixed(1)).join(', ')} ms`);
   } catch (error) {
     oursReason = oursMissing() ? error.message : `failed: ${error.message}`;
     if (!oursMissing()) process.exitCode = 1;
