@@ -179,6 +179,8 @@ export async function demoCommand(argv: ReadonlyArray<string>): Promise<number> 
 
     step(6, 'summary');
     const live = [...slice1, ...result.parts];
+    // What the consumer saw, both slices in order: the recording's replay must reproduce it (tests compare).
+    await writeFile(join(dir, 'live-parts.ndjson'), live.map((part) => `${JSON.stringify(part)}\n`).join(''), { mode: 0o600 });
     const replay = compareWithReplay(recordDir, prepared.adapter, live);
     const edited = await readFile(join(workDir, notesFile), 'utf8').catch(() => '(missing)');
     const redelivered = live.length - dedupeRedelivered(live).length;

@@ -49,14 +49,19 @@ export async function main(argv: ReadonlyArray<string>): Promise<number> {
     return await command.run(rest);
   } catch (error) {
     if (error instanceof CliError) {
-      process.stderr.write(`harness-bridge ${error.message}\n`);
+      process.stderr.write(`harness-bridge ${oneLine(error.message)}\n`);
       return error.exitCode;
     }
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`harness-bridge ${name}: ${message.split('\n')[0]}\n`);
+    process.stderr.write(`harness-bridge ${name}: ${oneLine(message)}\n`);
     if (process.env.HARNESS_BRIDGE_DEBUG) process.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
     return 1;
   }
+}
+
+/** Errors are reported on one line: embedded newlines (JSON.parse messages, npm output) are folded. */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ').trim();
 }
 
 // Exit once the command is done even if a handle lingers (a socket closing, a sandbox pipe):
