@@ -67,6 +67,8 @@ type Turn = {
   /** null while spawning (a pty launch awaits the node-pty import). */
   entry: ProcEntry | null;
   test: TurnEndTest | null;
+  /** A prefix matcher fired on the first piece of a split line on this stream: the line's last piece ends the turn. */
+  endWithLine: OutputStream | null;
   /** Set by abort/stop: the reason the turn ends with, whatever ends it. */
   ending: 'aborted' | 'stopped' | null;
   abortTimer: NodeJS.Timeout | null;
@@ -151,7 +153,7 @@ export class Supervisor {
       live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === processKey(launch);
     if (live && !reuse && compiled.ok) this.#retire(live);
 
-    const turn: Turn = { turnId, launch, entry: null, test: compiled.ok ? compiled.test : null, ending: null, abortTimer: null };
+    const turn: Turn = { turnId, launch, entry: null, test: compiled.ok ? compiled.test : null, endWithLine: null, ending: null, abortTimer: null };
     this.#turn = turn;
     const data: { input?: string; tools?: HostToolSpec[]; argv: string[]; rerun?: boolean } = { argv: launch.argv };
     if (input !== undefined) data.input = input;
@@ -394,11 +396,14 @@ export class Supervisor {
     const turnId = this.#turnIdOf(entry);
     const data = cont ? { text, cont: true } : { text };
     this.#emit(stream === 'stdout' ? { kind: 'stdout', turnId, data } : { kind: 'stderr', turnId, data });
-    const complete = !cont && !entry.cont[stream];
+    const first = !entry.cont[stream];
     entry.cont[stream] = cont;
     const turn = this.#turn;
-    if (complete && turn !== null && turnId !== null && turn.test !== null && entry.lifetime === 'session' && turn.test(stream, text)) {
+    if (turn === null || turnId === null || turn.test === null || entry.lifetime !== 'session') return;
+    if (first && !cont ? turn.test(stream, text) : !first && !cont && turn.endWithLine === stream) {
       this.#endTurn(turn, turn.ending ?? 'matched');
+    } else if (first && cont && turn.test(stream, text, false)) {
+      turn.endWithLine = stream; // a prefix matcher saw the start of an over-long line
     }
   }
 

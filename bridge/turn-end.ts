@@ -7,17 +7,24 @@
 //   non-JSON output), at most once per line however many json matchers there are,
 //   then compares the value at `path` with `equals` using ===.
 // - Invalid regex source is reported by compileTurnEnd, not thrown per line.
+// - A `prefix` matcher also sees the first piece of a line longer than the line
+//   cap (`whole: false`); json and regex matchers only ever see whole lines.
 import type { TurnEndMatcher } from '../protocol/v1/launch-spec.ts';
 
 export type OutputStream = 'stdout' | 'stderr';
-/** True when the line ends the turn. */
-export type TurnEndTest = (stream: OutputStream, line: string) => boolean;
+/**
+ * True when the line ends the turn. `whole: false` means `line` is only the
+ * first piece of a line the bridge split (longer than the cap): then only
+ * prefix matchers are asked, and the caller ends the turn with the line's last piece.
+ */
+export type TurnEndTest = (stream: OutputStream, line: string, whole?: boolean) => boolean;
 
 export type CompileResult = { ok: true; test: TurnEndTest | null } | { ok: false; message: string };
 
 type Compiled =
   | { stream: OutputStream; kind: 'json'; path: readonly string[]; equals: string | number | boolean | null }
-  | { stream: OutputStream; kind: 'regex'; re: RegExp };
+  | { stream: OutputStream; kind: 'regex'; re: RegExp }
+  | { stream: OutputStream; kind: 'prefix'; prefix: string };
 
 const OPEN_BRACE = 0x7b;
 const NOT_PARSED: unique symbol = Symbol('not-parsed');
@@ -36,13 +43,19 @@ export function compileTurnEnd(matchers: readonly TurnEndMatcher[]): CompileResu
       }
       compiled.push({ stream, kind: 'regex', re });
     }
+    if (m.prefix !== undefined) compiled.push({ stream, kind: 'prefix', prefix: m.prefix });
   }
   if (compiled.length === 0) return { ok: true, test: null };
 
-  const test: TurnEndTest = (stream, line) => {
+  const test: TurnEndTest = (stream, line, whole = true) => {
     let parsed: unknown = NOT_PARSED;
     for (const c of compiled) {
       if (c.stream !== stream) continue;
+      if (c.kind === 'prefix') {
+        if (line.startsWith(c.prefix)) return true;
+        continue;
+      }
+      if (!whole) continue;
       if (c.kind === 'regex') {
         if (c.re.test(line)) return true;
         continue;

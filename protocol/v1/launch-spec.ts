@@ -7,6 +7,10 @@ import { signalNameSchema } from './common.ts';
  * Declarative turn-end matcher, checked against each complete output line.
  * `json`: the line parses as JSON and the value at `path` equals `equals`.
  * `regex`: the line matches (JavaScript syntax, no flags).
+ * `prefix`: the line starts with this text. Unlike json/regex it also fires for
+ * a line longer than the line cap (checked on its first piece; the turn ends
+ * once the line's last piece is journaled), for CLIs whose end-of-turn line can
+ * be huge (pi's `agent_end` repeats every message of the run).
  */
 export const turnEndMatcherSchema = z.object({
   stream: z.enum(['stdout', 'stderr']).default('stdout'),
@@ -17,6 +21,7 @@ export const turnEndMatcherSchema = z.object({
     })
     .optional(),
   regex: z.string().max(1000).optional(),
+  prefix: z.string().min(1).max(1000).optional(),
 });
 export type TurnEndMatcher = z.infer<typeof turnEndMatcherSchema>;
 

@@ -342,6 +342,22 @@ describe('Supervisor: lifetime session', () => {
     expect((await rec.turnEnd('t1')).data.reason).toBe('aborted');
   });
 
+  it('a prefix matcher fires on an over-long line: matched on its first piece, the turn ends after its last', async () => {
+    const { sup, rec } = create();
+    const spec = echoLaunch([], { io: { mode: 'pipes', maxLineBytes: 64 }, turnEnd: [{ prefix: '{"type":"result"' }] });
+    await sup.start('t1', spec, prompt('x'.repeat(200), { lines: 0 }));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    const out = rec.of('t1').filter((d): d is Extract<Draft, { kind: 'stdout' }> => d.kind === 'stdout');
+    const start = out.findIndex((d) => d.data.text.startsWith('{"type":"result"'));
+    expect(out[start]!.data.cont, 'the result line was split').toBe(true);
+    expect(out.at(-1)!.data.cont, 'the turn ended with the last piece').toBeUndefined();
+    expect(out.slice(start).map((d) => d.data.text).join('')).toBe(JSON.stringify({ type: 'result', turn: 1, text: 'x'.repeat(200), lines: 0 }));
+    expect(rec.kinds('t1').at(-2), 'nothing between the last piece and turn-end').toBe('stdout');
+    // A whole line matches too, and a later turn on the same process starts clean.
+    await sup.start('t2', spec, prompt('y', { lines: 0 }));
+    expect((await rec.turnEnd('t2')).data.reason).toBe('matched');
+  });
+
   it('aborts with the launch interrupt input; the turn ends aborted and the process lives on', async () => {
     const { sup, rec } = create();
     const spec = echoLaunch();
