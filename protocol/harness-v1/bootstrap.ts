@@ -1,5 +1,5 @@
 // HarnessV1Bootstrap: the adapter-owned recipe a sandbox provider can snapshot.
-// Our own declaration of the published contract (see ../../docs/contract.md).
+// Our own declaration of the published contract (shared/spec, HarnessV1Bootstrap).
 
 /** One file the recipe writes; its path should live under `bootstrapDir`. */
 export interface HarnessV1BootstrapFile {
