@@ -198,3 +198,30 @@ describe('destroy without a live bridge', () => {
     expect(existsSync(state.stateDir), 'state dir is gone').toBe(false);
   });
 });
+
+describe('stale bridges', () => {
+  it('reports a warning when the live bridge was installed by another recipe than this harness expects', async () => {
+    const { session } = await kit.start('stale');
+    await runTurn(session, 'x LINES:1');
+    const state = await session.doDetach();
+    const { createBridgeHarness } = await import('../../host/harness.ts');
+    const { fixtureAdapter } = await import('../fixtures/fixture-adapter.ts');
+    const newer = fixtureAdapter();
+    // An "upgraded" adapter: its recipe gains an install command, so its identity changes.
+    const upgraded = { ...newer, install: { commands: [{ command: 'true' }] } };
+    const sandbox = await kit.provider.resumeSession({ sessionId: 'stale' });
+    const diagnostics: { message: string; level: string }[] = [];
+    const harness = createBridgeHarness(upgraded, { probeTimeoutMs: 1_500 });
+    const resumed = await harness.doStart({
+      sessionId: 'stale',
+      sandboxSession: sandbox,
+      sessionWorkDir: join(sandbox.defaultWorkingDirectory, 'fixture-stale'),
+      resumeFrom: state,
+      observability: { report: (d) => diagnostics.push(d) },
+    });
+    const stale = diagnostics.find((d) => /stale bridge/.test(d.message));
+    expect(stale?.level, 'a stale-bridge warning names both identities').toBe('warn');
+    expect(stale?.message).toContain((await harness.getRecipeIdentity()).slice(0, 12));
+    await resumed.doDestroy();
+  });
+});
