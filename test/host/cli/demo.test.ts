@@ -69,6 +69,19 @@ describe('demo', () => {
     expect(plainRun.stdout).not.toContain('\u001b[');
   }, 90_000);
 
+  it('run --adapter fixture --record FILE: one real turn; its recording checks clean and replays to as many parts', async () => {
+    const file = join(root, 'run.ndjson');
+    const result = await runCli(['run', '--adapter', 'fixture', '--record', file, 'one-off LINES:4 TOOL:lookup'], { timeoutMs: 60_000 });
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/tool-call lookup \(host tool\)/);
+    const parts = Number(/^run summary: parts=(\d+) finish=stop cursor=\d+ /m.exec(result.stdout)?.[1]);
+    expect(parts).toBeGreaterThan(4);
+    const check = await runCli(['replay', file, '--check']);
+    expect(check.code, check.stderr).toBe(0);
+    const replay = await runCli(['replay', file, '--json']);
+    expect(ndjson(replay.stdout)).toHaveLength(parts);
+  }, 90_000);
+
   const netns = netnsSupport();
   it.skipIf(!netns.ok)(`claude-code (real CLI, scripted model, loopback-only namespace)${netns.ok ? '' : ` — skipped: ${netns.reason}`}`, async () => {
     await ensureCli('claude-code');
