@@ -95,6 +95,7 @@ function checkGraceMs(graceMs: number): void {
 }
 
 function processKey(launch: LaunchSpec): string {
+  if (launch.reuseKey !== undefined) return JSON.stringify(['reuse-key', launch.reuseKey]);
   return JSON.stringify([launch.argv, launch.env ?? null, launch.cwd ?? null, launch.stdin, launch.io]);
 }
 

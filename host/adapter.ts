@@ -92,7 +92,12 @@ export type CliAdapterDefinition<S> = {
     readonly files?: ReadonlyArray<HarnessV1BootstrapFile>;
     readonly commands?: ReadonlyArray<HarnessV1BootstrapCommand>;
   };
-  /** The launch spec for a turn; for a long-lived CLI the bridge reuses a live process and ignores it. */
+  /**
+   * The launch spec for a turn. For a long-lived CLI (lifetime 'session') the
+   * bridge reuses the live process when the spec is identical, or when both
+   * carry the same `reuseKey` (set one when argv holds spawn-only details such
+   * as `--resume <thread>`); otherwise it retires the old process and spawns.
+   */
   launch(context: LaunchContext): LaunchSpecInput;
   /** The turn's stdin input (undefined when the prompt travels in argv). */
   encodePrompt?(context: PromptContext): string | undefined;

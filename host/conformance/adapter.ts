@@ -79,7 +79,9 @@ function checkTurnShape(parts: HarnessV1StreamPart[], what: string): void {
 
 /**
  * Parts with their ids renamed by order of first appearance, so two runs of
- * the same prompt in different sessions (different seqs) compare equal.
+ * the same prompt in different sessions (different seqs) compare equal. Raw
+ * parts keep only their type: they pass CLI output through verbatim, and CLIs
+ * print per-session uuids and timings in it.
  */
 export function normalizeIds(parts: ReadonlyArray<HarnessV1StreamPart>): unknown[] {
   const ids = new Map<string, string>();
@@ -88,6 +90,7 @@ export function normalizeIds(parts: ReadonlyArray<HarnessV1StreamPart>): unknown
     return ids.get(id)!;
   };
   return parts.map((part) => {
+    if (part.type === 'raw') return { type: 'raw' };
     const copy: Record<string, unknown> = { ...part };
     for (const key of ['id', 'toolCallId', 'approvalId']) if (typeof copy[key] === 'string') copy[key] = rename(copy[key] as string);
     return copy;

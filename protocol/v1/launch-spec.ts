@@ -40,6 +40,14 @@ export const launchSpecSchema = z.object({
   io: ioSpecSchema.default({ mode: 'pipes' }),
   /** 'turn': one process per turn; 'session': one long-lived process fed over stdin. */
   lifetime: z.enum(['turn', 'session']).default('turn'),
+  /**
+   * lifetime 'session' only: a live process is reused for a new turn when its
+   * reuseKey equals this one. Without a reuseKey the whole spec (argv, env,
+   * cwd, stdin, io) must be identical. An adapter sets it when argv carries
+   * spawn-only details (e.g. `--resume <thread>`) that must not restart a
+   * process already running that thread.
+   */
+  reuseKey: z.string().max(1000).optional(),
   /** Any matcher ends the turn; process exit always ends it. */
   turnEnd: z.array(turnEndMatcherSchema).max(8).default([]),
   /** How `abort` interrupts: write this to stdin, or send this signal (default SIGINT). */

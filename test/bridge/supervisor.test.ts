@@ -398,6 +398,19 @@ describe('Supervisor: lifetime session', () => {
     expect(rec.kinds('t2')).toContain('spawn');
   });
 
+  it('reuses the live process for a later turn whose argv differs when both launches carry the same reuseKey', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch([], { reuseKey: 'thread-a' }), prompt('one', { lines: 0 }));
+    await rec.turnEnd('t1');
+    // e.g. `--resume <thread>` appears in argv once the thread id is known: no restart wanted.
+    await sup.start('t2', echoLaunch(['--resume-id', 'fx-thread'], { reuseKey: 'thread-a' }), prompt('two', { lines: 0 }));
+    expect((await rec.turnEnd('t2')).data.reason).toBe('matched');
+    expect(rec.kinds('t2'), 'no second spawn for the same reuseKey').not.toContain('spawn');
+    await sup.start('t3', echoLaunch(['--resume-id', 'fx-thread'], { reuseKey: 'thread-b' }), prompt('three', { lines: 0 }));
+    expect((await rec.turnEnd('t3')).data.reason).toBe('matched');
+    expect(rec.kinds('t3'), 'a different reuseKey retires the process and spawns').toContain('spawn');
+  });
+
   it('a crash mid-turn gives exit and turn-end with code 3', async () => {
     const { sup, rec } = create();
     await sup.start('t1', echoLaunch(['--crash-after', '2']), prompt('c', { lines: 5 }));
