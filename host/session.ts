@@ -26,7 +26,7 @@ import type { BridgeLink, Rung } from './ladder.ts';
 import { toResumeState, type InFlightTurn, type ResumeData } from './resume-state.ts';
 import { abortError, BridgeSessionError } from './session-errors.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
-import { TurnTranslation, type TranslationSnapshot } from './turn-translation.ts';
+import { markRecomputed, TurnTranslation, type TranslationSnapshot } from './turn-translation.ts';
 
 /** The part of a channel a session uses; host/channel.ts provides it. */
 export interface SessionChannel {
@@ -571,19 +571,6 @@ async function forceDestroy(sandbox: SandboxSession, stateDir: string): Promise<
       '[ -n "$pid" ] && { kill -9 -"$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null; }; rm -rf "$HB_STATE"',
     env: { HB_STATE: stateDir },
   });
-}
-
-/** Warns on the rerun turn's stream-start (adding one if the adapter emitted none): the recomputed marker. */
-function markRecomputed(parts: ReadonlyArray<HarnessV1StreamPart>, turnId: string): HarnessV1StreamPart[] {
-  const warning = {
-    type: 'other' as const,
-    message: `harness-bridge: recomputed — the turn's producer was lost and rerun ${turnId} re-drives the CLI thread; output from here on is recomputed, not replayed`,
-  };
-  const index = parts.findIndex((part) => part.type === 'stream-start');
-  if (index < 0) return [{ type: 'stream-start', warnings: [warning] }, ...parts];
-  return parts.map((part, i) =>
-    i === index && part.type === 'stream-start' ? { ...part, warnings: [...(part.warnings ?? []), warning] } : part,
-  );
 }
 
 function toHostTool(tool: HarnessV1ToolSpec): HostToolSpec {

@@ -200,3 +200,16 @@ function requestId(part: HarnessV1StreamPart): string | undefined {
   if (part.type === 'tool-approval-request') return part.approvalId;
   return undefined;
 }
+
+/** Warns on the rerun turn's stream-start (adding one if the adapter emitted none): the recomputed marker. */
+export function markRecomputed(parts: ReadonlyArray<HarnessV1StreamPart>, turnId: string): HarnessV1StreamPart[] {
+  const warning = {
+    type: 'other' as const,
+    message: `harness-bridge: recomputed — the turn's producer was lost and rerun ${turnId} re-drives the CLI thread; output from here on is recomputed, not replayed`,
+  };
+  const index = parts.findIndex((part) => part.type === 'stream-start');
+  if (index < 0) return [{ type: 'stream-start', warnings: [warning] }, ...parts];
+  return parts.map((part, i) =>
+    i === index && part.type === 'stream-start' ? { ...part, warnings: [...(part.warnings ?? []), warning] } : part,
+  );
+}

@@ -6,7 +6,7 @@
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../protocol/v1/record.ts';
 import type { CliAdapter } from '../adapter.ts';
-import { TurnTranslation } from '../turn-translation.ts';
+import { markRecomputed, TurnTranslation } from '../turn-translation.ts';
 
 export type TranslatedPart = { readonly seq: number; readonly turnId: string; readonly part: HarnessV1StreamPart };
 
@@ -51,23 +51,6 @@ export function translateRecords<S>(adapter: CliAdapter<S>, records: Iterable<Jo
     }
   }
   return { parts, hostCalls };
-}
-
-/**
- * The kit's recomputed marker on a rerun turn's stream-start. Mirrors
- * host/session.ts (`markRecomputed`, module-private there) so a replay shows
- * what the live consumer saw. Keep the two in step.
- */
-function markRecomputed(parts: ReadonlyArray<HarnessV1StreamPart>, turnId: string): HarnessV1StreamPart[] {
-  const warning = {
-    type: 'other' as const,
-    message: `harness-bridge: recomputed — the turn's producer was lost and rerun ${turnId} re-drives the CLI thread; output from here on is recomputed, not replayed`,
-  };
-  const index = parts.findIndex((part) => part.type === 'stream-start');
-  if (index < 0) return [{ type: 'stream-start', warnings: [warning] }, ...parts];
-  return parts.map((part, i) =>
-    i === index && part.type === 'stream-start' ? { ...part, warnings: [...(part.warnings ?? []), warning] } : part,
-  );
 }
 
 /** Parts as plain JSON values (undefined keys dropped), the form recordings and diffs compare. */
