@@ -58,6 +58,8 @@ export type PromptContext = {
   readonly instructions: string | undefined;
   readonly skills: ReadonlyArray<HarnessV1Skill>;
   readonly threadId: string | undefined;
+  /** The session's permission mode, for CLIs that take their approval policy per request (Codex's turn/start). The kit always sets it. */
+  readonly permissionMode?: HarnessV1PermissionMode;
 };
 
 /**
@@ -101,6 +103,22 @@ export type CliAdapterDefinition<S> = {
   launch(context: LaunchContext): LaunchSpecInput;
   /** The turn's stdin input (undefined when the prompt travels in argv). */
   encodePrompt?(context: PromptContext): string | undefined;
+  /**
+   * For CLIs whose prompt request must name a thread the CLI creates (JSON-RPC
+   * CLIs: Codex app-server's turn/start needs the id thread/start returns): stdin
+   * input that creates the thread. While the session has no thread id, the kit
+   * first runs it as an internal turn (no parts reach the consumer; a turnEnd
+   * matcher must end it, and `threadId` must read the id from its output), then
+   * the prompt, whose context then carries the thread id.
+   */
+  encodeThreadStart?(): string;
+  /**
+   * Stdin input that interrupts the running turn when it must name ids only the
+   * translator state knows (Codex's turn/interrupt {threadId, turnId}). On abort
+   * the kit sends it before the bridge's `abort` (which still writes the
+   * launch's `interrupt` and arms the kill-after-grace); undefined → abort alone.
+   */
+  encodeInterrupt?(state: S): string | undefined;
   /** A mid-turn user message for the CLI's stdin; absent → submitUserMessage is not offered. */
   encodeUserMessage?(text: string, state: S): string;
   /** A tool result for a stdin-driven CLI (tool calls that did not come through the bridge's MCP endpoint). */

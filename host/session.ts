@@ -138,6 +138,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     const text = promptText(options.prompt);
     const instructions = !this.prompted && !this.isResume ? options.instructions : undefined;
     const tools = options.tools ?? [];
+    await this.ensureThread(tools);
     const { control, done } = this.beginSlice(options.emit, tools, false);
     await this.startTurn({ prompt: text, instructions, tools, rerunOf: undefined });
     this.prompted = true;
@@ -297,6 +298,7 @@ export class BridgeSession<S> implements HarnessV1Session {
         instructions: request.instructions,
         skills: this.ctx.skills,
         threadId: this.threadId,
+        permissionMode: this.ctx.permissionMode,
       });
     this.turn = {
       turnId,
@@ -332,7 +334,29 @@ export class BridgeSession<S> implements HarnessV1Session {
       threadId: this.threadId ?? null,
     });
     if (!this.rungs.includes('rerun')) this.rungs.push('rerun');
+    if (this.ctx.adapter.encodeThreadStart && this.threadId === undefined) {
+      // The turn died before its thread existed: nothing to re-drive; the recomputed turn starts one.
+      const slice = this.slice;
+      await this.ensureThread(tools);
+      this.slice = slice;
+    }
     await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.turnId });
+  }
+
+  /**
+   * adapter.encodeThreadStart: while the session has no CLI thread, run the thread-start exchange
+   * as an internal turn (parts dropped) so the prompt's encoder gets the thread id. The turn carries
+   * the prompt's tools: a CLI that connects to the MCP endpoint at thread start lists them then.
+   */
+  private async ensureThread(tools: ReadonlyArray<HarnessV1ToolSpec>): Promise<void> {
+    const encode = this.ctx.adapter.encodeThreadStart;
+    if (!encode || this.threadId !== undefined) return;
+    const { done } = this.beginSlice(() => undefined, tools, true);
+    await this.startTurn({ prompt: '', instructions: undefined, tools, rerunOf: undefined, input: encode() });
+    await done;
+    if (this.threadId === undefined) {
+      throw new BridgeSessionError('bridge-refused', `${this.ctx.adapter.harnessId} started no thread: its thread-start exchange revealed no thread id`);
+    }
   }
 
   private onRecords(channel: SessionChannel, records: ReadonlyArray<JournalRecord>): void {
@@ -398,7 +422,10 @@ export class BridgeSession<S> implements HarnessV1Session {
     const onAbort = () => {
       if (!turn || this.turn !== turn) return;
       turn.abortRequested = true;
-      this.send({ type: 'abort', turnId: turn.turnId }).catch((error) => {
+      // adapter.encodeInterrupt: the CLI's own interrupt request goes first (it names ids from the translator state).
+      const interrupt = turn.translation ? this.ctx.adapter.encodeInterrupt?.(turn.translation.adapterState) : undefined;
+      const sent = interrupt === undefined ? Promise.resolve() : this.send({ type: 'input', turnId: turn.turnId, text: interrupt }).then(() => undefined);
+      sent.then(() => this.send({ type: 'abort', turnId: turn.turnId })).catch((error) => {
         // The bridge could not abort (turn already ended, channel gone): settle now.
         this.report('warn', `abort of ${turn.turnId} failed: ${(error as Error).message}`, {});
         if (this.turn === turn) {

@@ -1,0 +1,102 @@
+// The kit's optional adapter hooks that JSON-RPC CLIs (Codex app-server) need, over the fixture CLI:
+// encodeThreadStart (an internal thread-start turn before the first prompt, its parts dropped) and
+// encodeInterrupt (the CLI's own interrupt request, built from translator state, sent before abort).
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineCliAdapter, type CliAdapter } from '../../host/adapter.ts';
+import { createBridgeHarness } from '../../host/harness.ts';
+import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local.ts';
+import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
+import { runTurn, textOf } from './session-helpers.ts';
+
+let root: string;
+let provider: LocalSandboxProvider;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'hb-adapter-hooks-'));
+  provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+type State = ReturnType<ReturnType<typeof fixtureAdapter>['translator']['init']>;
+
+function variant(patch: (base: CliAdapter<State>) => Partial<CliAdapter<State>>): CliAdapter<State> {
+  const { kind: _kind, ...base } = fixtureAdapter();
+  return defineCliAdapter<State>({ ...base, ...patch(fixtureAdapter()) });
+}
+
+async function open(sessionId: string, adapter: CliAdapter<State>) {
+  const sandbox = await provider.createSession({ sessionId });
+  const workDir = join(sandbox.defaultWorkingDirectory, `hooks-${sessionId}`);
+  await mkdir(workDir, { recursive: true });
+  const session = await createBridgeHarness(adapter, { probeTimeoutMs: 1_500 }).doStart({ sessionId, sandboxSession: sandbox, sessionWorkDir: workDir });
+  return { session, stop: () => sandbox.stop() };
+}
+
+describe('encodeThreadStart', () => {
+  it('runs the thread-start exchange once, before the first prompt, drops its parts, and hands the prompt the thread id', async () => {
+    const threadStarts: number[] = [];
+    const seen: Array<string | undefined> = [];
+    const adapter = variant((base) => ({
+      // Only the thread-start turn's result reveals the thread (like Codex's thread/start answer).
+      threadId: (record) => (record.kind === 'stdout' && /"type":"result".*"text":"THREAD-START"/.test(record.data.text) ? 'thread-from-setup' : undefined),
+      encodeThreadStart: () => {
+        threadStarts.push(1);
+        return `${JSON.stringify({ type: 'prompt', text: 'THREAD-START', lines: 1 })}\n`;
+      },
+      encodePrompt: (context) => {
+        seen.push(context.threadId);
+        expect(context.permissionMode, 'the prompt context carries the permission mode').toBe('allow-all');
+        return base.encodePrompt!(context);
+      },
+    }));
+    const { session, stop } = await open('thread-start', adapter);
+    const first = await runTurn(session, 'hello LINES:2');
+    expect(textOf(first), 'no part of the thread-start turn reaches the consumer').toBe('hello LINES:2 #0\nhello LINES:2 #1\n');
+    expect(first.filter((p) => p.type === 'stream-start')).toHaveLength(1);
+    const second = await runTurn(session, 'again LINES:1');
+    expect(textOf(second)).toBe('again LINES:1 #0\n');
+    expect(threadStarts, 'one thread-start exchange per session').toHaveLength(1);
+    expect(seen).toEqual(['thread-from-setup', 'thread-from-setup']);
+    await session.doDestroy();
+    await stop();
+  }, 30_000);
+
+  it('fails the prompt with bridge-refused when the exchange reveals no thread id', async () => {
+    const adapter = variant(() => ({ threadId: () => undefined, encodeThreadStart: () => `${JSON.stringify({ type: 'prompt', text: 'x', lines: 0 })}\n` }));
+    const { session, stop } = await open('thread-start-fails', adapter);
+    await expect(session.doPromptTurn({ prompt: 'hello', emit: () => undefined })).rejects.toMatchObject({ code: 'bridge-refused' });
+    await session.doDestroy();
+    await stop();
+  }, 30_000);
+});
+
+describe('encodeInterrupt', () => {
+  it('abort sends the state-built interrupt first; the CLI ends the turn itself (not the kill after the grace)', async () => {
+    const adapter = variant((base) => ({
+      launch: (context) => ({ ...base.launch(context), interrupt: { input: '' } }), // the launch's own interrupt does nothing
+      encodeInterrupt: (state) => (state.textId === null ? undefined : '{"type":"interrupt"}\n'),
+    }));
+    const { session, stop } = await open('interrupt', adapter);
+    const abort = new AbortController();
+    const parts: HarnessV1StreamPart[] = [];
+    const control = await session.doPromptTurn({
+      prompt: 'long LINES:500 INTERVAL:20',
+      abortSignal: abort.signal,
+      emit: (part) => {
+        parts.push(part);
+        if (parts.length === 5) abort.abort();
+      },
+    });
+    await expect(control.done).rejects.toMatchObject({ name: 'AbortError' });
+    const finish = parts.find((p) => p.type === 'finish');
+    expect(finish?.type === 'finish' && finish.finishReason, 'the CLI printed its interrupted result').toEqual({ unified: 'interrupted', raw: 'interrupted' });
+    expect(textOf(await runTurn(session, 'still alive LINES:1'))).toBe('still alive LINES:1 #0\n');
+    await session.doDestroy();
+    await stop();
+  }, 30_000);
+});
