@@ -1,13 +1,14 @@
 // The adapter registry: adapter id → factory, so tools (the harness-bridge
 // CLI, replay, the chaos suite) can name an adapter on a command line. It only
 // builds adapters; what they do is theirs. 'fixture' is the test adapter over
-// test/fixtures/fixture-cli.mjs; codex and pi join when their adapters land.
+// test/fixtures/fixture-cli.mjs; codex joins when its adapter lands.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineCliAdapter, type CliAdapter } from '../adapter.ts';
 import { fixtureAdapter, fixtureCliPath } from '../../test/fixtures/fixture-adapter.ts';
 import { claudeCodeAdapter } from './claude-code.ts';
+import { piAdapter } from './pi.ts';
 
 /** What a registry factory accepts; each adapter uses what applies to it. */
 export type AdapterOptions = {
@@ -43,6 +44,18 @@ const entries: ReadonlyArray<AdapterEntry> = [
     realCli: true,
     create: (options = {}) =>
       claudeCodeAdapter({
+        ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+        ...(options.binPath === undefined ? {} : { binPath: options.binPath }),
+        ...(options.extraEnv === undefined ? {} : { extraEnv: options.extraEnv }),
+      }),
+  },
+  {
+    id: 'pi',
+    description: 'pi (pi --mode rpc, with the harness-bridge extension for host tools and approvals)',
+    realCli: true,
+    // A model endpoint: piAdapter's `provider`; here, HARNESS_PI_PROVIDER (its JSON, see pi-extension.ts) in extraEnv and modelId '<provider>/<model>'.
+    create: (options = {}) =>
+      piAdapter({
         ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
         ...(options.binPath === undefined ? {} : { binPath: options.binPath }),
         ...(options.extraEnv === undefined ? {} : { extraEnv: options.extraEnv }),
