@@ -6,17 +6,26 @@
 //   node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]
 //
 // The token comes from HARNESS_BRIDGE_TOKEN or DIR/token (auth.ts), never argv.
+//
+// Start-up order (cold start is measured against Node's own floor): the ready
+// line needs only the listening socket and the open journal, so only node
+// builtins, auth, journal and turns load before it. pino, ws, the zod
+// protocol, the supervisor and the MCP endpoint are dynamic imports — esbuild
+// keeps them in this one file but evaluates them only when imported, right
+// after the ready line. Upgrades that arrive meanwhile are held and handed to
+// the server once it is attached; log lines are queued for the logger.
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
-import { logLevelSchema, type RecordDraft } from '../protocol/v1/index.ts';
+import type { Duplex } from 'node:stream';
+import type { LogLevel, RecordDraft } from '../protocol/v1/index.ts';
 import { loadToken } from './auth.ts';
 import { Journal } from './journal.ts';
 import { SERVER_LIMITS } from './limits.ts';
-import { createBridgeLogger, type BridgeLogger } from './logger.ts';
-import { McpEndpoint, withMcp } from './mcp.ts';
-import { createBridgeServer, type BridgeServer } from './server.ts';
-import { Supervisor } from './supervisor.ts';
+import type { BridgeLogger, Logger } from './logger.ts';
+import type { BridgeServer } from './server.ts';
+import type { Supervisor } from './supervisor.ts';
 import { TurnLog, recoverTurns } from './turns.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
@@ -66,6 +75,10 @@ function writePrivateFile(path: string, text: string): void {
   renameSync(temp, path);
 }
 
+const logLevels: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
+
+type LogCall = { level: 'info' | 'warn' | 'fatal'; obj: object; msg: string };
+
 async function main(): Promise<void> {
   const parsed = parseArgs(process.argv.slice(2));
   if (!parsed.ok) fail(exitUsage, `${parsed.message}\n${usage}`);
@@ -79,19 +92,51 @@ async function main(): Promise<void> {
   }
   const token = loadToken(stateDir, process.env);
   if (!token.ok) fail(exitConfig, token.message);
+  try {
+    closeSync(openSync(join(stateDir, 'bridge.log'), 'a', 0o600)); // exists (0600) from the ready line on; pino appends once loaded
+  } catch {
+    // the logger reports an unwritable log file once it loads; not a reason to refuse to start
+  }
 
-  const level = logLevelSchema.safeParse(process.env.HARNESS_BRIDGE_LOG_LEVEL ?? 'info');
-  const logger = createBridgeLogger({ stateDir, token: token.token, level: level.success ? level.data : 'info' });
-  const log = logger.child('main');
-  installCrashHandlers(logger);
+  // Until pino is loaded (right after the ready line) log calls are queued.
+  let logger: BridgeLogger | null = null;
+  let log: Logger | null = null;
+  const early: LogCall[] = [];
+  const say = (level: LogCall['level'], obj: object, msg: string): void => {
+    if (log !== null) log[level](obj, msg);
+    else early.push({ level, obj, msg });
+  };
+  installCrashHandlers(() => logger);
   const bridgeId = randomUUID();
-  log.info({ bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
+  say('info', { bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
+
+  // Bind first, in parallel with the journal; upgrades wait here until the server is attached.
+  const http = createServer();
+  const held: Array<[IncomingMessage, Duplex, Buffer]> = [];
+  const hold = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => {}); // a client that gives up while held; the server attaches its own handler
+    held.push([request, socket, head]);
+  };
+  http.on('upgrade', hold);
+  const listening = new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
 
   // The journal calls onDurable from its first write on; the server and supervisor exist by then.
   let server: BridgeServer | null = null;
   let supervisor: Supervisor | null = null;
   let outputPaused = false;
   const maxPending = SERVER_LIMITS.maxJournalPendingBytes;
+  const fatal = (error: Error): never => {
+    say('fatal', { err: error }, 'journal write failed; exiting (continuing would let seqs diverge from disk)');
+    logger?.flushSync();
+    if (logger === null) process.stderr.write(`harness-bridge: journal write failed: ${error.message}\n`);
+    process.exit(exitSoftware);
+  };
   const journal = await Journal.open({
     stateDir,
     onDurable: (batch) => {
@@ -101,20 +146,16 @@ async function main(): Promise<void> {
         supervisor?.resume();
       }
     },
-    onFatal: (error) => {
-      log.fatal({ err: error }, 'journal write failed; exiting (continuing would let seqs diverge from disk)');
-      logger.flushSync();
-      process.exit(exitSoftware);
-    },
+    onFatal: fatal,
   });
   const turns = new TurnLog(SERVER_LIMITS);
   const unreadable = await recoverTurns(turns, journal.read(1, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords));
-  if (unreadable > 0) log.warn({ unreadable }, 'journal lines that looked like turn records did not parse');
+  if (unreadable > 0) say('warn', { unreadable }, 'journal lines that looked like turn records did not parse');
 
   let journalClosed = false;
   const record = (draft: RecordDraft): number | null => {
     if (journalClosed) {
-      log.warn({ kind: draft.kind, turnId: draft.turnId }, 'record after the journal closed; dropped');
+      say('warn', { kind: draft.kind, turnId: draft.turnId }, 'record after the journal closed; dropped');
       return null;
     }
     const seq = journal.append(draft);
@@ -135,8 +176,43 @@ async function main(): Promise<void> {
     });
   }
   record({ kind: 'bridge-start', turnId: null, data: { bridgeId, version: BRIDGE_VERSION, recovered: { ...journal.recovered } } });
-  await journal.sync();
-  log.info({ journalId: journal.journalId, lastSeq: journal.durableSeq, recovered: journal.recovered, interrupted: unfinished?.turnId }, 'journal open');
+  // Written (page cache) before the ready line; the fdatasync runs right after it. A host sees a
+  // record only once written either way; only a power loss in those milliseconds can lose them.
+  await journal.flush();
+  await listening;
+
+  const address = http.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const ready = { type: 'bridge-ready', port: boundPort, bridgeId, journalId: journal.journalId, version: BRIDGE_VERSION, pid: process.pid };
+  const readyLine = JSON.stringify(ready);
+  writePrivateFile(join(stateDir, readyFileName), `${readyLine}\n`);
+  process.stdout.write(`${readyLine}\n`);
+
+  // A signal before the server is attached stops the bridge once it is.
+  let stopSignal: NodeJS.Signals | null = null;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      say('info', { signal }, 'signal: stopping');
+      if (server !== null) void server.shutdown('stop');
+      else stopSignal ??= signal;
+    });
+  }
+  const synced = journal.sync().catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
+
+  const [{ createBridgeLogger }, { createBridgeServer }, { Supervisor }, { McpEndpoint, withMcp }] = await Promise.all([
+    import('./logger.ts'),
+    import('./server.ts'),
+    import('./supervisor.ts'),
+    import('./mcp.ts'),
+  ]);
+  const envLevel = process.env.HARNESS_BRIDGE_LOG_LEVEL ?? 'info';
+  const level = (logLevels as readonly string[]).includes(envLevel) ? (envLevel as LogLevel) : 'info';
+  logger = createBridgeLogger({ stateDir, token: token.token, level });
+  const mainLog = logger.child('main');
+  log = mainLog;
+  for (const call of early.splice(0)) mainLog[call.level](call.obj, call.msg);
+  await synced;
+  mainLog.info({ journalId: journal.journalId, lastSeq: journal.durableSeq, recovered: journal.recovered, interrupted: unfinished?.turnId }, 'journal open');
 
   const runningSupervisor = new Supervisor({ emit: record, log: logger.child('supervisor') });
   supervisor = runningSupervisor;
@@ -153,9 +229,11 @@ async function main(): Promise<void> {
     await journal.close();
     journalClosed = true;
   };
-  server = await createBridgeServer({
+  const bridgeLogger = logger;
+  const running = await createBridgeServer({
     host,
-    port,
+    port: boundPort,
+    http,
     token: token.token,
     bridgeId,
     bridgeVersion: BRIDGE_VERSION,
@@ -163,7 +241,7 @@ async function main(): Promise<void> {
     journal,
     supervisor: withMcp(runningSupervisor, mcp),
     turns,
-    logger,
+    logger: bridgeLogger,
     lifecycle: {
       async stop(graceMs) {
         await mcp.close();
@@ -177,34 +255,27 @@ async function main(): Promise<void> {
         rmSync(stateDir, { recursive: true, force: true });
       },
       exit(code) {
-        log.info({ code }, 'exiting');
-        logger.flushSync();
+        mainLog.info({ code }, 'exiting');
+        bridgeLogger.flushSync();
         process.exit(code);
       },
     },
   });
-  mcp.bindCalls(server.pendingCalls); // host tool-result frames reach waiting calls through the server's routing
-
-  const ready = { type: 'bridge-ready', port: server.port, bridgeId, journalId: journal.journalId, version: BRIDGE_VERSION, pid: process.pid };
-  const readyLine = JSON.stringify(ready);
-  writePrivateFile(join(stateDir, readyFileName), `${readyLine}\n`);
-  process.stdout.write(`${readyLine}\n`);
-  log.info({ port: server.port }, 'ready');
-
-  const running = server;
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      log.info({ signal }, 'signal: stopping');
-      void running.shutdown('stop');
-    });
-  }
+  mcp.bindCalls(running.pendingCalls); // host tool-result frames reach waiting calls through the server's routing
+  server = running;
+  http.off('upgrade', hold);
+  for (const [request, socket, head] of held.splice(0)) http.emit('upgrade', request, socket, head);
+  mainLog.info({ port: boundPort }, 'ready');
+  if (stopSignal !== null) void running.shutdown('stop');
 }
 
-function installCrashHandlers(logger: BridgeLogger): void {
-  const log = logger.child('main');
+function installCrashHandlers(getLogger: () => BridgeLogger | null): void {
   const crash = (kind: string) => (error: unknown) => {
-    log.fatal({ err: error }, kind);
-    logger.flushSync();
+    const logger = getLogger();
+    if (logger !== null) {
+      logger.child('main').fatal({ err: error }, kind);
+      logger.flushSync();
+    }
     process.stderr.write(`harness-bridge: ${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(exitSoftware);
   };

@@ -64,4 +64,10 @@ export type BridgeServerOptions = {
   logger: BridgeLogger;
   lifecycle: Lifecycle;
   limits?: Partial<ServerLimits>;
+  /**
+   * An HTTP server already listening (main.ts binds before loading ws and
+   * the protocol, to print the ready line early; it holds upgrades until the
+   * server attaches). host/port are then only reported. Default: create and listen.
+   */
+  http?: import('node:http').Server;
 };

@@ -4,7 +4,7 @@
 // forwarding and the stop/destroy sequence. The record stream itself (replay,
 // live, backpressure) is replay.ts; seq and disk are journal.ts; the child is
 // supervisor.ts; main.ts wires them and owns the process.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import {
@@ -76,9 +76,11 @@ export class BridgeServer {
       perMessageDeflate: false,
       clientTracking: false,
     });
-    this.#http = createServer((request, response) => {
+    const refuse = (request: IncomingMessage, response: ServerResponse): void => {
       response.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('websocket only\n');
-    });
+    };
+    this.#http = options.http ?? createServer();
+    this.#http.on('request', refuse);
     this.#http.maxConnections = this.#limits.maxConnections;
     this.#http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(request, socket, head));
   }
@@ -90,17 +92,25 @@ export class BridgeServer {
   }
 
   listen(): Promise<void> {
+    if (this.#http.listening) {
+      this.#listening();
+      return Promise.resolve();
+    }
     return new Promise((resolve, reject) => {
       this.#http.once('error', reject);
       this.#http.listen(this.#options.port, this.#options.host, () => {
         this.#http.off('error', reject);
-        this.#http.on('error', (error) => this.#log.error({ err: error }, 'http server error'));
-        this.#heartbeat = setInterval(this.#beat, this.#limits.heartbeatMs);
-        this.#heartbeat.unref();
-        this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
+        this.#listening();
         resolve();
       });
     });
+  }
+
+  #listening(): void {
+    this.#http.on('error', (error) => this.#log.error({ err: error }, 'http server error'));
+    this.#heartbeat = setInterval(this.#beat, this.#limits.heartbeatMs);
+    this.#heartbeat.unref();
+    this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
   }
 
   /** journal onDurable → the owner's stream (main wires this). */

@@ -2,7 +2,7 @@
 // record draft as the journal assigns its seq (observe), and every turn record
 // recovered from disk at open (observeRecord). Bounded: the last maxHelloTurns
 // turns in detail, and up to maxKnownTurns turn ids.
-import { recordSchema, type JournalRecord, type RecordDraft, type TurnInfo } from '../protocol/v1/index.ts';
+import type { JournalRecord, RecordDraft, TurnInfo } from '../protocol/v1/index.ts';
 
 type TurnStatus = TurnInfo['status'];
 type TurnEndReason = Extract<JournalRecord, { kind: 'turn-end' }>['data']['reason'];
@@ -105,10 +105,32 @@ export async function recoverTurns(turns: TurnLog, lines: AsyncIterable<string[]
         unreadable++; // the journal checked this line's crc; count it rather than stop the bridge
         continue;
       }
-      const parsed = recordSchema.safeParse(json);
-      if (parsed.success) turns.observeRecord(parsed.data);
+      const record = asTurnRecord(json);
+      if (record !== null) turns.observeRecord(record);
       else unreadable++;
     }
   }
   return unreadable;
+}
+
+/**
+ * The turn-start/turn-end record in `json`, checked field by field for what
+ * TurnLog reads (recordSchema's rules for these two kinds), or null. Not the
+ * zod schema: recovery runs before the ready line, and loading the protocol
+ * schemas there would cost every bridge start ~10 ms (they load right after it).
+ */
+function asTurnRecord(json: unknown): JournalRecord | null {
+  if (typeof json !== 'object' || json === null) return null;
+  const r = json as Record<string, unknown>;
+  const data = r.data as Record<string, unknown> | null | undefined;
+  if (!Number.isSafeInteger(r.seq) || (r.seq as number) < 1 || typeof r.ts !== 'number') return null;
+  if (!(r.turnId === null || (typeof r.turnId === 'string' && r.turnId.length > 0 && r.turnId.length <= 200))) return null;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+  if (r.kind === 'turn-start') {
+    if (data.rerun !== undefined && typeof data.rerun !== 'boolean') return null;
+    if (data.input !== undefined && typeof data.input !== 'string') return null;
+    return json as JournalRecord;
+  }
+  if (r.kind === 'turn-end') return typeof data.reason === 'string' && Object.hasOwn(statusByReason, data.reason) ? (json as JournalRecord) : null;
+  return null;
 }
