@@ -87,8 +87,10 @@ export function defaultBridgeFile(): string {
 
 /**
  * The standard recipe: the bridge bundle at `<bootstrapDir>/bridge.mjs`, then
- * the adapter's extra files and install commands. `bridgeFile` is read on the
- * host when the recipe is built; `bridgeSource` skips the read (tests, benches).
+ * the adapter's extra files and install commands. A relative extra-file path is
+ * placed under bootstrapDir (an adapter cannot know where that is: the harness
+ * settings choose it), like the bridge file; an absolute one is kept. `bridgeFile`
+ * is read on the host when the recipe is built; `bridgeSource` skips the read.
  */
 export async function bridgeRecipe(options: {
   harnessId: string;
@@ -112,7 +114,10 @@ export async function bridgeRecipe(options: {
   return defineBootstrapRecipe({
     harnessId: options.harnessId,
     bootstrapDir,
-    files: [{ path: posix.join(bootstrapDir, bridgeFileName), content: bridgeSource }, ...(options.extraFiles ?? [])],
+    files: [
+      { path: posix.join(bootstrapDir, bridgeFileName), content: bridgeSource },
+      ...(options.extraFiles ?? []).map((file) => (file.path.startsWith('/') ? file : { ...file, path: posix.join(bootstrapDir, file.path) })),
+    ],
     commands: options.commands ?? [],
   });
 }

@@ -75,13 +75,14 @@ export function findAdapter(id: string): AdapterEntry | undefined {
 }
 
 /**
- * The adapter without its in-sandbox install step, for hosts that already
+ * The adapter without its in-sandbox install commands, for hosts that already
  * installed the CLI on this machine and pass its `binPath` (the local sandbox
- * shares the host's filesystem). Its recipe is then the bridge file alone.
+ * shares the host's filesystem). Its recipe is then the bridge file plus the
+ * adapter's own files (pi's extension), which no host install provides.
  */
 export function withHostInstalledCli(adapter: AnyCliAdapter): AnyCliAdapter {
-  const { kind: _kind, install: _install, ...definition } = adapter;
-  return defineCliAdapter(definition);
+  const { kind: _kind, install, ...definition } = adapter;
+  return defineCliAdapter(install?.files ? { ...definition, install: { files: install.files } } : definition);
 }
 
 /**

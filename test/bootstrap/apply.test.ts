@@ -189,6 +189,14 @@ console.log(JSON.stringify({ applied: result.applied }));
     await expect(bridgeRecipe({ harnessId: 'codex', bridgeFile: join(tempRoot, 'missing.mjs') })).rejects.toMatchObject({ code: 'bridge-file-missing' });
   });
 
+  it('bridgeRecipe places relative adapter files under bootstrapDir (pi\'s extension) and keeps absolute ones', async () => {
+    const extraFiles = [{ path: 'pi-host-tools.ts', content: 'x' }, { path: '/etc/abs.txt', content: 'y' }];
+    const recipe = await bridgeRecipe({ harnessId: 'pi', bridgeSource: '', extraFiles });
+    expect(recipe.files.slice(1)).toEqual([{ path: '.harness-bridge/pi/pi-host-tools.ts', content: 'x' }, { path: '/etc/abs.txt', content: 'y' }]);
+    const custom = await bridgeRecipe({ harnessId: 'pi', bridgeSource: '', bootstrapDir: '/opt/hb', extraFiles });
+    expect(custom.files[1]).toEqual({ path: '/opt/hb/pi-host-tools.ts', content: 'x' });
+  });
+
   it('defineBootstrapRecipe refuses ambiguous recipes', () => {
     const base = { harnessId: 'h', bootstrapDir: 'd', commands: [] };
     expect(() => defineBootstrapRecipe({ ...base, files: [{ path: 'a', content: '1' }, { path: 'a', content: '2' }] })).toThrow(/twice/);
