@@ -1,13 +1,14 @@
 // The adapter registry: adapter id → factory, so tools (the harness-bridge
 // CLI, replay, the chaos suite) can name an adapter on a command line. It only
 // builds adapters; what they do is theirs. 'fixture' is the test adapter over
-// test/fixtures/fixture-cli.mjs; codex joins when its adapter lands.
+// test/fixtures/fixture-cli.mjs.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineCliAdapter, type CliAdapter } from '../adapter.ts';
 import { fixtureAdapter, fixtureCliPath } from '../../test/fixtures/fixture-adapter.ts';
 import { claudeCodeAdapter } from './claude-code.ts';
+import { codexAdapter } from './codex.ts';
 import { piAdapter } from './pi.ts';
 
 /** What a registry factory accepts; each adapter uses what applies to it. */
@@ -44,6 +45,18 @@ const entries: ReadonlyArray<AdapterEntry> = [
     realCli: true,
     create: (options = {}) =>
       claudeCodeAdapter({
+        ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+        ...(options.binPath === undefined ? {} : { binPath: options.binPath }),
+        ...(options.extraEnv === undefined ? {} : { extraEnv: options.extraEnv }),
+      }),
+  },
+  {
+    id: 'codex',
+    description: 'Codex CLI (codex app-server, JSON-RPC over stdio)',
+    realCli: true,
+    // A model endpoint: OPENAI_BASE_URL (+ OPENAI_API_KEY) in extraEnv selects a custom Responses provider.
+    create: (options = {}) =>
+      codexAdapter({
         ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
         ...(options.binPath === undefined ? {} : { binPath: options.binPath }),
         ...(options.extraEnv === undefined ? {} : { extraEnv: options.extraEnv }),
