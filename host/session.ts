@@ -398,7 +398,12 @@ export class BridgeSession<S> implements HarnessV1Session {
     if (record.data.reason === 'interrupted' && !turn.abortRequested && slice) {
       // The bridge died while the turn ran: everything journaled was replayed;
       // the rest has to be recomputed (rung 3). The slice stays open.
-      void this.rerun(turn, slice.tools).catch((error) => this.failSlice(error));
+      // startTurn clears this.slice when the rerun frame fails (e.g. outcome-unknown after a drop):
+      // reject the captured slice, or its done would never settle.
+      void this.rerun(turn, slice.tools).catch((error: unknown) => {
+        if (this.slice === slice) this.slice = null;
+        slice.reject(error);
+      });
       return;
     }
     this.turn = null;
