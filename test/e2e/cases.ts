@@ -1,0 +1,321 @@
+// The E2E cases every real-CLI adapter runs (issues 5 and 6: one list, parameterised over adapters),
+// against the scripted model server's SCENARIO markers, plus the kit's conformance list. A profile
+// says what differs between CLIs (API path, how results and errors read); a case an adapter cannot
+// run is skipped by name with the reason. The environment is test/e2e/support.ts.
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { adapterConformance, normalizeIds } from '../../host/conformance/adapter.ts';
+import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
+import { expectValid, ofType, textOf, turn, type E2eEnv, type Part } from './support.ts';
+
+export type E2eProfile = {
+  readonly name: string;
+  /** stream-start's modelId, when the CLI reports one. */
+  readonly modelId?: string;
+  /** The tool-result text of a denied approval (Claude passes the host's reason; pi cannot). */
+  readonly deniedResult: string | RegExp;
+  /** Cases this adapter cannot run, by case name → why. */
+  readonly skip?: Readonly<Record<string, string>>;
+};
+
+const hostTools = [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object' as const, properties: { text: { type: 'string' as const } }, required: ['text'] } }];
+const rungsOf = (session: unknown) => (session as { rungs: string[] }).rungs;
+/** The user text of the last user message in a request body (Anthropic Messages and Chat Completions shapes). */
+const lastUserText = (body: unknown) => {
+  const messages = (body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
+  return JSON.stringify(messages.filter((m) => m.role === 'user').at(-1)?.content);
+};
+
+/** Registers the shared cases for one adapter (call inside the suite file, after useE2eEnv). */
+export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
+  const open = env.open;
+  const test = (name: string, run: () => Promise<void>, timeoutMs = 120_000) => {
+    const reason = profile.skip?.[name];
+    if (reason) it.skip(`${name} (skipped: ${reason})`, run);
+    else it(name, run, timeoutMs);
+  };
+
+  describe(`${profile.name} through the bridge (real CLI)`, () => {
+    test('a text turn', async () => {
+      const { session } = await open('text');
+      const { parts } = await turn(session, 'SCENARIO:text say hi');
+      expectValid(parts, 'text');
+      if (profile.modelId) expect(parts[0]).toMatchObject({ type: 'stream-start', modelId: profile.modelId });
+      expect(textOf(parts)).toBe('Scripted reply 1 (text): you said "say hi".');
+      expect(ofType(parts, 'text-delta').length, 'real deltas').toBeGreaterThan(1);
+      expect(ofType(parts, 'finish')[0]!.finishReason.unified).toBe('stop');
+      await session.doDestroy();
+    });
+
+    test('bash + write in one turn (allow-all)', async () => {
+      const { session, workDir } = await open('bash-write');
+      const { parts } = await turn(session, 'SCENARIO:multi run a command and write a file');
+      expectValid(parts, 'bash-write');
+      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted])).toEqual([
+        ['bash', true],
+        ['write', true],
+      ]);
+      expect(ofType(parts, 'tool-result').map((r) => r.isError)).toEqual([false, false]);
+      expect(ofType(parts, 'file-change').map((c) => [c.event, resolve(workDir, c.path)])).toEqual([['create', join(workDir, 'written.txt')]]);
+      expect(await readFile(join(workDir, 'written.txt'), 'utf8')).toBe('hello from the scripted model\n');
+      expect(await readFile(join(workDir, 'f.txt'), 'utf8')).toBe('hi\n');
+      await session.doDestroy();
+    });
+
+    test('host tool round trip over the bridge MCP endpoint', async () => {
+      const { session } = await open('mcp');
+      const parts: Part[] = [];
+      const control = await session.doPromptTurn({
+        prompt: 'SCENARIO:mcp call the host tool',
+        tools: hostTools,
+        emit: (part) => {
+          parts.push(part);
+          if (part.type === 'tool-call' && !part.providerExecuted) {
+            const input: unknown = JSON.parse(part.input);
+            const text = typeof input === 'object' && input !== null && 'text' in input ? String(input.text) : '';
+            void control.submitToolResult({ toolCallId: part.toolCallId, output: `HOST: ${text.toUpperCase()}` });
+          }
+        },
+      });
+      await control.done;
+      expectValid(parts, 'mcp');
+      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false]), 'exactly one host call, from the bridge record').toEqual([['echo_upper', false]]);
+      expect(textOf(parts)).toContain('HOST: HELLO MCP');
+      await session.doDestroy();
+    });
+
+    for (const approved of [true, false]) {
+      test(`approval round trip (${approved ? 'approve' : 'deny'}) with allow-reads`, async () => {
+        const { session, workDir } = await open(`approval-${approved}`, 'allow-reads');
+        const parts: Part[] = [];
+        const control = await session.doPromptTurn({
+          prompt: 'SCENARIO:shell',
+          emit: (part) => {
+            parts.push(part);
+            if (part.type === 'tool-approval-request') void control.submitToolApproval!({ approvalId: part.approvalId, approved, ...(approved ? {} : { reason: 'host said no' }) });
+          },
+        });
+        await control.done;
+        expectValid(parts, 'approval');
+        const [call] = ofType(parts, 'tool-call');
+        expect(ofType(parts, 'tool-approval-request')).toEqual([{ type: 'tool-approval-request', approvalId: expect.any(String), toolCallId: call!.toolCallId }]);
+        const [result] = ofType(parts, 'tool-result');
+        expect(result).toMatchObject({ toolCallId: call!.toolCallId, isError: !approved });
+        if (approved) {
+          expect(String(result!.result).trim()).toBe('hi');
+          expect(await readFile(join(workDir, 'f.txt'), 'utf8')).toBe('hi\n');
+        } else {
+          expect(String(result!.result)).toMatch(profile.deniedResult);
+          await expect(readFile(join(workDir, 'f.txt'), 'utf8')).rejects.toThrow();
+        }
+        await session.doDestroy();
+      });
+    }
+
+    test('two prompts in one session (one live process, the second sees the first)', async () => {
+      const { session } = await open('two-prompts');
+      const before = env.requests().length;
+      const first = await turn(session, 'SCENARIO:text first prompt');
+      const second = await turn(session, 'SCENARIO:text second prompt');
+      expectValid(first.parts, 'first');
+      expectValid(second.parts, 'second');
+      expect(textOf(first.parts)).toBe('Scripted reply 1 (text): you said "first prompt".');
+      expect(textOf(second.parts)).toBe('Scripted reply 2 (text): you said "second prompt".');
+      expect(JSON.stringify(env.requests(before).at(-1)?.body)).toContain('first prompt');
+      await session.doDestroy();
+    });
+
+    test('instructions are applied once, on the first prompt', async () => {
+      const { session } = await open('instructions');
+      const before = env.requests().length;
+      const control = await session.doPromptTurn({ prompt: 'SCENARIO:text hello', instructions: 'INSTRUCTION-MARKER be brief', emit: () => undefined });
+      await control.done;
+      await turn(session, 'SCENARIO:text again');
+      const [first, ...rest] = env.requests(before);
+      expect(lastUserText(first!.body)).toContain('INSTRUCTION-MARKER be brief');
+      expect(lastUserText(rest.at(-1)!.body), 'the second prompt goes without the instructions').not.toContain('INSTRUCTION-MARKER');
+      await session.doDestroy();
+    });
+
+    test('a failed model call: error part and finish error; the session carries on', async () => {
+      const { session } = await open('error');
+      const failed = await turn(session, 'SCENARIO:fail');
+      expectValid(failed.parts, 'fail');
+      expect(JSON.stringify(ofType(failed.parts, 'error')[0]?.error)).toMatch(/scripted failure/);
+      expect(ofType(failed.parts, 'finish')[0]!.finishReason.unified).toBe('error');
+      const next = await turn(session, 'SCENARIO:text after the error');
+      expect(ofType(next.parts, 'finish')[0]!.finishReason.unified).toBe('stop');
+      await session.doDestroy();
+    });
+
+    test('abort interrupts cleanly; the next prompt works in the same session', async () => {
+      const { session } = await open('abort');
+      const abort = new AbortController();
+      const parts: Part[] = [];
+      const control = await session.doPromptTurn({
+        prompt: 'SCENARIO:slow INTERVAL:200 stream slowly',
+        abortSignal: abort.signal,
+        emit: (part) => {
+          parts.push(part);
+          if (part.type === 'text-delta') abort.abort();
+        },
+      });
+      await expect(control.done).rejects.toThrow();
+      expect(ofType(parts, 'finish').map((p) => p.finishReason.unified)).toEqual(['interrupted']);
+      expect(ofType(parts, 'error')).toEqual([]);
+      const next = await turn(session, 'SCENARIO:text after the interrupt');
+      expect(textOf(next.parts)).toContain('after the interrupt');
+      await session.doDestroy();
+    });
+
+    test('mid-turn user message reaches the model within the running turn', async () => {
+      const { session } = await open('mid-turn');
+      const before = env.requests().length;
+      let sent = false;
+      const { parts } = await turn(session, 'SCENARIO:chain do the chain', (part, control) => {
+        if (part.type !== 'tool-call' || sent || !control) return undefined;
+        sent = true;
+        return control.submitUserMessage?.('MIDTURN-MARKER also do this');
+      });
+      expectValid(parts, 'mid-turn');
+      expect(env.requests(before).some((r) => JSON.stringify(r.body).includes('MIDTURN-MARKER')), 'the model saw the mid-turn message').toBe(true);
+      await session.doDestroy();
+    });
+
+    test(
+      'suspend mid-turn in one host instance, continue in another: the parts equal an uninterrupted run',
+      async () => {
+        const prompt = 'SCENARIO:slow CHUNKS:8 INTERVAL:150 slow for slices';
+        const reference = await (async () => {
+          const { session } = await open('slices-reference');
+          const { parts } = await turn(session, prompt);
+          await session.doDestroy();
+          return parts;
+        })();
+        const { session } = await open('slices');
+        const first: Part[] = [];
+        let suspend!: (state: PromiseLike<HarnessV1ResumeState>) => void;
+        const suspended = new Promise<PromiseLike<HarnessV1ResumeState>>((r) => (suspend = r));
+        let asked = false;
+        await session.doPromptTurn({
+          prompt,
+          emit: (part) => {
+            first.push(part);
+            if (!asked && part.type === 'text-delta' && ofType(first, 'text-delta').length === 3) {
+              asked = true;
+              suspend(session.doSuspendTurn());
+            }
+          },
+        });
+        const state = await (await suspended);
+        const second: Part[] = [];
+        const next = await open('slices', 'allow-all', state);
+        const control = await next.session.doContinueTurn({ emit: (part) => second.push(part) });
+        await control.done;
+        // Seq-derived ids and the CLI's per-session uuids in raw parts differ between two sessions; nothing else may.
+        const normalize = (parts: Part[]) => normalizeIds(parts.map((p) => (p.type === 'raw' ? { type: 'raw' as const, rawValue: null } : p)));
+        expect(normalize([...first, ...second])).toEqual(normalize(reference));
+        await next.session.doDestroy();
+      },
+      180_000,
+    );
+
+    test(
+      'stop, then resume the thread in a new bridge: the model sees the earlier conversation',
+      async () => {
+        const { session } = await open('resume');
+        await turn(session, 'SCENARIO:text remember the word apple');
+        const state = await session.doStop();
+        const before = env.requests().length;
+        const next = await open('resume', 'allow-all', state);
+        const { parts } = await turn(next.session, 'SCENARIO:text what was the word');
+        expect(textOf(parts)).toBe('Scripted reply 2 (text): you said "what was the word".');
+        expect(JSON.stringify(env.requests(before)[0]?.body)).toContain('remember the word apple');
+        await next.session.doDestroy();
+      },
+      180_000,
+    );
+
+    test('detach between turns, re-attach from another host instance: same bridge (attach rung), same thread', async () => {
+      const { session } = await open('detach');
+      await turn(session, 'SCENARIO:text first prompt');
+      const state = await session.doDetach();
+      const next = await open('detach', 'allow-all', state);
+      expect(rungsOf(next.session)).toEqual(['attach']);
+      const { parts } = await turn(next.session, 'SCENARIO:text second prompt');
+      expect(textOf(parts)).toBe('Scripted reply 2 (text): you said "second prompt".');
+      await next.session.doDestroy();
+    });
+
+    test(
+      'bridge SIGKILL mid-turn: replay rung, then the rerun rung re-drives the thread (marked recomputed) and finishes',
+      async () => {
+        const { session } = await open('sigkill');
+        const first: Part[] = [];
+        let kill!: (state: Promise<HarnessV1ResumeState>) => void;
+        const killed = new Promise<Promise<HarnessV1ResumeState>>((r) => (kill = r));
+        let asked = false;
+        await session.doPromptTurn({
+          prompt: 'SCENARIO:slow CHUNKS:10 INTERVAL:150 slow then killed',
+          emit: (part) => {
+            first.push(part);
+            if (asked || part.type !== 'text-delta' || ofType(first, 'text-delta').length < 3) return;
+            asked = true;
+            kill(
+              (async () => {
+                const state = await session.doSuspendTurn();
+                const info: unknown = JSON.parse(await readFile(join((state.data as { stateDir: string }).stateDir, 'bridge.json'), 'utf8'));
+                process.kill((info as { pid: number }).pid, 'SIGKILL');
+                return state;
+              })(),
+            );
+          },
+        });
+        const state = await (await killed);
+        const next = await open('sigkill', 'allow-all', state);
+        const rest: Part[] = [];
+        const control = await next.session.doContinueTurn({ emit: (part) => rest.push(part) });
+        await control.done;
+        expect(rungsOf(next.session)).toEqual(['replay', 'rerun']);
+        const all = [...first, ...rest];
+        const marker = all.findIndex((p) => p.type === 'stream-start' && (p.warnings ?? []).some((w) => w.type === 'other' && /recomputed/.test(w.message)));
+        expect(marker, 'the rerun is marked recomputed').toBeGreaterThan(0);
+        expect(textOf(all.slice(0, marker)), 'everything journaled before the kill, once').toMatch(/^slow 1 slow 2 slow 3 /);
+        expect(ofType(all.slice(0, marker), 'finish'), 'the killed turn does not finish on its own').toEqual([]);
+        expect(all.at(-1)?.type).toBe('finish');
+        expect(ofType(all.slice(marker), 'finish')[0]!.finishReason.unified).toBe('stop');
+        await next.session.doDestroy();
+      },
+      180_000,
+    );
+  });
+
+  describe(`adapter conformance: ${profile.name} (real CLI)`, () => {
+    for (const testCase of adapterConformance) {
+      it(
+        testCase.name,
+        async (context) => {
+          const cleanups: Array<() => unknown> = [];
+          const defer = (cleanup: () => unknown) => void cleanups.push(cleanup);
+          const ctx = env.conformance(
+            {
+              text: 'SCENARIO:text conformance',
+              long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
+              minParts: 30,
+              hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI' },
+            },
+            defer,
+          );
+          try {
+            const outcome = await testCase.run(ctx);
+            if (outcome.status === 'skip') context.skip(outcome.reason);
+          } finally {
+            for (const cleanup of cleanups.reverse()) await cleanup();
+          }
+        },
+        180_000,
+      );
+    }
+  });
+}

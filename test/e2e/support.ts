@@ -1,0 +1,203 @@
+// What every real-CLI E2E suite needs, whatever the adapter: the scripted model server in its own
+// loopback-only network namespace, the local sandbox provider with every sandbox command joined to
+// that namespace (nsenter) and the bridge reached through a unix-socket forwarder, sessions opened
+// through createBridgeHarness as a fresh host process would, and turn helpers. The adapter and the
+// cases are the caller's (test/e2e/cases.ts holds the shared list). Without root/unshare the
+// namespace is skipped and the reason printed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { CliAdapter } from '../../host/adapter.ts';
+import type { AdapterConformanceContext } from '../../host/conformance/adapter.ts';
+import { createBridgeHarness } from '../../host/harness.ts';
+import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local.ts';
+import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
+import type { HarnessV1, HarnessV1PermissionMode, HarnessV1ResumeState, HarnessV1Session, HarnessV1Skill } from '../../protocol/harness-v1/session.ts';
+import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
+import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import { startIsolatedModelServer, type IsolatedModelServer } from '../model-server/netns.ts';
+import type { RecordedRequest } from '../model-server/server.ts';
+
+export type Part = HarnessV1StreamPart;
+export type Control = Awaited<ReturnType<HarnessV1Session['doPromptTurn']>>;
+export type Opened = { session: HarnessV1Session; workDir: string; sandbox: HarnessV1NetworkSandboxSession };
+
+export const ofType = <T extends Part['type']>(parts: Part[], type: T) => parts.filter((p): p is Extract<Part, { type: T }> => p.type === type);
+export const textOf = (parts: Part[]) => ofType(parts, 'text-delta').map((p) => p.delta).join('');
+
+const unixForward = fileURLToPath(new URL('../fixtures/unix-forward.mjs', import.meta.url));
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export type E2eEnv = {
+  /** Valid inside tests (set by beforeAll). */
+  readonly model: IsolatedModelServer;
+  /** A new harness, as a fresh host process builds it. */
+  harness(): HarnessV1;
+  open(sessionId: string, permissionMode?: HarnessV1PermissionMode, resumeFrom?: HarnessV1ResumeState, skills?: HarnessV1Skill[]): Promise<Opened>;
+  /** The model requests on this CLI's API path, from index `since` on. */
+  requests(since?: number): RecordedRequest[];
+  /** A conformance context over this env (cleanups run by the caller). */
+  conformance(prompts: AdapterConformanceContext['prompts'], defer: (cleanup: () => unknown) => void): AdapterConformanceContext;
+};
+
+/**
+ * Registers beforeAll/afterAll for one suite. `adapter` builds the adapter each time a harness is
+ * made (a fresh host process), given the installed CLI's bin path and the model server's URL.
+ */
+export function useE2eEnv(options: {
+  name: string;
+  install(): Promise<{ binPath: string }>;
+  adapter(bin: string, modelUrl: string): CliAdapter<any>;
+  /** The API path this CLI's model requests hit (/v1/messages, /v1/chat/completions, /v1/responses). */
+  requestPath: string;
+}): E2eEnv {
+  let root = '';
+  let bin = '';
+  let model: IsolatedModelServer | undefined;
+  let provider: LocalSandboxProvider;
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const forwards = new Map<number, Promise<number>>();
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), `hb-e2e-${options.name}-`));
+    bin = (await options.install()).binPath;
+    model = await startIsolatedModelServer({ logFile: join(root, 'requests.jsonl') });
+    if (!model.isolated) console.warn(`${options.name} e2e: running WITHOUT a network namespace: ${model.reason}`);
+    provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
+  }, 300_000);
+
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    await model?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  const isolated = () => {
+    if (!model) throw new Error('the e2e env is used before beforeAll ran');
+    return model;
+  };
+
+  /** Reaches a port inside the namespace from here: unix-forward inside, a TCP listener outside. */
+  function forward(port: number): Promise<number> {
+    const m = isolated();
+    if (!m.isolated) return Promise.resolve(port);
+    let found = forwards.get(port);
+    if (found) return found;
+    found = (async () => {
+      const socket = join(root, `fwd-${port}.sock`);
+      const w = m.wrap(process.execPath, [unixForward, socket, String(port)]);
+      const child: ChildProcess = spawn(w.cmd, w.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      cleanups.push(() => void child.kill('SIGKILL'));
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.once('data', () => resolve());
+        child.once('exit', (code) => reject(new Error(`unix-forward exited (${code})`)));
+      });
+      const open = new Set<Socket>();
+      const server: Server = createServer((inbound) => {
+        const outbound = connect(socket);
+        open.add(inbound).add(outbound);
+        inbound.once('close', () => open.delete(inbound));
+        outbound.once('close', () => open.delete(outbound));
+        inbound.pipe(outbound).pipe(inbound);
+        inbound.on('error', () => outbound.destroy()); // either side failing ends the pair
+        outbound.on('error', () => inbound.destroy());
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      cleanups.push(() => {
+        for (const s of open) s.destroy();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      });
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no TCP address');
+      return address.port;
+    })();
+    forwards.set(port, found);
+    return found;
+  }
+
+  /** The local sandbox session with every command run inside the model server's namespace. */
+  function inNamespace(session: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession {
+    const m = isolated();
+    if (!m.isolated) return session;
+    const nsenter = (command: string) => {
+      const w = m.wrap('sh', ['-c', command]);
+      return `exec ${[w.cmd, ...w.args].map(quote).join(' ')}`;
+    };
+    const restricted = session.restricted();
+    const wrapped: SandboxSession = {
+      ...restricted,
+      spawn: ((o) => restricted.spawn({ ...o, command: nsenter(o.command) })) as SandboxSession['spawn'],
+      run: (o) => restricted.run({ ...o, command: nsenter(o.command) }),
+    };
+    return {
+      ...session,
+      spawn: wrapped.spawn,
+      run: wrapped.run,
+      restricted: () => wrapped,
+      getPortUrl: async ({ port, protocol }) => `${protocol ?? 'http'}://127.0.0.1:${await forward(port)}`,
+    };
+  }
+
+  async function sandbox(sessionId: string, resume: boolean, defer: (cleanup: () => unknown) => void) {
+    const raw = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
+    defer(() => raw.stop());
+    const wrapped = inNamespace(raw);
+    const workDir = join(wrapped.defaultWorkingDirectory, `${options.name}-${sessionId}`);
+    await mkdir(workDir, { recursive: true });
+    return { sandbox: wrapped, workDir };
+  }
+
+  const harness = () => createBridgeHarness(options.adapter(bin, isolated().url), { probeTimeoutMs: 3_000 });
+
+  return {
+    get model() {
+      return isolated();
+    },
+    harness,
+    async open(sessionId, permissionMode = 'allow-all', resumeFrom, skills) {
+      const { sandbox: box, workDir } = await sandbox(sessionId, resumeFrom !== undefined, (c) => void cleanups.push(c as () => void));
+      const session = await harness().doStart({
+        sessionId,
+        sandboxSession: box,
+        sessionWorkDir: workDir,
+        permissionMode,
+        ...(resumeFrom ? { resumeFrom } : {}),
+        ...(skills ? { skills } : {}),
+      });
+      return { session, workDir, sandbox: box };
+    },
+    requests: (since = 0) => isolated().requests().filter((r) => r.path === options.requestPath).slice(since),
+    conformance: (prompts, defer) => ({
+      harness,
+      createSandbox: (id) => sandbox(id, false, defer),
+      resumeSandbox: (id) => sandbox(id, true, defer),
+      prompts,
+      defer,
+    }),
+  };
+}
+
+/** Runs a turn to its end; `onPart` gets the control handle once doPromptTurn has returned it. */
+export async function turn(session: HarnessV1Session, prompt: string, onPart?: (part: Part, control: Control | undefined) => unknown) {
+  const parts: Part[] = [];
+  const holder: { control?: Control } = {};
+  holder.control = await session.doPromptTurn({
+    prompt,
+    emit: (part) => {
+      parts.push(part);
+      void onPart?.(part, holder.control);
+    },
+  });
+  await holder.control.done;
+  return { parts, control: holder.control };
+}
+
+export function expectValid(parts: Part[], where: string): void {
+  for (const [i, part] of parts.entries()) expect(streamPartSchema.safeParse(part).success, `${where}: part ${i} ${part.type}`).toBe(true);
+  expect(parts[0]?.type, `${where}: starts with stream-start`).toBe('stream-start');
+  expect(parts.at(-1)?.type, `${where}: ends with finish`).toBe('finish');
+}
