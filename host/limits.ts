@@ -63,6 +63,10 @@ export const HOST_SESSION_LIMITS = {
   probeTimeoutMs: 3_000,
   /** stop/destroy acks: a live bridge answers in milliseconds; past this the bridge is presumed gone (destroy then cleans up itself). */
   lifecycleTimeoutMs: 10_000,
+  /** Turn starts and stdin writes remembered to settle requests whose ack a dropped connection swallowed; a handful are ever in doubt. */
+  maxRememberedWrites: 64,
+  /** Times an at-most-once request is re-sent after the journal showed it did not land, before the slice fails. */
+  maxSettleAttempts: 5,
   /** Largest translator snapshot kept in a resume payload (characters of JSON); bigger ones fall back to replaying the turn. */
   maxSnapshotChars: 256 * 1024,
 } as const;

@@ -19,7 +19,7 @@ import type {
   HarnessV1ToolSpec,
 } from '../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../protocol/harness-v1/stream-part.ts';
-import { launchSpecSchema, type AckFrame, type HostToolSpec, type JournalRecord, type McpEnvNames } from '../protocol/v1/index.ts';
+import { launchSpecSchema, type AckFrame, type HelloFrame, type HostToolSpec, type JournalRecord, type McpEnvNames } from '../protocol/v1/index.ts';
 import type { CliAdapter, LaunchMode } from './adapter.ts';
 import type { ChannelRequest } from './channel/requests.ts';
 import type { BridgeLink, Rung } from './ladder.ts';
@@ -32,6 +32,10 @@ import { markRecomputed, TurnTranslation, type TranslationSnapshot } from './tur
 export interface SessionChannel {
   request(frame: ChannelRequest): Promise<AckFrame>;
   close(): Promise<void>;
+  /** The hello of the current connection. */
+  readonly hello: HelloFrame | null;
+  /** Resolves once the current attach has replayed up to live; rejects with the channel's terminal error. */
+  whenLive(): Promise<void>;
 }
 
 export type OpenChannel = (options: {
@@ -365,6 +369,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       if (this.channel !== channel) return;
       const thread = this.ctx.adapter.threadId(record);
       if (thread !== undefined) this.threadId = thread;
+      if (record.kind === 'turn-start' || record.kind === 'stdin') this.remember(record);
       const turn = this.turn;
       if (turn && record.turnId === turn.turnId) this.onTurnRecord(turn, record);
       if (record.seq > this.cursor) this.cursor = record.seq;
@@ -514,9 +519,41 @@ export class BridgeSession<S> implements HarnessV1Session {
     if (channel) await channel.close();
   }
 
-  private async send(frame: ChannelRequest, timeoutMs?: number): Promise<AckFrame> {
+  /** Recent turn starts and stdin writes, to settle at-most-once requests whose ack a drop swallowed. */
+  private readonly recent: Array<{ seq: number; kind: 'turn-start' | 'stdin'; turnId: string | null; text: string }> = [];
+
+  private remember(record: Extract<JournalRecord, { kind: 'turn-start' | 'stdin' }>): void {
+    this.recent.push({ seq: record.seq, kind: record.kind, turnId: record.turnId, text: record.kind === 'stdin' ? record.data.text : '' });
+    if (this.recent.length > HOST_SESSION_LIMITS.maxRememberedWrites) this.recent.shift();
+  }
+
+  /**
+   * A start, rerun or input whose connection dropped before its ack is not re-sent blindly by the
+   * channel (at-most-once). Once re-attached and caught up, the journal says whether it landed:
+   * a turn-start for the turn id (also in hello's turns), or a stdin record with the same text
+   * after the cursor it was sent at. Landed → done; not landed → send it again.
+   */
+  private async settleUnknown(channel: SessionChannel, frame: ChannelRequest, sentAt: number, attempt: number): Promise<AckFrame> {
+    await channel.whenLive();
+    const landed =
+      frame.type === 'start' || frame.type === 'rerun'
+        ? (channel.hello?.turns.some((t) => t.turnId === frame.turnId) ?? false) ||
+          this.recent.some((r) => r.kind === 'turn-start' && r.turnId === frame.turnId)
+        : frame.type === 'input'
+          ? this.recent.some((r) => r.kind === 'stdin' && r.seq > sentAt && r.turnId === frame.turnId && r.text === frame.text)
+          : true; // a signal is never repeated: a second SIGINT can kill a CLI that reads double Ctrl-C as exit
+    this.report('info', `${frame.type} lost its ack to a dropped connection; the journal says it ${landed ? 'landed' : 'did not land, sending it again'}`, {
+      frame: frame.type,
+      attempt,
+    });
+    if (landed) return { type: 'ack', id: `settled-${attempt}`, of: frame.type };
+    return this.send(frame, undefined, attempt + 1);
+  }
+
+  private async send(frame: ChannelRequest, timeoutMs?: number, attempt = 0): Promise<AckFrame> {
     const channel = this.channel;
     if (!channel) throw new BridgeSessionError('channel-lost', `no connection to the bridge (cursor ${this.cursor})`);
+    const sentAt = this.cursor;
     let timer: NodeJS.Timeout | undefined;
     try {
       const request = channel.request(frame);
@@ -529,6 +566,14 @@ export class BridgeSession<S> implements HarnessV1Session {
     } catch (error) {
       if (BridgeSessionError.isInstance(error)) throw error;
       const code = (error as { code?: string }).code ?? 'unknown';
+      if (code === 'outcome-unknown' && this.channel === channel && attempt < HOST_SESSION_LIMITS.maxSettleAttempts) {
+        try {
+          return await this.settleUnknown(channel, frame, sentAt, attempt);
+        } catch (settleError) {
+          if (BridgeSessionError.isInstance(settleError)) throw settleError;
+          throw new BridgeSessionError('channel-lost', `lost the bridge while settling ${frame.type}: ${(settleError as Error).message}`, settleError);
+        }
+      }
       throw new BridgeSessionError('bridge-refused', `bridge refused ${frame.type}: ${code}: ${(error as Error).message}`, error);
     } finally {
       clearTimeout(timer);

@@ -115,6 +115,34 @@ describe('session faults', () => {
     await session.doDestroy();
   });
 
+  it('a drop right after start or a stdin tool result (ack lost, outcome unknown) is settled from the journal: the turn completes once', async () => {
+    let proxy: TestProxy | undefined;
+    const { session } = await kit.start('lost-ack', { wrap: viaProxy((p) => (proxy = p)) });
+    let settled = 0;
+    for (let round = 0; round < 8; round++) {
+      const prompt = `lost ack ${round} LINES:5 TOOL:lookup`;
+      const parts: HarnessV1StreamPart[] = [];
+      const pending = session.doPromptTurn({
+        prompt,
+        emit: (part) => {
+          parts.push(part);
+          if (part.type === 'tool-call') {
+            void control.then((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: 'x' }));
+            setImmediate(() => proxy!.dropAll()); // cut the socket while the tool result's ack is in flight
+          }
+        },
+      });
+      const control = Promise.resolve(pending);
+      setImmediate(() => proxy!.dropAll()); // cut the socket while the start's ack is in flight
+      await (await control).done;
+      expect(deltasOf(parts), `round ${round}: every delta once`).toEqual(expectedDeltas(prompt, 5));
+      expect(parts.filter((p) => p.type === 'tool-call'), `round ${round}: the tool call once`).toHaveLength(1);
+    }
+    settled = kit.diagnostics.filter((d) => d.sessionId === 'lost-ack' && /lost its ack/.test(d.message)).length;
+    console.log(`[figures] lost-ack rounds=8 settled-from-journal=${settled}`);
+    await session.doDestroy();
+  });
+
   it('bridge SIGKILL mid-turn: the replay rung delivers everything journaled, then the rerun rung recomputes, marked', async () => {
     const { session } = await kit.start('sigkill');
     const prompt = 'crash LINES:200 INTERVAL:5';
