@@ -186,6 +186,10 @@ async function main(): Promise<void> {
   const ready = { type: 'bridge-ready', port: boundPort, bridgeId, journalId: journal.journalId, version: BRIDGE_VERSION, pid: process.pid };
   const readyLine = JSON.stringify(ready);
   writePrivateFile(join(stateDir, readyFileName), `${readyLine}\n`);
+  // The bridge outlives the host that spawned it (cross-process resume): once that host is gone
+  // its stdout/stderr pipes are broken, and a later write (a Node warning, a last-gasp message)
+  // must not turn EPIPE into an uncaught exception that kills the bridge and its CLI.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   process.stdout.write(`${readyLine}\n`);
 
   // A signal before the server is attached stops the bridge once it is.
