@@ -11,7 +11,7 @@ import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../adapte
 import { createLineBuffers, readJsonLine, type LineBuffers } from '../translate/json-lines.ts';
 import { createStreamState, partWriter, type StreamState } from '../translate/part-writer.ts';
 import { addCounts, usageFromCounts, type TokenCounts } from '../translate/usage.ts';
-import { codexBuiltinTools, codexItemTools } from './codex-tools.ts';
+import { codexBuiltinTools, codexItemTools, codexToolName } from './codex-tools.ts';
 import * as rpc from './codex-rpc.ts';
 
 export const codexVersion = '0.169.0';
@@ -82,6 +82,8 @@ const toCounts = (c: rpc.Counts): TokenCounts => {
 const callInput = (it: rpc.Item) =>
   it.type === 'fileChange' ? { changes: (it.changes ?? []).map((c) => ({ path: c.path, kind: c.kind.type, diff: c.diff })) } : it.type === 'webSearch' ? { query: it.query } : { command: it.command, cwd: it.cwd };
 const fileEvents: Record<string, 'create' | 'modify' | 'delete'> = { add: 'create', update: 'modify', delete: 'delete' };
+/** Session-level notifications that race the turn's start (they land in it or between turns): no part, so runs compare equal. */
+const sessionNoise = new Set(['thread/started', 'mcpServer/startupStatus/updated', 'remoteControl/status/changed']);
 
 function step(s: CodexState, record: JournalRecord): { state: CodexState; parts: HarnessV1StreamPart[] } {
   const parts: HarnessV1StreamPart[] = [];
@@ -110,6 +112,7 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
     const { method, id: requestId, params: p = {} } = line.value;
     const it = p.item;
     const tool = it ? codexItemTools[it.type] : undefined;
+    if (sessionNoise.has(method)) return { state: s, parts };
     if (requestId !== undefined && /^item\/(commandExecution|fileChange)\/requestApproval$/.test(method) && p.itemId) {
       const approvalId = `codex-approval-${requestId}`;
       s.approvals[approvalId] = requestId;
@@ -124,7 +127,7 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
     } else if (method === 'item/started' && it && (tool || (it.type === 'mcpToolCall' && it.server))) {
       flushStep();
       if (it.server === hostServer) return { state: s, parts }; // the kit emits host calls from the bridge's tool-call records
-      const toolName = (s.tools[it.id] = tool?.toolName ?? `mcp__${it.server}__${it.tool}`);
+      const toolName = (s.tools[it.id] = codexToolName(it) ?? `mcp__${it.server}__${it.tool}`);
       const input = tool ? callInput(it) : (it.arguments ?? {});
       out.push({ type: 'tool-call', toolCallId: it.id, toolName, input: JSON.stringify(input), providerExecuted: true, nativeName: tool?.nativeName ?? toolName });
     } else if (/^item\/(agentMessage\/delta|reasoning\/(summaryTextDelta|textDelta))$/.test(method) && s.open && s.open.item === p.itemId) {
@@ -151,7 +154,7 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
       const unified = status === 'completed' ? 'stop' : status === 'interrupted' ? 'interrupted' : 'error';
       flushStep(unified);
       if (unified === 'error') out.push({ type: 'error', error: { message: error?.message ?? `codex turn ${status}`, codexErrorInfo: error?.codexErrorInfo ?? null } });
-      out.finish({ unified, raw: status }, usageFromCounts(s.total), { [id]: { threadId: s.threadId, turnId: p.turn.id } });
+      out.finish({ unified, raw: status }, usageFromCounts(s.total)); // no Codex ids: they differ per session, parts must not
     } else raw();
   }
   return { state: s, parts };
