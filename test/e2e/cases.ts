@@ -21,9 +21,10 @@ export type E2eProfile = {
 
 const hostTools = [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object' as const, properties: { text: { type: 'string' as const } }, required: ['text'] } }];
 const rungsOf = (session: unknown) => (session as { rungs: string[] }).rungs;
-/** The user text of the last user message in a request body (Anthropic Messages and Chat Completions shapes). */
+/** The user text of the last user message in a request body (Anthropic Messages, Chat Completions and Responses `input` shapes). */
 const lastUserText = (body: unknown) => {
-  const messages = (body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
+  const shaped = body as { messages?: Array<{ role?: string; content: unknown }>; input?: Array<{ role?: string; content: unknown }> };
+  const messages = shaped.messages ?? shaped.input ?? [];
   return JSON.stringify(messages.filter((m) => m.role === 'user').at(-1)?.content);
 };
 
