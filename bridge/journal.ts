@@ -35,7 +35,13 @@ import { JOURNAL_LIMITS } from './limits.ts';
 export type AppendedBatch = {
   firstSeq: number;
   lastSeq: number;
-  /** Serialized records (JSON, no checksum), one per record, in seq order. */
+  /**
+   * Serialized records (JSON, no checksum), one per record, in seq order —
+   * only when the journal was opened with `keepBatchLines` (tests, tools);
+   * otherwise empty: the live path copies bytes with copyFromWindow, and
+   * holding every string until its write would carry them through scavenges
+   * (and grow V8's young generation with the journal).
+   */
   lines: string[];
 };
 
@@ -49,7 +55,11 @@ export type JournalOptions = {
   onDurable: (batch: AppendedBatch) => void;
   /** A failed write or fsync; the journal accepts no more appends. Default: log to stderr and exit 70. */
   onFatal?: (error: Error) => void;
+  /** Fill AppendedBatch.lines (default false). */
+  keepBatchLines?: boolean;
 };
+
+const noLines: string[] = [];
 
 export const journalFileName = 'journal.ndjson';
 
@@ -83,6 +93,7 @@ export class Journal {
   private readonly fsyncPolicy: FsyncPolicy;
   private readonly onDurable: (batch: AppendedBatch) => void;
   private readonly onFatal: (error: Error) => void;
+  private readonly keepLines: boolean;
   private readonly window: RecordWindow;
   /** index[k] = file offset of the line of seq k*indexEveryRecords + 1. */
   private readonly index: number[];
@@ -116,6 +127,7 @@ export class Journal {
     this.fsyncPolicy = options.fsyncPolicy ?? 'turn-end';
     this.onDurable = options.onDurable;
     this.onFatal = options.onFatal ?? exitOnFatal;
+    this.keepLines = options.keepBatchLines === true;
     this.window = new RecordWindow(maxWindowRecords, JOURNAL_LIMITS.maxWindowBytes, file.lastSeq, JOURNAL_LIMITS.windowBlockBytes);
     this.index = file.index;
     this.assignedSeq = file.lastSeq;
@@ -179,7 +191,7 @@ export class Journal {
     const bytes = this.window.push(json);
     this.encodedBytes += bytes;
     this.queuedBytes += bytes;
-    this.pendingLines.push(json);
+    if (this.keepLines) this.pendingLines.push(json);
     if (this.fsyncPolicy === 'always' || (draft.kind === 'turn-end' && this.fsyncPolicy === 'turn-end')) this.syncSeq = seq;
 
     if (!this.scheduled) {
@@ -319,8 +331,8 @@ export class Journal {
       while (this.writtenSeq < this.assignedSeq && !this.syncing && this.failure === null) {
         const firstSeq = this.writtenSeq + 1;
         const lastSeq = this.assignedSeq;
-        const lines = this.pendingLines;
-        this.pendingLines = [];
+        const lines = this.keepLines ? this.pendingLines : noLines;
+        if (this.keepLines) this.pendingLines = [];
         let length: number;
         try {
           length = this.window.writeTo(this.fd, this.writtenBytes);

@@ -51,7 +51,7 @@ const closeBrace = 0x7d;
  */
 const frameBufferBytes = 256 * 1024;
 /** Frame buffers kept for reuse once ws has written them (more in flight are allocated and dropped). */
-const maxPooledFrameBuffers = 8;
+const maxPooledFrameBuffers = 4;
 const framePool: Buffer[] = [];
 
 function takeFrameBuffer(): Buffer {

@@ -26,6 +26,7 @@ export async function openRecorded(stateDir: string, options: Partial<JournalOpt
   const journal = await Journal.open({
     stateDir,
     fsyncPolicy: 'never',
+    keepBatchLines: true,
     ...options,
     onDurable: (batch) => {
       batches.push(batch);
