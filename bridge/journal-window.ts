@@ -13,8 +13,14 @@ type Block = {
   buf: Buffer;
   /** Seq of the first line in the block. */
   firstSeq: number;
-  /** ends[i]: offset just past the newline of line firstSeq+i. */
-  ends: number[];
+  /**
+   * ends[i]: offset just past the newline of line firstSeq+i, for i < count.
+   * Typed and sized once per block (a line is never shorter than
+   * minLineBytes): a growing JS array was reallocated on every reuse and its
+   * stores were promoted to old space.
+   */
+  ends: Int32Array;
+  count: number;
   /** Bytes in use. */
   used: number;
   /** Bytes already written to disk. */
@@ -22,6 +28,8 @@ type Block = {
 };
 
 const comma = 0x2c;
+/** Shortest possible journal line: `{"seq":1,"turnId":null,"ts":0,"kind":"x","data":0}` plus framing is more. */
+const minLineBytes = 32;
 
 export class RecordWindow {
   private readonly blocks: Block[] = [];
@@ -60,7 +68,7 @@ export class RecordWindow {
     const start = head.used;
     const end = encodeLineInto(head.buf, start, json);
     head.used = end;
-    head.ends.push(end);
+    head.ends[head.count++] = end;
     this.records++;
     this.bytes += end - start;
     this.next++;
@@ -85,7 +93,7 @@ export class RecordWindow {
   trim(): void {
     while (this.blocks.length > 1) {
       const oldest = this.blocks[0]!;
-      const count = oldest.ends.length;
+      const count = oldest.count;
       if (oldest.written < oldest.used) return;
       if (this.records - count < this.maxRecords && this.bytes - oldest.used < this.maxBytes) return;
       this.blocks.shift();
@@ -106,10 +114,10 @@ export class RecordWindow {
     let b = this.blockOf(seq);
     for (; b < this.blocks.length && seq <= to; b++) {
       const block = this.blocks[b]!;
-      const { buf, ends, firstSeq } = block;
+      const { buf, ends, firstSeq, count } = block;
       let i = seq - firstSeq;
       let start = i === 0 ? 0 : ends[i - 1]!;
-      for (; i < ends.length && seq <= to; i++, seq++) {
+      for (; i < count && seq <= to; i++, seq++) {
         const end = ends[i]!;
         const length = end - start - 10; // minus crc, tab and newline
         if (o + length + 1 > limit) return { next: seq, offset: o };
@@ -127,9 +135,9 @@ export class RecordWindow {
     let total = 0;
     let seq = from;
     for (let b = this.blockOf(seq); b < this.blocks.length && seq <= to; b++) {
-      const { ends, firstSeq } = this.blocks[b]!;
+      const { ends, firstSeq, count } = this.blocks[b]!;
       const i = seq - firstSeq;
-      const last = Math.min(ends.length - 1, i + (to - seq));
+      const last = Math.min(count - 1, i + (to - seq));
       total += ends[last]! - (i === 0 ? 0 : ends[i - 1]!) - 9 * (last - i + 1);
       seq += last - i + 1;
     }
@@ -142,8 +150,8 @@ export class RecordWindow {
     let chars = 0;
     let seq = from;
     for (let b = this.blockOf(seq); b < this.blocks.length; b++) {
-      const { buf, ends, firstSeq } = this.blocks[b]!;
-      for (let i = seq - firstSeq; i < ends.length; i++, seq++) {
+      const { buf, ends, firstSeq, count } = this.blocks[b]!;
+      for (let i = seq - firstSeq; i < count; i++, seq++) {
         if (seq > to || batch.length >= maxRecords || chars >= maxChars) return batch;
         const json = buf.toString('utf8', (i === 0 ? 0 : ends[i - 1]!) + 9, ends[i]! - 1);
         batch.push(json);
@@ -168,10 +176,11 @@ export class RecordWindow {
   private newBlock(need: number): Block {
     let block = need <= this.blockBytes ? this.spare.pop() : undefined;
     if (block === undefined) {
-      block = { buf: Buffer.allocUnsafeSlow(Math.max(this.blockBytes, need)), firstSeq: 0, ends: [], used: 0, written: 0 };
+      const bytes = Math.max(this.blockBytes, need);
+      block = { buf: Buffer.allocUnsafeSlow(bytes), firstSeq: 0, ends: new Int32Array(Math.ceil(bytes / minLineBytes) + 1), count: 0, used: 0, written: 0 };
     }
     block.firstSeq = this.next;
-    block.ends.length = 0;
+    block.count = 0;
     block.used = 0;
     block.written = 0;
     this.blocks.push(block);
