@@ -14,7 +14,6 @@
 // Not guaranteed: that onRecords sees everything — a terminal error (cursor
 // expired, displaced, deadline) ends delivery; `cursor` says how far it got.
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import {
   CLOSE_CODES_V1,
@@ -33,89 +32,21 @@ import type { HarnessV1Diagnostic } from '../protocol/harness-v1/index.ts';
 import { ReconnectBudget, formatSeconds } from './channel/backoff.ts';
 import { RequestTracker, type ChannelRequest } from './channel/requests.ts';
 import { RecordSequencer } from './channel/sequencer.ts';
+import type { BridgeChannel, BridgeChannelOptions, ChannelSocket, ChannelSocketConstructor, ChannelStatus } from './channel/types.ts';
 import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
 import { CHANNEL_LIMITS, checkLimit } from './limits.ts';
 import { FrameRecorder } from './recording.ts';
 
 export { REQUEST_DELIVERY, type ChannelRequest, type ChannelRequestType } from './channel/requests.ts';
-
-/** The subset of a `ws` client the channel uses; `ws` itself satisfies it (tests may pass a fake). */
-export interface ChannelSocket {
-  readonly readyState: number;
-  readonly isPaused: boolean;
-  send(data: string, cb?: (err?: Error) => void): void;
-  close(code?: number, reason?: string): void;
-  terminate(): void;
-  pause(): void;
-  resume(): void;
-  on(event: 'open', listener: () => void): this;
-  on(event: 'message', listener: (data: WebSocket.RawData, isBinary: boolean) => void): this;
-  on(event: 'close', listener: (code: number, reason: Buffer) => void): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  on(event: 'unexpected-response', listener: (req: { destroy(): void }, res: IncomingMessage) => void): this;
-}
-export type ChannelSocketOptions = {
-  headers: Record<string, string>;
-  handshakeTimeout: number;
-  maxPayload: number;
-  perMessageDeflate: boolean;
-};
-export type ChannelSocketConstructor = new (url: string, options: ChannelSocketOptions) => ChannelSocket;
-
-export type ChannelStatus =
-  | { state: 'connecting'; attempt: number }
-  | { state: 'attaching'; bridgeId: string; journalId: string; cursor: number }
-  | { state: 'replaying'; from: number; to: number }
-  | { state: 'live'; cursor: number }
-  | { state: 'reconnecting'; attempt: number; delayMs: number; elapsedMs: number; reason: string }
-  | { state: 'closed'; error: BridgeChannelError | null };
-
-export type RecordsInfo = { replay: boolean };
-
-export type BridgeChannelOptions = {
-  url: string;
-  token: string;
-  /** Highest seq the consumer already has; delivery starts at cursor+1. */
-  cursor: number;
-  /** Expected journal; when unset the first hello's journalId is pinned for later reconnects. */
-  journalId?: string;
-  reconnectDeadlineMs?: number;
-  backoff?: { initialMs?: number; maxMs?: number };
-  heartbeatMs?: number;
-  connectTimeoutMs?: number;
-  maxQueuedFrames?: number;
-  maxInboundQueuedFrames?: number;
-  /** NDJSON recording of every frame both ways (docs/recording-format.md). */
-  recordTo?: string;
-  /**
-   * Records in seq order, each exactly once. Returning a promise pauses
-   * delivery (and, past maxInboundQueuedFrames, the socket) until it settles.
-   * A throw or rejection ends the channel with `consumer-failed`.
-   */
-  onRecords: (records: JournalRecord[], info: RecordsInfo) => void | Promise<void>;
-  onHello?: (hello: HelloFrame) => void;
-  onStatus?: (status: ChannelStatus) => void;
-  onDiagnostic?: (diagnostic: HarnessV1Diagnostic) => void;
-  WebSocket?: ChannelSocketConstructor;
-  /** [0, 1) source for backoff jitter (tests). */
-  random?: () => number;
-};
-
-export type BridgeChannel = {
-  /** Highest seq delivered to onRecords. */
-  readonly cursor: number;
-  /** The latest hello, or null before the first one. */
-  readonly hello: HelloFrame | null;
-  readonly state: ChannelStatus['state'];
-  /** Send a request; resolves on its ack, rejects with ChannelRequestError (with the bridge's code). */
-  request(frame: ChannelRequest): Promise<AckFrame>;
-  /** Resolves once replay-end arrived on the current attach; rejects with the terminal error. */
-  whenLive(): Promise<void>;
-  /** Resolves when the channel has ended: null after close(), the error after a terminal one. */
-  readonly closed: Promise<BridgeChannelError | null>;
-  /** Close cleanly (close frame, pending requests rejected with `closed`, recording flushed). */
-  close(): Promise<void>;
-};
+export type {
+  BridgeChannel,
+  BridgeChannelOptions,
+  ChannelSocket,
+  ChannelSocketConstructor,
+  ChannelSocketOptions,
+  ChannelStatus,
+  RecordsInfo,
+} from './channel/types.ts';
 
 export function createBridgeChannel(options: BridgeChannelOptions): BridgeChannel {
   return new Channel(options);
