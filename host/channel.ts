@@ -30,6 +30,7 @@ import {
 } from '../protocol/v1/index.ts';
 import type { HarnessV1Diagnostic } from '../protocol/harness-v1/index.ts';
 import { ReconnectBudget, formatSeconds } from './channel/backoff.ts';
+import { HeartbeatWatchdog } from './channel/heartbeat.ts';
 import { RequestTracker, type ChannelRequest } from './channel/requests.ts';
 import { RecordSequencer } from './channel/sequencer.ts';
 import type { BridgeChannel, BridgeChannelOptions, ChannelSocket, ChannelSocketConstructor, ChannelStatus } from './channel/types.ts';
@@ -69,7 +70,6 @@ type Loss = { reason: string; closeCode?: number; httpStatus?: number; immediate
 class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
   private readonly WebSocketImpl: ChannelSocketConstructor;
-  private readonly heartbeatMs: number;
   private readonly connectTimeoutMs: number;
   private readonly maxInboundQueuedFrames: number;
   private readonly budget: ReconnectBudget;
@@ -82,9 +82,7 @@ class Channel implements BridgeChannel {
   private socket: ChannelSocket | null = null;
   private connectTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
-  private heartbeatTimer: NodeJS.Timeout | null = null;
-  private heardSinceTick = false;
-  private missedTicks = 0;
+  private readonly heartbeat: HeartbeatWatchdog;
   private httpStatus: number | undefined;
   private lastSocketError: string | undefined;
   private attachId = '';
@@ -110,7 +108,7 @@ class Channel implements BridgeChannel {
     this.deadlineMs = checkLimit('reconnectDeadlineMs', options.reconnectDeadlineMs ?? CHANNEL_LIMITS.reconnectDeadlineMs, 0);
     const initialMs = checkLimit('backoff.initialMs', options.backoff?.initialMs ?? CHANNEL_LIMITS.initialBackoffMs, 1);
     const maxMs = checkLimit('backoff.maxMs', options.backoff?.maxMs ?? CHANNEL_LIMITS.maxBackoffMs, initialMs);
-    this.heartbeatMs = checkLimit('heartbeatMs', options.heartbeatMs ?? CHANNEL_LIMITS.heartbeatMs, 10);
+    const heartbeatMs = checkLimit('heartbeatMs', options.heartbeatMs ?? CHANNEL_LIMITS.heartbeatMs, 10);
     this.connectTimeoutMs = checkLimit('connectTimeoutMs', options.connectTimeoutMs ?? CHANNEL_LIMITS.connectTimeoutMs, 10);
     const maxQueued = checkLimit('maxQueuedFrames', options.maxQueuedFrames ?? CHANNEL_LIMITS.maxQueuedFrames, 1);
     this.maxInboundQueuedFrames = checkLimit(
@@ -123,6 +121,15 @@ class Channel implements BridgeChannel {
       maxMs,
       deadlineMs: this.deadlineMs,
       ...(options.random ? { random: options.random } : {}),
+    });
+    this.heartbeat = new HeartbeatWatchdog(heartbeatMs, {
+      connected: () => this.socket !== null,
+      excused: () => this.consuming || this.socket?.isPaused === true,
+      ping: () => this.sendFrame({ type: 'ping', t: Date.now() }),
+      dead: (silentTicks) => {
+        this.diag('warn', `bridge missed ${silentTicks} heartbeats (${heartbeatMs} ms each); reconnecting`);
+        this.lose({ reason: `heartbeat timeout (${silentTicks} × ${heartbeatMs} ms without a pong)` });
+      },
     });
     this.sequencer = new RecordSequencer(options.cursor);
     this.requests = new RequestTracker(`h${randomBytes(3).toString('hex')}-`, maxQueued);
@@ -282,31 +289,8 @@ class Channel implements BridgeChannel {
 
   private clearConnectionTimers(): void {
     if (this.connectTimer) clearTimeout(this.connectTimer);
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.connectTimer = null;
-    this.heartbeatTimer = null;
-  }
-
-  private startHeartbeat(): void {
-    this.heardSinceTick = true;
-    this.missedTicks = 0;
-    this.heartbeatTimer = setInterval(() => this.heartbeatTick(), this.heartbeatMs);
-  }
-
-  /** Any inbound frame proves the peer alive; two silent intervals (two unanswered pings) mean it is not. */
-  private heartbeatTick(): void {
-    const socket = this.socket;
-    if (!socket) return;
-    // A paused socket or a busy consumer is our own doing, not a dead peer.
-    if (this.heardSinceTick || this.consuming || socket.isPaused) this.missedTicks = 0;
-    else this.missedTicks++;
-    this.heardSinceTick = false;
-    if (this.missedTicks >= 2) {
-      this.diag('warn', `bridge missed ${this.missedTicks} heartbeats (${this.heartbeatMs} ms each); reconnecting`);
-      this.lose({ reason: `heartbeat timeout (${this.missedTicks} × ${this.heartbeatMs} ms without a pong)` });
-      return;
-    }
-    this.sendFrame({ type: 'ping', t: Date.now() });
+    this.heartbeat.stop();
   }
 
   // ── inbound ───────────────────────────────────────────────────────────
@@ -314,7 +298,7 @@ class Channel implements BridgeChannel {
   private receive(data: WebSocket.RawData): void {
     const buffer = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     const decoded = decodeFrame(buffer, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes);
-    this.heardSinceTick = true;
+    this.heartbeat.heard();
     if (!decoded.ok) {
       // A bad frame from the bridge is reported and dropped, never cast. A
       // dropped records frame shows up as a gap on the next one → re-attach.
@@ -429,7 +413,7 @@ class Channel implements BridgeChannel {
     if (this.connectTimer) clearTimeout(this.connectTimer);
     this.connectTimer = null;
     this.budget.success();
-    this.startHeartbeat();
+    this.heartbeat.start();
     this.recorder?.event('attached', { cursor: this.cursor });
     if (this.stickyDiagnostics) {
       // Bridge log forwarding is per connection: re-ask on every attach.
