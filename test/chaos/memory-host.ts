@@ -1,0 +1,49 @@
+// A host process for test/chaos/memory.test.ts: one BridgeChannel that
+// starts a turn and consumes it slowly (async onRecords with a delay per
+// batch), so its peak RSS is measured alone (VmHWM of this process).
+// argv: url token launchJson delayMs. Prints one JSON line per ~5% progress and a final one.
+import { readFileSync } from 'node:fs';
+import { createBridgeChannel } from '../../host/channel.ts';
+import type { LaunchSpecInput } from '../../protocol/v1/index.ts';
+
+const [url, token, launchJson, delayArg] = process.argv.slice(2);
+const delayMs = Number(delayArg ?? 1);
+const launch = JSON.parse(launchJson!) as LaunchSpecInput;
+const hwmKiB = (): number => Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+
+let records = 0;
+let lines = 0;
+let lastLine = -1;
+let outOfOrder = 0;
+let ended = false;
+let batches = 0;
+let done!: () => void;
+const finished = new Promise<void>((resolve) => (done = resolve));
+const channel = createBridgeChannel({
+  url: url!,
+  token: token!,
+  cursor: 0,
+  ...(process.env.HB_MEMORY_INBOUND_FRAMES ? { maxInboundQueuedFrames: Number(process.env.HB_MEMORY_INBOUND_FRAMES) } : {}),
+  onRecords: async (batch) => {
+    batches++;
+    for (const record of batch) {
+      records++;
+      if (record.turnId === 'mem' && record.kind === 'stdout' && record.data.text.startsWith('{"type":"line"')) {
+        const n = (JSON.parse(record.data.text) as { n: number }).n;
+        if (n !== lastLine + 1) outOfOrder++;
+        lastLine = n;
+        lines++;
+      }
+      if (record.turnId === 'mem' && record.kind === 'turn-end') ended = true;
+    }
+    if (batches % 200 === 0) process.stdout.write(`${JSON.stringify({ progress: lines, hwmKiB: hwmKiB() })}\n`);
+    await new Promise((resolve) => setTimeout(resolve, delayMs)); // the slow consumer
+    if (ended) done();
+  },
+});
+await channel.whenLive();
+await channel.request({ type: 'start', turnId: 'mem', launch });
+await finished;
+process.stdout.write(`${JSON.stringify({ done: true, records, lines, outOfOrder, batches, hwmKiB: hwmKiB() })}\n`);
+await channel.close();
+process.exit(0);
