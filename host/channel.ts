@@ -14,9 +14,7 @@
 // Not guaranteed: that onRecords sees everything — a terminal error (cursor
 // expired, displaced, deadline) ends delivery; `cursor` says how far it got.
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
 import {
-  CLOSE_CODES_V1,
   PROTOCOL_VERSION_V1,
   bridgeFrameSchema,
   decodeFrame,
@@ -30,10 +28,11 @@ import {
 } from '../protocol/v1/index.ts';
 import type { HarnessV1Diagnostic } from '../protocol/harness-v1/index.ts';
 import { ReconnectBudget, formatSeconds } from './channel/backoff.ts';
+import { BridgeConnection, classifyLoss, type Loss } from './channel/connection.ts';
 import { HeartbeatWatchdog } from './channel/heartbeat.ts';
 import { RequestTracker, type ChannelRequest } from './channel/requests.ts';
 import { RecordSequencer } from './channel/sequencer.ts';
-import type { BridgeChannel, BridgeChannelOptions, ChannelSocket, ChannelSocketConstructor, ChannelStatus } from './channel/types.ts';
+import type { BridgeChannel, BridgeChannelOptions, ChannelStatus } from './channel/types.ts';
 import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
 import { CHANNEL_LIMITS, checkLimit } from './limits.ts';
 import { FrameRecorder } from './recording.ts';
@@ -53,23 +52,13 @@ export function createBridgeChannel(options: BridgeChannelOptions): BridgeChanne
   return new Channel(options);
 }
 
-/** Terminal close codes and what they mean for the channel. */
-const terminalCloseCodes: Partial<Record<number, BridgeChannelErrorCode>> = {
-  [CLOSE_CODES_V1.displaced]: 'displaced',
-  [CLOSE_CODES_V1.versionMismatch]: 'version-mismatch',
-  [CLOSE_CODES_V1.stopping]: 'bridge-stopped',
-};
 /** Error codes that refuse an attach for good on this bridge. */
 const terminalAttachCodes = new Set<string>(['cursor-expired', 'cursor-ahead', 'journal-mismatch', 'version-mismatch', 'unauthorized']);
-/** How long close() waits for the peer's close frame before cutting the TCP connection. */
-const closeHandshakeMs = 1_000;
 
 type Phase = 'connecting' | 'awaiting-hello' | 'attaching' | 'replaying' | 'live' | 'backoff' | 'closed';
-type Loss = { reason: string; closeCode?: number; httpStatus?: number; immediate?: boolean };
 
 class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
-  private readonly WebSocketImpl: ChannelSocketConstructor;
   private readonly connectTimeoutMs: number;
   private readonly maxInboundQueuedFrames: number;
   private readonly budget: ReconnectBudget;
@@ -79,12 +68,10 @@ class Channel implements BridgeChannel {
   private readonly recorder: FrameRecorder | null;
 
   private phase: Phase = 'connecting';
-  private socket: ChannelSocket | null = null;
+  private connection: BridgeConnection | null = null;
   private connectTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly heartbeat: HeartbeatWatchdog;
-  private httpStatus: number | undefined;
-  private lastSocketError: string | undefined;
   private attachId = '';
   private journalId: string | undefined;
   private lastHello: HelloFrame | null = null;
@@ -104,7 +91,6 @@ class Channel implements BridgeChannel {
   constructor(options: BridgeChannelOptions) {
     checkLimit('cursor', options.cursor, 0);
     this.options = options;
-    this.WebSocketImpl = options.WebSocket ?? WebSocket;
     this.deadlineMs = checkLimit('reconnectDeadlineMs', options.reconnectDeadlineMs ?? CHANNEL_LIMITS.reconnectDeadlineMs, 0);
     const initialMs = checkLimit('backoff.initialMs', options.backoff?.initialMs ?? CHANNEL_LIMITS.initialBackoffMs, 1);
     const maxMs = checkLimit('backoff.maxMs', options.backoff?.maxMs ?? CHANNEL_LIMITS.maxBackoffMs, initialMs);
@@ -123,8 +109,8 @@ class Channel implements BridgeChannel {
       ...(options.random ? { random: options.random } : {}),
     });
     this.heartbeat = new HeartbeatWatchdog(heartbeatMs, {
-      connected: () => this.socket !== null,
-      excused: () => this.consuming || this.socket?.isPaused === true,
+      connected: () => this.connection !== null,
+      excused: () => this.consuming || this.connection?.socket.isPaused === true,
       ping: () => this.sendFrame({ type: 'ping', t: Date.now() }),
       dead: (silentTicks) => {
         this.diag('warn', `bridge missed ${silentTicks} heartbeats (${heartbeatMs} ms each); reconnecting`);
@@ -182,62 +168,34 @@ class Channel implements BridgeChannel {
     this.retryTimer = null;
     if (this.phase === 'closed') return;
     this.phase = 'connecting';
-    this.httpStatus = undefined;
-    this.lastSocketError = undefined;
     const attempt = ++this.connects;
     this.status({ state: 'connecting', attempt });
     this.recorder?.event(attempt === 1 ? 'connect' : 'reconnect', { attempt, cursor: this.cursor });
-    const socket = new this.WebSocketImpl(this.options.url, {
-      headers: { Authorization: `Bearer ${this.options.token}` },
-      handshakeTimeout: this.connectTimeoutMs,
-      maxPayload: CHANNEL_LIMITS.maxInboundFrameBytes,
-      perMessageDeflate: false,
-    });
-    this.socket = socket;
+    const connection = new BridgeConnection(
+      { url: this.options.url, token: this.options.token, connectTimeoutMs: this.connectTimeoutMs, WebSocket: this.options.WebSocket },
+      {
+        open: () => {
+          this.phase = 'awaiting-hello';
+          this.recorder?.event('open');
+        },
+        message: (data) => this.receive(data),
+        lost: (loss) => this.lose(loss),
+      },
+    );
+    this.connection = connection;
     // Bounds TCP connect + upgrade + hello + attach: a frozen peer accepts TCP and never answers.
     this.connectTimer = setTimeout(() => {
-      if (this.socket === socket) this.lose({ reason: `no attach within connectTimeoutMs ${this.connectTimeoutMs}` });
+      if (this.connection === connection) this.lose({ reason: `no attach within connectTimeoutMs ${this.connectTimeoutMs}` });
     }, this.connectTimeoutMs);
-    socket.on('unexpected-response', (req, res) => {
-      if (this.socket !== socket) return;
-      this.httpStatus = res.statusCode;
-      res.resume(); // drain the body; we only need the status
-      socket.terminate();
-    });
-    socket.on('open', () => {
-      if (this.socket !== socket) return;
-      this.phase = 'awaiting-hello';
-      this.recorder?.event('open');
-    });
-    socket.on('message', (data) => {
-      if (this.socket === socket) this.receive(data);
-    });
-    socket.on('error', (error) => {
-      // 'close' always follows; it decides what happens. Errors of stale sockets are expected noise.
-      if (this.socket === socket) this.lastSocketError = error.message;
-    });
-    socket.on('close', (code, reason) => {
-      if (this.socket !== socket) return;
-      const text = reason.toString('utf8');
-      const why =
-        this.httpStatus !== undefined
-          ? `HTTP ${this.httpStatus} on upgrade`
-          : `socket closed (${code}${text ? ` ${text}` : ''}${this.lastSocketError ? `; ${this.lastSocketError}` : ''})`;
-      this.lose({
-        reason: why,
-        closeCode: code,
-        ...(this.httpStatus !== undefined ? { httpStatus: this.httpStatus } : {}),
-      });
-    });
   }
 
   /** The current connection is gone (or must go): decide between terminal, immediate re-attach and backoff. */
   private lose(loss: Loss): void {
     if (this.phase === 'closed') return;
-    const socket = this.socket;
-    this.socket = null;
+    const connection = this.connection;
+    this.connection = null;
     this.clearConnectionTimers();
-    if (socket && socket.readyState !== WebSocket.CLOSED) socket.terminate();
+    connection?.drop();
     this.inbound = []; // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
     this.requests.onDisconnect();
     this.recorder?.event('disconnect', {
@@ -247,22 +205,13 @@ class Channel implements BridgeChannel {
       ...(loss.httpStatus !== undefined ? { httpStatus: loss.httpStatus } : {}),
     });
 
-    if (loss.httpStatus === 401 || loss.httpStatus === 403) {
-      this.fail('unauthorized', `the bridge refused the token (HTTP ${loss.httpStatus})`);
+    const verdict = classifyLoss(loss, { stopAcked: this.stopAcked, cursor: this.cursor });
+    if (verdict.kind === 'terminal') {
+      this.fail(verdict.code, verdict.message);
       return;
     }
-    const closeCode = loss.closeCode !== undefined ? terminalCloseCodes[loss.closeCode] : undefined;
-    if (closeCode === 'bridge-stopped' && this.stopAcked) {
+    if (verdict.kind === 'stopped') {
       this.finish(null);
-      return;
-    }
-    if (closeCode) {
-      const what: Record<string, string> = {
-        displaced: 'another host attached to this session (close 4000)',
-        'version-mismatch': 'the bridge refused our protocol version (close 4001)',
-        'bridge-stopped': 'the bridge is stopping (close 4003)',
-      };
-      this.fail(closeCode, `${what[closeCode] ?? loss.reason}; last cursor ${this.cursor}`);
       return;
     }
     if (loss.immediate) {
@@ -295,8 +244,7 @@ class Channel implements BridgeChannel {
 
   // ── inbound ───────────────────────────────────────────────────────────
 
-  private receive(data: WebSocket.RawData): void {
-    const buffer = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+  private receive(buffer: Buffer): void {
     const decoded = decodeFrame(buffer, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes);
     this.heartbeat.heard();
     if (!decoded.ok) {
@@ -309,7 +257,8 @@ class Channel implements BridgeChannel {
     this.recorder?.frame('in', buffer.toString('utf8'), decoded.frame);
     if (this.consuming) {
       this.inbound.push(decoded.frame);
-      if (this.inbound.length >= this.maxInboundQueuedFrames && this.socket && !this.socket.isPaused) this.socket.pause();
+      const socket = this.connection?.socket;
+      if (this.inbound.length >= this.maxInboundQueuedFrames && socket && !socket.isPaused) socket.pause();
       return;
     }
     this.handle(decoded.frame);
@@ -473,7 +422,7 @@ class Channel implements BridgeChannel {
     while (!this.consuming && this.inbound.length > 0 && this.phase !== 'closed') {
       this.handle(this.inbound.shift() as BridgeFrame);
     }
-    if (!this.consuming && this.socket?.isPaused) this.socket.resume();
+    if (!this.consuming && this.connection?.socket.isPaused) this.connection.socket.resume();
   }
 
   private onErrorFrame(frame: ErrorFrame): void {
@@ -521,27 +470,24 @@ class Channel implements BridgeChannel {
 
   /** Send every queued request, in order, if we own the stream. */
   private flushRequests(): void {
-    const socket = this.socket;
-    if (!socket || (this.phase !== 'replaying' && this.phase !== 'live')) return;
+    const connection = this.connection;
+    if (!connection || (this.phase !== 'replaying' && this.phase !== 'live')) return;
     for (const { id, text } of this.requests.drainQueued()) {
       if (Buffer.byteLength(text) > CHANNEL_LIMITS.maxOutboundFrameBytes) {
         this.requests.fail(id, 'too-large', `request exceeds ${CHANNEL_LIMITS.maxOutboundFrameBytes} bytes`);
         continue;
       }
-      this.sendText(socket, text);
+      this.sendText(connection, text);
     }
   }
 
   private sendFrame(frame: { type: string } & Record<string, unknown>): void {
-    if (this.socket) this.sendText(this.socket, JSON.stringify(frame), frame);
+    if (this.connection) this.sendText(this.connection, JSON.stringify(frame), frame);
   }
 
-  private sendText(socket: ChannelSocket, text: string, parsed?: unknown): void {
+  private sendText(connection: BridgeConnection, text: string, parsed?: unknown): void {
     this.recorder?.frame('out', text, parsed);
-    // A send error means the socket is dying; 'close' follows and the reconnect handles it.
-    socket.send(text, (error) => {
-      if (error && this.socket === socket) this.lastSocketError = error.message;
-    });
+    connection.send(text);
   }
 
   // ── ending ────────────────────────────────────────────────────────────
@@ -573,9 +519,9 @@ class Channel implements BridgeChannel {
     this.clearConnectionTimers();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    const socket = this.socket;
-    this.socket = null;
-    if (socket) closeSocket(socket);
+    const connection = this.connection;
+    this.connection = null;
+    connection?.close();
     this.inbound = [];
     this.requests.rejectAll('closed', error ? `channel ended: ${error.code}` : 'channel closed');
     const waiterError = error ?? new BridgeChannelError('closed', 'channel closed', { lastCursor: this.cursor });
@@ -606,17 +552,5 @@ class Channel implements BridgeChannel {
       ...(attrs ? { attrs } : {}),
       timestamp: Date.now(),
     });
-  }
-}
-
-/** Close frame first; cut the TCP connection if the peer does not answer in time. */
-function closeSocket(socket: ChannelSocket): void {
-  if (socket.readyState === WebSocket.OPEN) {
-    socket.close(CLOSE_CODES_V1.normal, 'host closed');
-    const timer = setTimeout(() => socket.terminate(), closeHandshakeMs);
-    timer.unref();
-    socket.on('close', () => clearTimeout(timer));
-  } else if (socket.readyState !== WebSocket.CLOSED) {
-    socket.terminate();
   }
 }

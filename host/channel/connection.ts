@@ -1,0 +1,142 @@
+// One socket to the bridge and what its end means. Owns the upgrade options
+// (bearer token, handshake timeout, payload cap), the socket's events, the
+// facts a close is explained with (HTTP status of a refused upgrade, last
+// socket error), the close handshake, and the classification of a loss
+// (terminal close codes, 401/403). The channel owns the state machine: when to
+// connect, what frames mean, and what a retryable loss costs.
+import WebSocket from 'ws';
+import { CLOSE_CODES_V1 } from '../../protocol/v1/index.ts';
+import type { BridgeChannelErrorCode } from '../errors.ts';
+import { CHANNEL_LIMITS } from '../limits.ts';
+import type { ChannelSocket, ChannelSocketConstructor } from './types.ts';
+
+/** How long close() waits for the peer's close frame before cutting the TCP connection. */
+const closeHandshakeMs = 1_000;
+
+/** Why a connection ended (or must end). `immediate`: re-attach at once, no backoff (a gap). */
+export type Loss = { reason: string; closeCode?: number; httpStatus?: number; immediate?: boolean };
+
+export type ConnectionOptions = {
+  url: string;
+  token: string;
+  connectTimeoutMs: number;
+  /** Defaults to `ws`. */
+  WebSocket?: ChannelSocketConstructor | undefined;
+};
+
+export type ConnectionEvents = {
+  open(): void;
+  message(data: Buffer): void;
+  /** The socket closed or the upgrade was refused. */
+  lost(loss: Loss): void;
+};
+
+/**
+ * A socket and its listeners. Events are reported until drop() or close():
+ * after that the socket is stale and whatever it still emits is expected
+ * noise.
+ */
+export class BridgeConnection {
+  readonly socket: ChannelSocket;
+  private current = true;
+  private httpStatus: number | undefined;
+  private lastError: string | undefined;
+
+  constructor(options: ConnectionOptions, events: ConnectionEvents) {
+    const socket = new (options.WebSocket ?? WebSocket)(options.url, {
+      headers: { Authorization: `Bearer ${options.token}` },
+      handshakeTimeout: options.connectTimeoutMs,
+      maxPayload: CHANNEL_LIMITS.maxInboundFrameBytes,
+      perMessageDeflate: false,
+    });
+    this.socket = socket;
+    socket.on('unexpected-response', (_req, res) => {
+      if (!this.current) return;
+      this.httpStatus = res.statusCode;
+      res.resume(); // drain the body; we only need the status
+      socket.terminate();
+    });
+    socket.on('open', () => {
+      if (this.current) events.open();
+    });
+    socket.on('message', (data) => {
+      if (this.current) events.message(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));
+    });
+    socket.on('error', (error) => {
+      // 'close' always follows; it decides what happens.
+      if (this.current) this.lastError = error.message;
+    });
+    socket.on('close', (code, reason) => {
+      if (!this.current) return;
+      const text = reason.toString('utf8');
+      const why =
+        this.httpStatus !== undefined
+          ? `HTTP ${this.httpStatus} on upgrade`
+          : `socket closed (${code}${text ? ` ${text}` : ''}${this.lastError ? `; ${this.lastError}` : ''})`;
+      events.lost({
+        reason: why,
+        closeCode: code,
+        ...(this.httpStatus !== undefined ? { httpStatus: this.httpStatus } : {}),
+      });
+    });
+  }
+
+  send(text: string): void {
+    // A send error means the socket is dying; 'close' follows and the reconnect handles it.
+    this.socket.send(text, (error) => {
+      if (error && this.current) this.lastError = error.message;
+    });
+  }
+
+  /** Stop reporting and cut the connection (no close handshake: the peer is gone or misbehaving). */
+  drop(): void {
+    this.current = false;
+    if (this.socket.readyState !== WebSocket.CLOSED) this.socket.terminate();
+  }
+
+  /** Stop reporting and close: close frame first, cut the TCP connection if the peer does not answer in time. */
+  close(): void {
+    this.current = false;
+    const socket = this.socket;
+    if (socket.readyState === WebSocket.OPEN) {
+      socket.close(CLOSE_CODES_V1.normal, 'host closed');
+      const timer = setTimeout(() => socket.terminate(), closeHandshakeMs);
+      timer.unref();
+      socket.on('close', () => clearTimeout(timer));
+    } else if (socket.readyState !== WebSocket.CLOSED) {
+      socket.terminate();
+    }
+  }
+}
+
+/** Terminal close codes and what they mean for the channel. */
+const terminalCloseCodes: Partial<Record<number, BridgeChannelErrorCode>> = {
+  [CLOSE_CODES_V1.displaced]: 'displaced',
+  [CLOSE_CODES_V1.versionMismatch]: 'version-mismatch',
+  [CLOSE_CODES_V1.stopping]: 'bridge-stopped',
+};
+
+const terminalCloseText: Record<string, string> = {
+  displaced: 'another host attached to this session (close 4000)',
+  'version-mismatch': 'the bridge refused our protocol version (close 4001)',
+  'bridge-stopped': 'the bridge is stopping (close 4003)',
+};
+
+export type LossVerdict =
+  /** The channel ends with this error. */
+  | { kind: 'terminal'; code: BridgeChannelErrorCode; message: string }
+  /** The bridge closed with `stopping` after acking our stop/destroy: a clean end. */
+  | { kind: 'stopped' }
+  /** Reconnect (at once when `loss.immediate`, else paced by the backoff). */
+  | { kind: 'retry' };
+
+/** What a lost connection means: refused token and terminal close codes end the channel, anything else is retried. */
+export function classifyLoss(loss: Loss, context: { stopAcked: boolean; cursor: number }): LossVerdict {
+  if (loss.httpStatus === 401 || loss.httpStatus === 403) {
+    return { kind: 'terminal', code: 'unauthorized', message: `the bridge refused the token (HTTP ${loss.httpStatus})` };
+  }
+  const code = loss.closeCode !== undefined ? terminalCloseCodes[loss.closeCode] : undefined;
+  if (code === 'bridge-stopped' && context.stopAcked) return { kind: 'stopped' };
+  if (code) return { kind: 'terminal', code, message: `${terminalCloseText[code] ?? loss.reason}; last cursor ${context.cursor}` };
+  return { kind: 'retry' };
+}
