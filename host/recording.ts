@@ -24,11 +24,32 @@ export const recordingHeaderSchema = z.object({
 });
 export type RecordingHeader = z.infer<typeof recordingHeaderSchema>;
 
+/**
+ * A connection event's fields (the table in docs/recording-format.md). Which
+ * ones an event carries depends on the event; a reader keeps the listed ones
+ * and drops unknown fields. Listed in the order the channel writes them, so
+ * a parsed event keeps the file's field order.
+ */
+const recordingEventFields = {
+  attempt: z.number().int().optional(),
+  reason: z.string().optional(),
+  code: z.string().optional(),
+  message: z.string().optional(),
+  cursor: z.number().int().optional(),
+  closeCode: z.number().int().optional(),
+  httpStatus: z.number().int().optional(),
+  expected: z.number().int().optional(),
+  got: z.number().int().optional(),
+  lines: z.number().int().optional(),
+};
+export type RecordingEventFields = z.infer<z.ZodObject<typeof recordingEventFields>>;
+
 export const recordingLineSchema = z.union([
   z.object({ dir: z.enum(['in', 'out']), t: z.number(), frame: z.unknown() }),
   /** A bridge frame that failed validation: kept (truncated) for debugging, never delivered. */
   z.object({ dir: z.literal('in'), t: z.number(), invalid: z.string(), code: z.string(), message: z.string() }),
-  z.object({ dir: z.literal('event'), t: z.number(), event: z.string() }).catchall(z.unknown()),
+  /** Unknown event names parse too (minor additions do not bump the version). */
+  z.object({ dir: z.literal('event'), t: z.number(), event: z.string(), ...recordingEventFields }),
 ]);
 export type RecordingLine = z.infer<typeof recordingLineSchema>;
 
@@ -106,7 +127,7 @@ export class FrameRecorder {
     this.push(JSON.stringify({ dir: 'in', t: this.t(), invalid: text.slice(0, maxInvalidExcerptChars), code, message }));
   }
 
-  event(event: string, attrs?: Record<string, unknown>): void {
+  event(event: string, attrs?: RecordingEventFields): void {
     if (this.fd === null) return;
     this.push(JSON.stringify({ dir: 'event', t: this.t(), event, ...attrs }));
   }

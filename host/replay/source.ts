@@ -11,7 +11,7 @@ import { bridgeFrameSchema, type BridgeFrame } from '../../protocol/v1/bridge-fr
 import { hostFrameSchema, type HostFrame } from '../../protocol/v1/host-frame.ts';
 import type { HelloFrame } from '../../protocol/v1/hello.ts';
 import { recordSchema, type JournalRecord } from '../../protocol/v1/record.ts';
-import { RECORDING_VERSION, recordingHeaderSchema, recordingLineSchema, type RecordingHeader } from '../recording.ts';
+import { RECORDING_VERSION, recordingHeaderSchema, recordingLineSchema, type RecordingEventFields, type RecordingHeader } from '../recording.ts';
 
 export type SourceErrorCode = 'unreadable' | 'empty' | 'corrupt' | 'unknown-format';
 
@@ -33,7 +33,7 @@ export type SegmentEntry =
   | { readonly type: 'in'; readonly line: number; readonly at: number; readonly frame: BridgeFrame }
   | { readonly type: 'out'; readonly line: number; readonly at: number; readonly frame: HostFrame }
   | { readonly type: 'invalid'; readonly line: number; readonly at: number; readonly code: string; readonly message: string }
-  | { readonly type: 'event'; readonly line: number; readonly at: number; readonly event: string; readonly attrs: Readonly<Record<string, unknown>> };
+  | { readonly type: 'event'; readonly line: number; readonly at: number; readonly event: string; readonly attrs: Readonly<RecordingEventFields> };
 
 /** One channel's share of a recording: its header and every line after it. */
 export type Segment = {
@@ -208,7 +208,7 @@ function parseRecordingFile(file: string, text: string): Segment[] {
         segment!.entries.push({ type: 'out', line, at, frame: frame.data! });
       }
     } else if ('invalid' in value) {
-      segment!.entries.push({ type: 'invalid', line, at, code: String(value.code), message: String(value.message) });
+      segment!.entries.push({ type: 'invalid', line, at, code: value.code, message: value.message });
     } else {
       const { dir: _dir, t: _t, event, ...attrs } = value;
       segment!.entries.push({ type: 'event', line, at, event, attrs });
