@@ -1,8 +1,12 @@
-// host/channel: the WebSocket client to one bridge. Owns connect → hello →
-// attach → replay → live, exactly-once in-order record delivery across
-// reconnects, reconnect pacing, heartbeat, the request/ack queue and the
-// optional NDJSON recording. It does not interpret records or pick a rung of
-// the recovery ladder: terminal errors go to the session layer, which decides.
+// host/channel: the WebSocket client to one bridge. Owns the state machine
+// connect → hello → attach → replay → live, exactly-once in-order record
+// delivery across reconnects, consumer backpressure and the public entry. Its
+// parts live in host/channel/: the socket and what a loss means (connection.ts),
+// reconnect pacing (backoff.ts), liveness (heartbeat.ts), the request/ack queue
+// (requests.ts), cursor arithmetic (sequencer.ts) and the public types
+// (types.ts); the NDJSON recording is host/recording.ts. It does not interpret
+// records or pick a rung of the recovery ladder: terminal errors go to the
+// session layer, which decides.
 //
 // Guarantees:
 // - onRecords sees each seq at most once and in strictly increasing,
@@ -62,7 +66,6 @@ class Channel implements BridgeChannel {
   private readonly connectTimeoutMs: number;
   private readonly maxInboundQueuedFrames: number;
   private readonly budget: ReconnectBudget;
-  private readonly deadlineMs: number;
   private readonly sequencer: RecordSequencer;
   private readonly requests: RequestTracker;
   private readonly recorder: FrameRecorder | null;
@@ -91,7 +94,7 @@ class Channel implements BridgeChannel {
   constructor(options: BridgeChannelOptions) {
     checkLimit('cursor', options.cursor, 0);
     this.options = options;
-    this.deadlineMs = checkLimit('reconnectDeadlineMs', options.reconnectDeadlineMs ?? CHANNEL_LIMITS.reconnectDeadlineMs, 0);
+    const deadlineMs = checkLimit('reconnectDeadlineMs', options.reconnectDeadlineMs ?? CHANNEL_LIMITS.reconnectDeadlineMs, 0);
     const initialMs = checkLimit('backoff.initialMs', options.backoff?.initialMs ?? CHANNEL_LIMITS.initialBackoffMs, 1);
     const maxMs = checkLimit('backoff.maxMs', options.backoff?.maxMs ?? CHANNEL_LIMITS.maxBackoffMs, initialMs);
     const heartbeatMs = checkLimit('heartbeatMs', options.heartbeatMs ?? CHANNEL_LIMITS.heartbeatMs, 10);
@@ -105,7 +108,7 @@ class Channel implements BridgeChannel {
     this.budget = new ReconnectBudget({
       initialMs,
       maxMs,
-      deadlineMs: this.deadlineMs,
+      deadlineMs,
       ...(options.random ? { random: options.random } : {}),
     });
     this.heartbeat = new HeartbeatWatchdog(heartbeatMs, {
