@@ -34,7 +34,8 @@ const marker = (text: string, name: string): string | undefined => new RegExp(`$
  * The fixture adapter, plus CRASHAT:n in a prompt: that turn's CLI exits 3
  * right after its n-th delta (the launch differs, so the bridge retires the
  * session's process and spawns one with --crash-after n; the next turn's
- * launch differs again and respawns a healthy one).
+ * launch differs again and respawns a healthy one). Found by the suite: two
+ * consecutive turns with one launch share a process and its delta count.
  */
 export function chaosAdapter(): CliAdapter<unknown> {
   const base = fixtureAdapter() as unknown as CliAdapter<unknown>;
@@ -43,7 +44,9 @@ export function chaosAdapter(): CliAdapter<unknown> {
     launch: (ctx) => {
       const spec = base.launch(ctx);
       const crash = marker(ctx.prompt, 'CRASHAT');
-      return crash === undefined ? spec : { ...spec, argv: [...spec.argv, '--crash-after', crash] };
+      // --crash-after counts deltas per process: the prompt in env makes every crash turn's launch unique, so
+      // the bridge never reuses a process whose count an earlier turn already advanced.
+      return crash === undefined ? spec : { ...spec, argv: [...spec.argv, '--crash-after', crash], env: { ...spec.env, CHAOS_TURN: ctx.prompt } };
     },
   });
 }
@@ -183,6 +186,8 @@ export async function createChaosKit(name: string): Promise<ChaosKit> {
       const harness = createBridgeHarness(adapter, {
         probeTimeoutMs: 2_000,
         channel: { backoff: { initialMs: 20, maxMs: 200 }, reconnectDeadlineMs: 30_000 },
+        // HB_CHAOS_RECORD_DIR: record every channel's frames (docs/recording-format.md) to debug a failing seed.
+        ...(process.env.HB_CHAOS_RECORD_DIR ? { recordDir: process.env.HB_CHAOS_RECORD_DIR } : {}),
         ...settings,
       });
       const session = await harness.doStart({
