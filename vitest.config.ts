@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // Real processes and sockets: generous timeouts, and files run in parallel
-// forks (2 cores here) so one slow E2E file does not serialise the rest.
+// forks. `npm test` runs the chaos suite and the real-CLI E2E files in a
+// second, serial pass (test:heavy): on these 2-core machines they saturate
+// the CPU and would starve timing-sensitive unit tests running beside them.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
