@@ -85,6 +85,9 @@ class Channel implements BridgeChannel {
   private stickyDiagnostics: ChannelRequest | null = null;
   /** Frames waiting while an async onRecords runs: order across all frame types is kept. */
   private inbound: BridgeFrame[] = [];
+  /** Wire bytes of the frames in `inbound`: the queue is bounded by bytes too (a records frame can carry a MiB). */
+  private inboundBytes = 0;
+  private readonly inboundSizes: number[] = [];
   private consuming = false;
   private liveWaiters: Array<{ resolve: () => void; reject: (error: BridgeChannelError) => void }> = [];
   private terminalError: BridgeChannelError | null = null;
@@ -200,6 +203,8 @@ class Channel implements BridgeChannel {
     this.clearConnectionTimers();
     connection?.drop();
     this.inbound = []; // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
+    this.inboundSizes.length = 0;
+    this.inboundBytes = 0;
     this.requests.onDisconnect();
     this.recorder?.event('disconnect', {
       reason: loss.reason,
@@ -260,8 +265,11 @@ class Channel implements BridgeChannel {
     this.recorder?.frame('in', buffer.toString('utf8'), decoded.frame);
     if (this.consuming) {
       this.inbound.push(decoded.frame);
+      this.inboundSizes.push(buffer.byteLength);
+      this.inboundBytes += buffer.byteLength;
       const socket = this.connection?.socket;
-      if (this.inbound.length >= this.maxInboundQueuedFrames && socket && !socket.isPaused) socket.pause();
+      const full = this.inbound.length >= this.maxInboundQueuedFrames || this.inboundBytes >= CHANNEL_LIMITS.maxInboundQueuedBytes;
+      if (full && socket && !socket.isPaused) socket.pause();
       return;
     }
     this.handle(decoded.frame);
@@ -423,6 +431,7 @@ class Channel implements BridgeChannel {
   private drainInbound(): void {
     this.consuming = false;
     while (!this.consuming && this.inbound.length > 0 && this.phase !== 'closed') {
+      this.inboundBytes -= this.inboundSizes.shift() ?? 0;
       this.handle(this.inbound.shift() as BridgeFrame);
     }
     if (!this.consuming && this.connection?.socket.isPaused) this.connection.socket.resume();
@@ -526,6 +535,8 @@ class Channel implements BridgeChannel {
     this.connection = null;
     connection?.close();
     this.inbound = [];
+    this.inboundSizes.length = 0;
+    this.inboundBytes = 0;
     this.requests.rejectAll('closed', error ? `channel ended: ${error.code}` : 'channel closed');
     const waiterError = error ?? new BridgeChannelError('closed', 'channel closed', { lastCursor: this.cursor });
     for (const waiter of this.liveWaiters.splice(0)) waiter.reject(waiterError);

@@ -32,6 +32,12 @@ export const CHANNEL_LIMITS = {
   maxOutboundFrameBytes: PROTOCOL_LIMITS_V1.maxFrameBytes,
   /** Inbound frames parsed but not yet handed to a slow (async) onRecords before the socket is paused. */
   maxInboundQueuedFrames: 64,
+  /**
+   * The same queue bounded in wire bytes: the bridge packs up to ~1 MiB of records into one frame,
+   * so 64 frames could pin 64 MiB (plus their parsed form) in a host whose consumer is slow.
+   * 4 MiB keeps a slow host's memory flat and still lets a fast consumer run at full speed.
+   */
+  maxInboundQueuedBytes: 4 * 1024 * 1024,
   /** Consecutive gap re-attaches with no progress before the channel calls it a protocol violation. */
   maxGapReattaches: 5,
 } as const;
