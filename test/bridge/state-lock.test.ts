@@ -1,0 +1,51 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { acquireStateLock, processStartTime, STATE_LOCK_FILE } from '../../bridge/state-lock.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hb-lock-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('bridge state-dir lock', () => {
+  it('the first bridge takes the lock; a second is refused while the first lives; release frees it', () => {
+    const dir = stateDir();
+    const first = acquireStateLock(dir, 'bridge-a');
+    expect(first.ok).toBe(true);
+    const second = acquireStateLock(dir, 'bridge-b');
+    expect(second).toMatchObject({ ok: false, holder: { pid: process.pid, bridgeId: 'bridge-a' } });
+    if (first.ok) first.release();
+    expect(existsSync(join(dir, STATE_LOCK_FILE))).toBe(false);
+    expect(acquireStateLock(dir, 'bridge-b').ok).toBe(true);
+  });
+
+  it('takes over a lock left by a killed bridge (its pid is gone)', async () => {
+    const dir = stateDir();
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    const pid = child.pid!;
+    writeFileSync(join(dir, STATE_LOCK_FILE), JSON.stringify({ pid, startTime: processStartTime(pid), bridgeId: 'dead' }));
+    expect(acquireStateLock(dir, 'new').ok, 'the holder is still alive').toBe(false);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const taken = acquireStateLock(dir, 'new');
+    expect(taken.ok).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, STATE_LOCK_FILE), 'utf8')).bridgeId).toBe('new');
+  });
+
+  it('treats a recycled pid (same pid, other start time) and a torn lock file as stale', () => {
+    const dir = stateDir();
+    writeFileSync(join(dir, STATE_LOCK_FILE), JSON.stringify({ pid: process.pid, startTime: '1', bridgeId: 'old' }));
+    expect(acquireStateLock(dir, 'new').ok).toBe(true);
+    const torn = stateDir();
+    writeFileSync(join(torn, STATE_LOCK_FILE), '{"pid":12');
+    expect(acquireStateLock(torn, 'new').ok).toBe(true);
+  });
+});
