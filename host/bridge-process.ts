@@ -36,7 +36,6 @@ export type SpawnBridgeOptions = {
 
 export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready: BridgeReady; token: string }> {
   const token = randomBytes(32).toString('hex');
-  await writeToken(options.sandbox, options.stateDir, token);
   const args = ['--state-dir "$HB_STATE"', '--port "$HB_PORT"'];
   if (options.host) args.push('--host "$HB_HOST"');
   if (options.recipeIdentity) args.push('--recipe-identity "$HB_RECIPE"');
@@ -49,25 +48,33 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
       HB_PORT: String(options.port),
       HB_HOST: options.host ?? '',
       HB_RECIPE: options.recipeIdentity ?? '',
+      // The token travels in the bridge's environment (never argv); the bridge strips it from the CLI's.
+      HARNESS_BRIDGE_TOKEN: token,
     },
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
   });
   const stderr = drainTail(process.stderr);
+  let ready: BridgeReady | undefined;
   try {
-    const ready = await readReadyLine(process.stdout, options.readyTimeoutMs, process.wait());
+    ready = await readReadyLine(process.stdout, options.readyTimeoutMs, process.wait());
     // The bridge outlives this host process by design (cross-process resume); providers that
     // can detach the handle from our event loop (the local one) expose unref().
     (process as { unref?: () => void }).unref?.();
+    // Persisted only once this bridge is up: a bridge refused because a live one still holds the
+    // state dir must not rotate the token the live one checks (a resuming host reads it from here).
+    await writeToken(options.sandbox, options.stateDir, token);
     return { ready, token };
   } catch (error) {
+    if (ready !== undefined) throw error; // the token write failed; the bridge itself is fine but unreachable by resume
     await process.kill();
     const tail = (await Promise.race([stderr.done, delay(200)]), stderr.tail()).trim();
     const reason = error instanceof Error ? error.message : String(error);
-    throw new BridgeSessionError(
+    const failure = new BridgeSessionError(
       'bridge-start-failed',
       `bridge did not become ready (${reason})${tail ? `; stderr tail:\n${tail}` : ''}`,
       error,
     );
+    throw Object.assign(failure, { exitCode: (error as { exitCode?: number }).exitCode });
   }
 }
 
@@ -90,6 +97,9 @@ export async function readBridgeState(sandbox: SandboxSession, stateDir: string)
   const parsed = bridgeReadySchema.safeParse(json);
   return parsed.success ? parsed.data : null;
 }
+
+/** Exit code of a bridge refused because a live bridge holds the state dir (bridge/state-lock.ts). */
+export const EXIT_STATE_DIR_LOCKED = 75;
 
 async function writeToken(sandbox: SandboxSession, stateDir: string, token: string): Promise<void> {
   const result = await sandbox.run({
@@ -114,7 +124,7 @@ async function readReadyLine(
     timer = setTimeout(() => reject(new Error(`no ready line within ${timeoutMs} ms`)), timeoutMs);
   });
   const exit = Promise.resolve(exited).then(({ exitCode }) => {
-    throw new Error(`bridge exited with code ${exitCode} before its ready line`);
+    throw Object.assign(new Error(`bridge exited with code ${exitCode} before its ready line`), { exitCode });
   });
   try {
     for (;;) {

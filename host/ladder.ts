@@ -8,7 +8,8 @@
 // decides whether the in-flight turn needs the rerun on top.
 import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../protocol/harness-v1/sandbox.ts';
 import type { HelloFrame } from '../protocol/v1/index.ts';
-import { readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
+import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
+import { HOST_SESSION_LIMITS } from './limits.ts';
 import { probeBridge, type ProbeResult } from './probe.ts';
 import { BridgeSessionError } from './session-errors.ts';
 
@@ -53,8 +54,36 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
       return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
     }
   }
-  const link = await startBridge(options);
+  let link: BridgeLink;
+  try {
+    link = await startBridge(options);
+  } catch (error) {
+    // The new bridge was refused: a live bridge still holds the state dir (it did not answer the
+    // probe — a port proxy's long 502 spell, a stalled process). Replacing it is never right; keep
+    // probing it within the lock wait, then attach.
+    if ((error as { exitCode?: number }).exitCode !== EXIT_STATE_DIR_LOCKED || !prior || !token) throw error;
+    return { link: await awaitLockedBridge(options, prior.port, token, error), rung: 'attach' };
+  }
   return { link, rung: link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
+}
+
+async function awaitLockedBridge(options: ReachOptions, port: number, token: string, refusal: unknown): Promise<BridgeLink> {
+  const url = await options.network.getPortUrl({ port, protocol: 'ws' });
+  const deadline = Date.now() + HOST_SESSION_LIMITS.lockedBridgeWaitMs;
+  let delayMs = 250;
+  let last = 'not probed';
+  while (Date.now() < deadline) {
+    const probe = await probeBridge(url, token, options.probeTimeoutMs);
+    if (probe.ok) return { url, token, port, hello: probe.hello };
+    last = probe.detail;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    delayMs = Math.min(delayMs * 2, 5_000);
+  }
+  throw new BridgeSessionError(
+    'bridge-start-failed',
+    `a live bridge holds ${options.spawn.stateDir} but did not answer within ${HOST_SESSION_LIMITS.lockedBridgeWaitMs} ms (last: ${last})`,
+    refusal,
+  );
 }
 
 /**
