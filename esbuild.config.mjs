@@ -3,7 +3,9 @@
 // Usage: node esbuild.config.mjs            (all entries)
 //        node esbuild.config.mjs bridge     (only the named entries)
 import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
@@ -16,6 +18,8 @@ export const sizeFloors = { bridge: 500 * 1024 };
 /**
  * One entry per artifact. `external`: native or optional modules loaded at run
  * time only when present (node-pty; ws's optional bufferutil/utf-8-validate).
+ * `afterReady` (the bridge): a second stage built on its own and embedded in
+ * the same file, see `afterReadyStage` below.
  */
 export const entries = [
   {
@@ -23,6 +27,7 @@ export const entries = [
     entryPoint: 'bridge/main.ts',
     outfile: 'dist/bridge.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
+    afterReady: { entryPoint: 'bridge/after-ready.ts', loader: 'bridge/after-ready-loader.ts' },
   },
   {
     name: 'cli',
@@ -63,26 +68,89 @@ const banner = [
   'const __dirname = __bundleDirname(__filename);',
 ].join('\n');
 
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  target: 'node18',
+  minify: true,
+  legalComments: 'none',
+  define: { __BRIDGE_VERSION__: JSON.stringify(packageJson.version) },
+  logLevel: 'warning',
+};
+
+/**
+ * The bridge's two stages in one file. Stage 1 (bridge/main.ts) is what runs
+ * before the ready line: node builtins, auth, journal, turn log — a few tens
+ * of KiB that Node parses at start. Stage 2 (bridge/after-ready.ts: pino, ws,
+ * zod, supervisor, MCP) is bundled separately as CommonJS-style function body
+ * and embedded in stage 1 as one string literal (brotli, base64: ~115 KiB),
+ * which the parser skims instead of pre-parsing ~350 KiB of functions. Stage 1's
+ * after-ready-loader.ts is replaced by one that unpacks that string and
+ * compiles it with vm.compileFunction after the ready line, with a `require` rooted at the
+ * bundle file (`createRequire(import.meta.url)`): builtins, and node-pty
+ * (external, optional) from a node_modules next to the bridge, exactly where
+ * an `import('node-pty')` from the bundle would look. Dynamic imports in
+ * stage 2 become require() calls (`supported`), since a compiled function
+ * has no module to import from. Modules both stages use (limits, auth,
+ * version) are in both copies; they hold no shared state.
+ */
+async function afterReadyStage(entry) {
+  const stage2 = await build({
+    ...common,
+    entryPoints: [entry.afterReady.entryPoint],
+    format: 'cjs',
+    supported: { 'dynamic-import': false },
+    external: entry.external,
+    plugins: [zodEnglishOnly],
+    write: false,
+  });
+  const code = stage2.outputFiles[0].contents;
+  // Brotli + base64: ~1/3 of the bytes Node reads, decodes and scans at start (a string literal is
+  // also copied and hashed by the parser); decompressing after the ready line takes ~1 ms.
+  const packed = brotliCompressSync(code, {
+    params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: code.length },
+  }).toString('base64');
+  const loaderPath = path.join(root, entry.afterReady.loader);
+  const contents = [
+    `const packed = ${JSON.stringify(packed)};`,
+    'export async function loadAfterReady() {',
+    '  const [{ createRequire }, { compileFunction }, { brotliDecompressSync }, { fileURLToPath }, { dirname }] = await Promise.all([',
+    "    import('node:module'), import('node:vm'), import('node:zlib'), import('node:url'), import('node:path'),",
+    '  ]);',
+    "  const code = brotliDecompressSync(Buffer.from(packed, 'base64')).toString('utf8');",
+    '  const filename = fileURLToPath(import.meta.url);',
+    '  const module = { exports: {} };',
+    "  const run = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: `${filename} (after ready)` });",
+    '  run(module.exports, createRequire(import.meta.url), module, filename, dirname(filename));',
+    '  return module.exports;',
+    '}',
+  ].join('\n');
+  return {
+    name: 'after-ready-embedded',
+    setup(pluginBuild) {
+      pluginBuild.onLoad({ filter: /after-ready-loader\.ts$/ }, (args) =>
+        path.resolve(args.path) === loaderPath ? { contents, loader: 'js', resolveDir: path.dirname(loaderPath) } : undefined,
+      );
+    },
+  };
+}
+
 export async function buildEntries(names = []) {
   const selected = names.length === 0 ? entries : entries.filter((entry) => names.includes(entry.name));
   if (selected.length === 0) throw new Error(`no entry named ${names.join(', ')}; known: ${entries.map((e) => e.name).join(', ')}`);
   const results = [];
   for (const entry of selected) {
+    const staged = entry.afterReady ? [await afterReadyStage(entry)] : [];
     await build({
-      absWorkingDir: root,
+      ...common,
       entryPoints: [entry.entryPoint],
       outfile: entry.outfile,
-      bundle: true,
-      platform: 'node',
-      target: 'node18',
       format: 'esm',
-      minify: true,
-      legalComments: 'none',
       external: entry.external,
-      banner: { js: banner },
-      define: { __BRIDGE_VERSION__: JSON.stringify(packageJson.version) },
-      plugins: [zodEnglishOnly],
-      logLevel: 'warning',
+      // Stage 1 of the bridge has no CommonJS dependency: no require/__dirname shim to pay for at start.
+      ...(entry.afterReady ? {} : { banner: { js: banner } }),
+      plugins: [zodEnglishOnly, ...staged],
     });
     const bytes = statSync(new URL(entry.outfile, `file://${root}/`)).size;
     const floor = sizeFloors[entry.name];

@@ -1,10 +1,10 @@
 // The bridge's auth token: where it comes from (HARNESS_BRIDGE_TOKEN, else a
-// 0600 `token` file in the state dir; never argv) and how a connection's
-// token is checked (constant time, length first). server.ts calls these.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+// 0600 `token` file in the state dir; never argv). How a connection's token is
+// checked (constant time, length first) is token-check.ts: this module runs
+// before the ready line and stays free of node:crypto (random.ts).
 import { closeSync, fstatSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
+import { randomBytes } from './random.ts';
 
 export const tokenEnvVar = 'HARNESS_BRIDGE_TOKEN';
 export const tokenFileName = 'token';
@@ -61,27 +61,4 @@ function checked(token: string, source: 'env' | 'file'): LoadedToken {
     return { ok: false, message: `the token from ${source === 'env' ? tokenEnvVar : tokenFileName} is shorter than ${minTokenLength} characters` };
   }
   return { ok: true, token, source };
-}
-
-/** The token a request presents: `Authorization: Bearer <token>`, else `?token=` (for proxies that strip headers). */
-export function presentedToken(request: IncomingMessage): string | undefined {
-  const header = request.headers.authorization;
-  if (typeof header === 'string') {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match ? match[1] : undefined;
-  }
-  const url = request.url ?? '';
-  const query = url.indexOf('?');
-  if (query < 0) return undefined;
-  return new URLSearchParams(url.slice(query + 1)).get('token') ?? undefined;
-}
-
-/** A checker bound to the expected token: constant-time compare, lengths first. */
-export function createTokenCheck(token: string): (presented: string | undefined) => boolean {
-  const expected = Buffer.from(token, 'utf8');
-  return (presented) => {
-    if (presented === undefined) return false;
-    const actual = Buffer.from(presented, 'utf8');
-    return actual.length === expected.length && timingSafeEqual(actual, expected);
-  };
 }

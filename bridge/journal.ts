@@ -23,10 +23,10 @@
 //   `recovered`. A corrupt header makes the whole file unusable: it is replaced
 //   by a fresh journal with a new journalId, which hosts read as "journal lost".
 import { close, fdatasync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { RecordDraft } from '../protocol/v1/record.ts';
-import { ensurePrivateDir, openJournalFile, type OpenedFile } from './journal-file.ts';
+import { ensurePrivateDir, openJournalFile, syncDir, type OpenedFile } from './journal-file.ts';
 import { serializeRecord } from './journal-format.ts';
 import { JournalReader } from './journal-reader.ts';
 import { RecordWindow } from './journal-window.ts';
@@ -64,7 +64,6 @@ const noLines: string[] = [];
 export const journalFileName = 'journal.ndjson';
 
 const closeAsync = promisify(close);
-const fdatasyncAsync = promisify(fdatasync);
 
 /** Where a copy of records into a frame buffer stopped: the next seq to copy and the offset after the last byte. */
 export type CopyResult = { next: number; offset: number };
@@ -112,6 +111,8 @@ export class Journal {
   private syncSeq = 0;
   /** An fdatasync is in flight; writes and onDurable wait for it. */
   private syncing = false;
+  /** The file was created by open() without fsyncs (before the ready line): the first fdatasync also syncs the state dir. */
+  private createdUnsynced: boolean;
   /** writeNext is on the stack (onDurable may flush() again). */
   private draining = false;
   private scheduled = false;
@@ -134,6 +135,7 @@ export class Journal {
     this.writtenSeq = file.lastSeq;
     this.writtenBytes = file.fileBytes;
     this.encodedBytes = file.fileBytes;
+    this.createdUnsynced = file.created;
   }
 
   /** Opens (recovering a torn tail) or creates `<stateDir>/journal.ndjson`. */
@@ -146,7 +148,7 @@ export class Journal {
     if (policy !== 'turn-end' && policy !== 'always' && policy !== 'never') {
       throw new RangeError(`fsyncPolicy must be turn-end, always or never, got ${String(policy)}`);
     }
-    await ensurePrivateDir(options.stateDir);
+    ensurePrivateDir(options.stateDir);
     const { file, recovered } = await openJournalFile(join(options.stateDir, journalFileName));
     return new Journal(options, file, recovered, maxWindowRecords);
   }
@@ -215,7 +217,7 @@ export class Journal {
   /** flush, then fdatasync: everything appended so far survives a power loss. */
   async sync(): Promise<void> {
     await this.flush();
-    if (!this.closed) await fdatasyncAsync(this.fd);
+    if (!this.closed) await this.datasync();
   }
 
   /** flush + fdatasync (skipped under 'never') + close the fd. Appending afterwards throws. */
@@ -223,7 +225,7 @@ export class Journal {
     if (this.closed) return;
     this.closed = true; // appends from here on throw; the flush below covers everything before
     await this.flush();
-    if (this.fsyncPolicy !== 'never') await fdatasyncAsync(this.fd);
+    if (this.fsyncPolicy !== 'never') await this.datasync();
     await closeAsync(this.fd);
   }
 
@@ -342,7 +344,7 @@ export class Journal {
         }
         if (this.syncSeq >= firstSeq) {
           this.syncing = true;
-          fdatasync(this.fd, (error) => {
+          this.fdatasyncFile((error) => {
             this.syncing = false;
             if (error) return this.fail(error);
             this.completed(firstSeq, lastSeq, lines, length);
@@ -355,6 +357,21 @@ export class Journal {
     } finally {
       this.draining = false;
     }
+  }
+
+  /** fdatasync, plus (once, for a file open() created) the state dir's entry and the header with it. */
+  private fdatasyncFile(done: (error: Error | null) => void): void {
+    fdatasync(this.fd, (error) => {
+      if (error || !this.createdUnsynced) return done(error);
+      syncDir(dirname(this.path), (dirError) => {
+        if (!dirError) this.createdUnsynced = false;
+        done(dirError);
+      });
+    });
+  }
+
+  private datasync(): Promise<void> {
+    return new Promise((resolve, reject) => this.fdatasyncFile((error) => (error ? reject(error) : resolve())));
   }
 
   private completed(firstSeq: number, lastSeq: number, lines: string[], length: number): void {

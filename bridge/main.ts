@@ -7,25 +7,26 @@
 //
 // The token comes from HARNESS_BRIDGE_TOKEN or DIR/token (auth.ts), never argv.
 //
-// Start-up order (cold start is measured against Node's own floor): the ready
-// line needs only the listening socket and the open journal, so only node
-// builtins, auth, journal and turns load before it. pino, ws, the zod
-// protocol, the supervisor and the MCP endpoint are dynamic imports — esbuild
-// keeps them in this one file but evaluates them only when imported, right
-// after the ready line. Upgrades that arrive meanwhile are held and handed to
-// the server once it is attached; log lines are queued for the logger.
-import { randomUUID } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
+// Start-up in two stages (cold start is measured against Node's own floor):
+// stage 1 (this module) needs only node builtins, auth, the journal and the
+// turn log to open the journal, listen and print the ready line. Stage 2
+// (after-ready.ts: pino, ws, the zod protocol, the supervisor, the MCP
+// endpoint) is loaded right after the ready line through after-ready-loader.ts
+// — in dist/bridge.mjs a separately built bundle embedded in the same file as
+// a string, so Node does not even parse it before the ready line. Upgrades
+// that arrive meanwhile are held and handed to the server once it is
+// attached; log lines are queued for the logger.
+import { closeSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { Duplex } from 'node:stream';
-import type { LogLevel, RecordDraft } from '../protocol/v1/index.ts';
+import type { RecordDraft } from '../protocol/v1/index.ts';
+import type { AfterReadyContext, EarlyLogCall } from './after-ready.ts';
+import { loadAfterReady } from './after-ready-loader.ts';
 import { loadToken } from './auth.ts';
+import { ensurePrivateDir } from './journal-file.ts';
 import { Journal } from './journal.ts';
 import { SERVER_LIMITS } from './limits.ts';
-import type { BridgeLogger, Logger } from './logger.ts';
-import type { BridgeServer } from './server.ts';
-import type { Supervisor } from './supervisor.ts';
+import { prepareRandom, randomUUID } from './random.ts';
 import { TurnLog, recoverTurns } from './turns.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
@@ -75,9 +76,6 @@ function writePrivateFile(path: string, text: string): void {
   renameSync(temp, path);
 }
 
-const logLevels: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
-
-type LogCall = { level: 'info' | 'warn' | 'fatal'; obj: object; msg: string };
 
 async function main(): Promise<void> {
   const parsed = parseArgs(process.argv.slice(2));
@@ -85,11 +83,11 @@ async function main(): Promise<void> {
   const { stateDir, port, host, recipeIdentity } = parsed.args;
 
   try {
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    chmodSync(stateDir, 0o700);
+    ensurePrivateDir(stateDir);
   } catch (error) {
     fail(exitConfig, `cannot create state dir ${stateDir}: ${(error as Error).message}`);
   }
+  await prepareRandom();
   const token = loadToken(stateDir, process.env);
   if (!token.ok) fail(exitConfig, token.message);
   try {
@@ -98,52 +96,51 @@ async function main(): Promise<void> {
     // the logger reports an unwritable log file once it loads; not a reason to refuse to start
   }
 
-  // Until pino is loaded (right after the ready line) log calls are queued.
-  let logger: BridgeLogger | null = null;
-  let log: Logger | null = null;
-  const early: LogCall[] = [];
-  const say = (level: LogCall['level'], obj: object, msg: string): void => {
-    if (log !== null) log[level](obj, msg);
+  // Until pino is loaded (right after the ready line) log calls are queued; stage 2 fills `wiring`.
+  const wiring: AfterReadyContext['wiring'] = { server: null, supervisor: null, logger: null, log: null, stopSignal: null };
+  const early: EarlyLogCall[] = [];
+  const say = (level: EarlyLogCall['level'], obj: object, msg: string): void => {
+    if (wiring.log !== null) wiring.log[level](obj, msg);
     else early.push({ level, obj, msg });
   };
-  installCrashHandlers(() => logger);
+  installCrashHandlers(() => wiring.logger);
   const bridgeId = randomUUID();
   say('info', { bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
 
-  // Bind first, in parallel with the journal; upgrades wait here until the server is attached.
-  const http = createServer();
-  const held: Array<[IncomingMessage, Duplex, Buffer]> = [];
-  const hold = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+  // Bind first, in parallel with the journal. A plain TCP listener (node:http loads only with
+  // stage 2): connections are accepted paused, nothing is read from them, and they wait here
+  // until stage 2's server attaches and parses them with its own HTTP server.
+  const listener = createServer({ pauseOnConnect: true });
+  const held: Socket[] = [];
+  const hold = (socket: Socket): void => {
     socket.on('error', () => {}); // a client that gives up while held; the server attaches its own handler
-    held.push([request, socket, head]);
+    held.push(socket);
   };
-  http.on('upgrade', hold);
+  listener.on('connection', hold);
   const listening = new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(port, host, () => {
-      http.off('error', reject);
+    listener.once('error', reject);
+    listener.listen(port, host, () => {
+      listener.off('error', reject);
       resolve();
     });
   });
 
   // The journal calls onDurable from its first write on; the server and supervisor exist by then.
-  let server: BridgeServer | null = null;
-  let supervisor: Supervisor | null = null;
   let outputPaused = false;
   const maxPending = SERVER_LIMITS.maxJournalPendingBytes;
   const fatal = (error: Error): never => {
     say('fatal', { err: error }, 'journal write failed; exiting (continuing would let seqs diverge from disk)');
-    logger?.flushSync();
-    if (logger === null) process.stderr.write(`harness-bridge: journal write failed: ${error.message}\n`);
+    wiring.logger?.flushSync();
+    if (wiring.logger === null) process.stderr.write(`harness-bridge: journal write failed: ${error.message}\n`);
     process.exit(exitSoftware);
   };
   const journal = await Journal.open({
     stateDir,
     onDurable: (batch) => {
-      server?.onDurable(batch);
+      wiring.server?.onDurable(batch);
       if (outputPaused && journal.pendingBytes <= maxPending / 2) {
         outputPaused = false;
-        supervisor?.resume();
+        wiring.supervisor?.resume();
       }
     },
     onFatal: fatal,
@@ -162,7 +159,7 @@ async function main(): Promise<void> {
     turns.observe(draft, seq);
     if (!outputPaused && journal.pendingBytes > maxPending) {
       outputPaused = true; // the disk is behind the CLI: stop reading its output until the queue halves
-      supervisor?.pause();
+      wiring.supervisor?.pause();
     }
     return seq;
   };
@@ -176,12 +173,13 @@ async function main(): Promise<void> {
     });
   }
   record({ kind: 'bridge-start', turnId: null, data: { bridgeId, version: BRIDGE_VERSION, recovered: { ...journal.recovered } } });
-  // Written (page cache) before the ready line; the fdatasync runs right after it. A host sees a
-  // record only once written either way; only a power loss in those milliseconds can lose them.
+  // Written (page cache) before the ready line; the fdatasync (for a fresh journal also its
+  // creation's) runs right after it, and stage 2 attaches the server only once it has returned.
+  // No host can connect before the ready line, so every record a host sees was written first.
   await journal.flush();
   await listening;
 
-  const address = http.address();
+  const address = listener.address();
   const boundPort = typeof address === 'object' && address !== null ? address.port : port;
   const ready = { type: 'bridge-ready', port: boundPort, bridgeId, journalId: journal.journalId, version: BRIDGE_VERSION, pid: process.pid };
   const readyLine = JSON.stringify(ready);
@@ -193,87 +191,42 @@ async function main(): Promise<void> {
   process.stdout.write(`${readyLine}\n`);
 
   // A signal before the server is attached stops the bridge once it is.
-  let stopSignal: NodeJS.Signals | null = null;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
       say('info', { signal }, 'signal: stopping');
-      if (server !== null) void server.shutdown('stop');
-      else stopSignal ??= signal;
+      if (wiring.server !== null) void wiring.server.shutdown('stop');
+      else wiring.stopSignal ??= signal;
     });
   }
   const synced = journal.sync().catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
 
-  const [{ createBridgeLogger }, { createBridgeServer }, { Supervisor }, { McpEndpoint, withMcp }] = await Promise.all([
-    import('./logger.ts'),
-    import('./server.ts'),
-    import('./supervisor.ts'),
-    import('./mcp.ts'),
-  ]);
-  const envLevel = process.env.HARNESS_BRIDGE_LOG_LEVEL ?? 'info';
-  const level = (logLevels as readonly string[]).includes(envLevel) ? (envLevel as LogLevel) : 'info';
-  logger = createBridgeLogger({ stateDir, token: token.token, level });
-  const mainLog = logger.child('main');
-  log = mainLog;
-  for (const call of early.splice(0)) mainLog[call.level](call.obj, call.msg);
-  await synced;
-  mainLog.info({ journalId: journal.journalId, lastSeq: journal.durableSeq, recovered: journal.recovered, interrupted: unfinished?.turnId }, 'journal open');
-
-  const runningSupervisor = new Supervisor({ emit: record, log: logger.child('supervisor') });
-  supervisor = runningSupervisor;
-  // Host tools for the CLI (DESIGN D6): its own token, 127.0.0.1 only; the CLI learns both from env (MCP_ENV_V1).
-  const mcp = new McpEndpoint({
-    record,
-    nextSeq: () => journal.lastSeq + 1,
-    flush: () => journal.flush(),
-    turnId: () => runningSupervisor.turnId,
-    log: logger.child('mcp'),
-  });
-  await mcp.listen();
-  const closeJournal = async (): Promise<void> => {
-    await journal.close();
-    journalClosed = true;
-  };
-  const bridgeLogger = logger;
-  const running = await createBridgeServer({
+  const { runAfterReady } = await loadAfterReady();
+  await runAfterReady({
+    stateDir,
     host,
-    port: boundPort,
-    http,
+    boundPort,
+    ...(recipeIdentity === undefined ? {} : { recipeIdentity }),
     token: token.token,
     bridgeId,
-    bridgeVersion: BRIDGE_VERSION,
-    ...(recipeIdentity === undefined ? {} : { recipeIdentity }),
+    listener,
     journal,
-    supervisor: withMcp(runningSupervisor, mcp),
     turns,
-    logger: bridgeLogger,
-    lifecycle: {
-      async stop(graceMs) {
-        await mcp.close();
-        await runningSupervisor.stop(graceMs);
-        await closeJournal();
-      },
-      async destroy() {
-        await mcp.close();
-        await runningSupervisor.stop(0);
-        await closeJournal();
-        rmSync(stateDir, { recursive: true, force: true });
-      },
-      exit(code) {
-        mainLog.info({ code }, 'exiting');
-        bridgeLogger.flushSync();
-        process.exit(code);
-      },
+    record,
+    synced,
+    unfinishedTurnId: unfinished?.turnId,
+    early,
+    held,
+    hold,
+    wiring,
+    closeJournal: async () => {
+      await journal.close();
+      journalClosed = true;
     },
+    removeStateDir: () => rmSync(stateDir, { recursive: true, force: true }),
   });
-  mcp.bindCalls(running.pendingCalls); // host tool-result frames reach waiting calls through the server's routing
-  server = running;
-  http.off('upgrade', hold);
-  for (const [request, socket, head] of held.splice(0)) http.emit('upgrade', request, socket, head);
-  mainLog.info({ port: boundPort }, 'ready');
-  if (stopSignal !== null) void running.shutdown('stop');
 }
 
-function installCrashHandlers(getLogger: () => BridgeLogger | null): void {
+function installCrashHandlers(getLogger: () => AfterReadyContext['wiring']['logger']): void {
   const crash = (kind: string) => (error: unknown) => {
     const logger = getLogger();
     if (logger !== null) {

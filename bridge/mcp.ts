@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { MCP_ENV_V1, type HostToolSpec, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../protocol/v1/index.ts';
-import { createTokenCheck } from './auth.ts';
+import { createTokenCheck } from './token-check.ts';
 import { resolveMcpLimits, type McpLimits } from './limits.ts';
 import type { Logger } from './logger.ts';
 import type { PendingCall, SupervisorPort } from './server.ts';

@@ -65,9 +65,11 @@ export type BridgeServerOptions = {
   lifecycle: Lifecycle;
   limits?: Partial<ServerLimits>;
   /**
-   * An HTTP server already listening (main.ts binds before loading ws and
-   * the protocol, to print the ready line early; it holds upgrades until the
-   * server attaches). host/port are then only reported. Default: create and listen.
+   * A TCP server already listening, created with `pauseOnConnect` (main.ts
+   * binds before loading node:http, ws and the protocol, to print the ready
+   * line early; it holds connections until the server attaches). Its
+   * connections are handed to the server's own HTTP server, unread so far;
+   * host/port are then only reported. Default: the HTTP server listens itself.
    */
-  http?: import('node:http').Server;
+  listener?: import('node:net').Server;
 };

@@ -5,6 +5,7 @@
 // live, backpressure) is replay.ts; seq and disk are journal.ts; the child is
 // supervisor.ts; main.ts wires them and owns the process.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import {
@@ -25,7 +26,7 @@ import {
   type HostToolSpec,
   type ToolResultFrame,
 } from '../protocol/v1/index.ts';
-import { createTokenCheck, presentedToken } from './auth.ts';
+import { createTokenCheck, presentedToken } from './token-check.ts';
 import { resolveServerLimits, type ServerLimits } from './limits.ts';
 import type { Logger } from './logger.ts';
 import { RecordStream, type DurableBatch } from './replay.ts';
@@ -58,6 +59,8 @@ export class BridgeServer {
   readonly #log: Logger;
   readonly #tokenMatches: (presented: string | undefined) => boolean;
   readonly #http: Server;
+  /** What accepts connections: #http itself, or main.ts's paused TCP listener feeding #http. */
+  readonly #listener: NetServer;
   readonly #wss: WebSocketServer;
   readonly #connections = new Set<Connection>();
   #owner: Connection | null = null;
@@ -79,27 +82,35 @@ export class BridgeServer {
     const refuse = (request: IncomingMessage, response: ServerResponse): void => {
       response.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('websocket only\n');
     };
-    this.#http = options.http ?? createServer();
+    this.#http = createServer();
     this.#http.on('request', refuse);
-    this.#http.maxConnections = this.#limits.maxConnections;
     this.#http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(request, socket, head));
+    this.#listener = options.listener ?? this.#http;
+    this.#listener.maxConnections = this.#limits.maxConnections;
+    if (this.#listener !== this.#http) {
+      // Accepted paused (pauseOnConnect): the HTTP server takes the socket unread, then reading starts.
+      this.#listener.on('connection', (socket: Socket) => {
+        this.#http.emit('connection', socket);
+        socket.resume();
+      });
+    }
   }
 
   /** The bound port (after listen). */
   get port(): number {
-    const address = this.#http.address();
+    const address = this.#listener.address();
     return typeof address === 'object' && address !== null ? address.port : 0;
   }
 
   listen(): Promise<void> {
-    if (this.#http.listening) {
+    if (this.#listener.listening) {
       this.#listening();
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
-      this.#http.once('error', reject);
-      this.#http.listen(this.#options.port, this.#options.host, () => {
-        this.#http.off('error', reject);
+      this.#listener.once('error', reject);
+      this.#listener.listen(this.#options.port, this.#options.host, () => {
+        this.#listener.off('error', reject);
         this.#listening();
         resolve();
       });
@@ -107,7 +118,7 @@ export class BridgeServer {
   }
 
   #listening(): void {
-    this.#http.on('error', (error) => this.#log.error({ err: error }, 'http server error'));
+    this.#listener.on('error', (error) => this.#log.error({ err: error }, 'http server error'));
     this.#heartbeat = setInterval(this.#beat, this.#limits.heartbeatMs);
     this.#heartbeat.unref();
     this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
@@ -155,7 +166,8 @@ export class BridgeServer {
       closed.push(new Promise((resolve) => connection.ws.once('close', () => resolve())));
       connection.ws.close(code, reason);
     }
-    this.#http.close();
+    this.#listener.close();
+    if (this.#listener !== this.#http) this.#http.close(); // idle keep-alive connections it parsed
     // Give close frames a moment to go out; a peer that never answers does not hold the exit.
     await Promise.race([Promise.all(closed), delay(500)]);
     for (const connection of this.#connections) connection.ws.terminate();
