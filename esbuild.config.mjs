@@ -136,6 +136,39 @@ async function afterReadyStage(entry) {
   };
 }
 
+/**
+ * Stage 1's node builtins through process.getBuiltinModule (Node ≥ 20.16 /
+ * 22.3) instead of static ESM imports: an ESM import of a builtin builds a
+ * module facade that reads every export, which runs lazy getters (node:fs's
+ * ReadStream loads fs streams, node:util's loads parse_args, MIME, perf
+ * hooks): ~0.5 ms of a ~28 ms start. Older Nodes import them as before
+ * (top-level await). The export list is the build machine's Node's; a name
+ * another version lacks is undefined, which only matters if stage 1 used it.
+ */
+const builtinsWithoutFacade = {
+  name: 'builtins-without-facade',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^node:[a-z_/]+$/ }, (args) =>
+      args.kind === 'import-statement' ? { path: args.path, namespace: 'builtin-get' } : undefined,
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'builtin-get' }, async (args) => {
+      const real = await import(args.path);
+      const names = Object.keys(real).filter((name) => name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name));
+      const spec = JSON.stringify(args.path);
+      return {
+        contents: [
+          `const m = typeof process.getBuiltinModule === 'function' ? process.getBuiltinModule(${spec}) : await import(${spec});`,
+          'const get = (name) => m[name];',
+          'export default m;',
+          // Pure calls, so the names stage 1 does not use are dropped (a plain `m.name` read is kept: it might be a getter).
+          ...names.map((name) => `export const ${name} = /* @__PURE__ */ get(${JSON.stringify(name)});`),
+        ].join('\n'),
+        loader: 'js',
+      };
+    });
+  },
+};
+
 export async function buildEntries(names = []) {
   const selected = names.length === 0 ? entries : entries.filter((entry) => names.includes(entry.name));
   if (selected.length === 0) throw new Error(`no entry named ${names.join(', ')}; known: ${entries.map((e) => e.name).join(', ')}`);
@@ -150,7 +183,7 @@ export async function buildEntries(names = []) {
       external: entry.external,
       // Stage 1 of the bridge has no CommonJS dependency: no require/__dirname shim to pay for at start.
       ...(entry.afterReady ? {} : { banner: { js: banner } }),
-      plugins: [zodEnglishOnly, ...staged],
+      plugins: [zodEnglishOnly, ...staged, ...(entry.afterReady ? [builtinsWithoutFacade] : [])],
     });
     const bytes = statSync(new URL(entry.outfile, `file://${root}/`)).size;
     const floor = sizeFloors[entry.name];

@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     onFatal: fatal,
   });
   const turns = new TurnLog(SERVER_LIMITS);
-  const unreadable = await recoverTurns(turns, journal.read(1, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords));
+  const unreadable = journal.durableSeq === 0 ? 0 : await recoverTurns(turns, journal.read(1, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords));
   if (unreadable > 0) say('warn', { unreadable }, 'journal lines that looked like turn records did not parse');
 
   let journalClosed = false;
@@ -187,8 +187,10 @@ async function main(): Promise<void> {
   // The bridge outlives the host that spawned it (cross-process resume): once that host is gone
   // its stdout/stderr pipes are broken, and a later write (a Node warning, a last-gasp message)
   // must not turn EPIPE into an uncaught exception that kills the bridge and its CLI.
-  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  // (stderr is set up right after the ready line: its stream is created on first use.)
+  process.stdout.on('error', () => undefined);
   process.stdout.write(`${readyLine}\n`);
+  process.stderr.on('error', () => undefined);
 
   // A signal before the server is attached stops the bridge once it is.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
