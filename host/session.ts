@@ -436,12 +436,21 @@ export class BridgeSession<S> implements HarnessV1Session {
       const interrupt = turn.translation ? this.ctx.adapter.encodeInterrupt?.(turn.translation.adapterState) : undefined;
       const sent = interrupt === undefined ? Promise.resolve() : this.send({ type: 'input', turnId: turn.turnId, text: interrupt }).then(() => undefined);
       sent.then(() => this.send({ type: 'abort', turnId: turn.turnId })).catch((error) => {
-        // The bridge could not abort (turn already ended, channel gone): settle now.
-        this.report('warn', `abort of ${turn.turnId} failed: ${(error as Error).message}`, {});
-        if (this.turn === turn) {
+        const settle = () => {
+          if (this.turn !== turn) return;
           this.turn = null;
           this.failSlice(abortError(signal.reason));
+        };
+        if ((error as { cause?: { code?: string } }).cause?.code === 'unknown-turn') {
+          // The turn ended before the abort arrived (the CLI honoured the interrupt first). Its
+          // turn-end record is journaled and on its way — the bridge's error reply can overtake
+          // it — so let that record settle the slice (as aborted), with every part it carries.
+          setTimeout(settle, HOST_SESSION_LIMITS.lifecycleTimeoutMs).unref();
+          return;
         }
+        // The bridge could not abort (channel gone): settle now.
+        this.report('warn', `abort of ${turn.turnId} failed: ${(error as Error).message}`, {});
+        settle();
       });
     };
     if (signal.aborted) onAbort();
