@@ -5,6 +5,7 @@
 // nothing more by design) and a bounded stderr tail is kept for errors.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { bridgeShellCommand } from '../bootstrap/bridge-command.mjs';
 import type { SandboxSession } from '../protocol/harness-v1/sandbox.ts';
 import { BridgeSessionError } from './session-errors.ts';
 
@@ -36,11 +37,9 @@ export type SpawnBridgeOptions = {
 
 export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready: BridgeReady; token: string }> {
   const token = randomBytes(32).toString('hex');
-  const args = ['--state-dir "$HB_STATE"', '--port "$HB_PORT"'];
-  if (options.host) args.push('--host "$HB_HOST"');
-  if (options.recipeIdentity) args.push('--recipe-identity "$HB_RECIPE"');
   const process = await options.sandbox.spawn({
-    command: `exec "$HB_NODE" "$HB_FILE" ${args.join(' ')}`,
+    // The bridge's one command line (node flags included), shared with the benchmark.
+    command: bridgeShellCommand({ host: Boolean(options.host), recipeIdentity: Boolean(options.recipeIdentity) }),
     env: {
       HB_NODE: options.nodeCommand,
       HB_FILE: options.bridgeFile,

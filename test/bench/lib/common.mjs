@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeBridgeCommand } from '../../../bootstrap/bridge-command.mjs';
 
 export const BENCH_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 export const REPO = path.resolve(BENCH_DIR, '..', '..');
@@ -32,6 +33,7 @@ export function banner(scenario, what, repeats = REPEATS) {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(`# ${scenario}: ${what}`);
   console.log(`# node ${process.version} · ${cpu} × ${os.cpus().length} · ${os.platform()} ${os.release()}`);
+  console.log(`# ours runs as the host kit launches it (bootstrap/bridge-command.mjs): ${describeBridgeCommand()}`);
   console.log(
     `# BENCH_SCALE=${SCALE} repeats=${repeats} · children run without NODE_EXTRA_CA_CERTS` +
       (process.env.NODE_EXTRA_CA_CERTS ? ' (set in this environment; it adds ~70–80 ms per Node start)' : ''),
