@@ -23,6 +23,7 @@ import type { RecordDraft } from '../protocol/v1/index.ts';
 import type { AfterReadyContext, EarlyLogCall } from './after-ready.ts';
 import { loadAfterReady } from './after-ready-loader.ts';
 import { loadToken } from './auth.ts';
+import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './state-lock.ts';
 import { ensurePrivateDir } from './journal-file.ts';
 import { Journal } from './journal.ts';
 import { SERVER_LIMITS } from './limits.ts';
@@ -105,6 +106,12 @@ async function main(): Promise<void> {
   };
   installCrashHandlers(() => wiring.logger);
   const bridgeId = randomUUID();
+  // One bridge per state dir: a second bridge appending to the same journal would reuse seqs.
+  const lock = acquireStateLock(stateDir, bridgeId);
+  if (!lock.ok) {
+    fail(EXIT_STATE_DIR_LOCKED, `state dir ${stateDir} is held by a live bridge (pid ${lock.holder.pid}, ${lock.holder.bridgeId}); attach to it instead`);
+  }
+  process.on('exit', () => lock.release());
   say('info', { bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
 
   // Bind first, in parallel with the journal. A plain TCP listener (node:http loads only with

@@ -128,7 +128,13 @@ async function readReadyLine(
   try {
     for (;;) {
       const { value, done } = await Promise.race([reader.read(), timeout, exit]);
-      if (done) throw new Error('bridge closed stdout before its ready line');
+      if (done) {
+        // Usually the bridge exited: wait briefly for its code (75 means "a live bridge holds the state dir").
+        const code = await Promise.race([Promise.resolve(exited).then(({ exitCode }) => exitCode), delay(1_000).then(() => undefined)]);
+        throw Object.assign(new Error(`bridge closed stdout before its ready line${code === undefined ? '' : ` (exit code ${code})`}`), {
+          exitCode: code,
+        });
+      }
       buffer += decoder.decode(value, { stream: true });
       let newline: number;
       while ((newline = buffer.indexOf('\n')) >= 0) {
