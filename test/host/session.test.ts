@@ -225,3 +225,42 @@ describe('stale bridges', () => {
     await resumed.doDestroy();
   });
 });
+
+describe('bridge start-up failures', () => {
+  it('a bridge that cannot start fails doStart with bridge-start-failed carrying its stderr tail', async () => {
+    const sandbox = await kit.provider.createSession({ sessionId: 'no-start' });
+    const { createBridgeHarness } = await import('../../host/harness.ts');
+    const { fixtureAdapter } = await import('../fixtures/fixture-adapter.ts');
+    // A "node" that prints to stderr and exits: what a broken install looks like from the host.
+    const { writeFile, chmod } = await import('node:fs/promises');
+    const fakeNode = join(kit.root, 'broken-node.sh');
+    await writeFile(fakeNode, '#!/bin/sh\necho "boom: cannot load $1" >&2\nexit 3\n');
+    await chmod(fakeNode, 0o755);
+    const harness = createBridgeHarness(fixtureAdapter(), { nodeCommand: fakeNode });
+    const error = await Promise.resolve(
+      harness.doStart({ sessionId: 'no-start', sandboxSession: sandbox, sessionWorkDir: sandbox.defaultWorkingDirectory }),
+    ).then(
+      () => null,
+      (e: unknown) => e as Error & { code?: string },
+    );
+    expect(error?.code).toBe('bridge-start-failed');
+    expect(error?.message).toMatch(/exit(ed with)? code 3/);
+    expect(error?.message).toMatch(/stderr tail:\n.*boom: cannot load \/.*bridge\.mjs/);
+  });
+
+  it('doStart honours an already-aborted abortSignal', async () => {
+    const sandbox = await kit.provider.createSession({ sessionId: 'aborted-start' });
+    const { createBridgeHarness } = await import('../../host/harness.ts');
+    const { fixtureAdapter } = await import('../fixtures/fixture-adapter.ts');
+    const abort = new AbortController();
+    abort.abort();
+    await expect(
+      createBridgeHarness(fixtureAdapter()).doStart({
+        sessionId: 'aborted-start',
+        sandboxSession: sandbox,
+        sessionWorkDir: sandbox.defaultWorkingDirectory,
+        abortSignal: abort.signal,
+      }),
+    ).rejects.toMatchObject({ name: expect.stringMatching(/Abort/) });
+  });
+});
