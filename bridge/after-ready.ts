@@ -6,6 +6,7 @@
 // only now (after-ready-loader.ts), so Node never parses it before the ready
 // line. Connections that arrived meanwhile were held by main.ts and are handed
 // to the server once it is attached; early log calls were queued.
+import './young-generation.ts'; // first: caps the young generation before the rest allocates
 import type { Server, Socket } from 'node:net';
 import type { LogLevel, RecordDraft } from '../protocol/v1/index.ts';
 import type { Journal } from './journal.ts';
