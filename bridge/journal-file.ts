@@ -6,6 +6,7 @@ import {
   chmodSync,
   close,
   closeSync,
+  existsSync,
   fdatasync,
   fstat,
   ftruncate,
@@ -79,6 +80,8 @@ export async function openJournalFile(path: string): Promise<{ file: OpenedFile;
 }
 
 function openExisting(path: string): number | null {
+  // A fresh state dir is the common start: check first, rather than pay for an ENOENT error object.
+  if (!existsSync(path)) return null;
   try {
     return openSync(path, 'r+');
   } catch (error) {

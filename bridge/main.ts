@@ -171,19 +171,6 @@ async function main(): Promise<void> {
     return seq;
   };
 
-  const unfinished = turns.unfinished;
-  if (unfinished !== undefined) {
-    record({
-      kind: 'turn-end',
-      turnId: unfinished.turnId,
-      data: { reason: 'interrupted', message: 'the bridge running this turn exited before the turn ended' },
-    });
-  }
-  record({ kind: 'bridge-start', turnId: null, data: { bridgeId, version: BRIDGE_VERSION, recovered: { ...journal.recovered } } });
-  // Written (page cache) before the ready line; the fdatasync (for a fresh journal also its
-  // creation's) runs right after it, and stage 2 attaches the server only once it has returned.
-  // No host can connect before the ready line, so every record a host sees was written first.
-  await journal.flush();
   await listening;
 
   const address = listener.address();
@@ -198,6 +185,20 @@ async function main(): Promise<void> {
   process.stdout.on('error', () => undefined);
   process.stdout.write(`${readyLine}\n`);
   process.stderr.on('error', () => undefined);
+
+  // The records a restart owes go in right after the ready line: no host can connect before it,
+  // and stage 2 attaches the server only once the sync below (their write, then the fdatasync —
+  // for a fresh journal also its creation's) has returned, so every record a host sees was
+  // written first (DESIGN D2), and these come before any record of this bridge's own.
+  const unfinished = turns.unfinished;
+  if (unfinished !== undefined) {
+    record({
+      kind: 'turn-end',
+      turnId: unfinished.turnId,
+      data: { reason: 'interrupted', message: 'the bridge running this turn exited before the turn ended' },
+    });
+  }
+  record({ kind: 'bridge-start', turnId: null, data: { bridgeId, version: BRIDGE_VERSION, recovered: { ...journal.recovered } } });
 
   // A signal before the server is attached stops the bridge once it is.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
