@@ -4,66 +4,31 @@
 // exactly once from the channel; TurnTranslation turns them into parts.
 // Resume payloads and the ladder live in resume-state.ts and ladder.ts.
 import { randomBytes } from 'node:crypto';
-import type { SandboxSession } from '../protocol/harness-v1/sandbox.ts';
-import type { HarnessV1Diagnostic, HarnessV1Observability } from '../protocol/harness-v1/diagnostics.ts';
+import type { HarnessV1Diagnostic } from '../protocol/harness-v1/diagnostics.ts';
 import { HarnessCapabilityUnsupportedError } from '../protocol/harness-v1/errors.ts';
 import type {
   HarnessV1ContinueTurnOptions,
-  HarnessV1PermissionMode,
-  HarnessV1Prompt,
   HarnessV1PromptControl,
   HarnessV1PromptTurnOptions,
   HarnessV1ResumeState,
   HarnessV1Session,
-  HarnessV1Skill,
   HarnessV1ToolSpec,
 } from '../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../protocol/harness-v1/stream-part.ts';
-import { launchSpecSchema, type AckFrame, type HelloFrame, type HostToolSpec, type JournalRecord, type McpEnvNames } from '../protocol/v1/index.ts';
-import type { CliAdapter, LaunchMode } from './adapter.ts';
+import { launchSpecSchema, type AckFrame, type JournalRecord } from '../protocol/v1/index.ts';
+import type { LaunchMode } from './adapter.ts';
 import type { ChannelRequest } from './channel/requests.ts';
 import type { BridgeLink, Rung } from './ladder.ts';
 import { toResumeState, type InFlightTurn, type ResumeData } from './resume-state.ts';
 import { abortError, BridgeSessionError } from './session-errors.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
 import { markRecomputed, TurnTranslation, type TranslationSnapshot } from './turn-translation.ts';
+import type { SessionChannel, SessionContext, SessionInit } from './session-types.ts';
+import { forceDestroy, promptText, toHostTool } from './session-util.ts';
+import { WriteLog } from './write-log.ts';
 
-/** The part of a channel a session uses; host/channel.ts provides it. */
-export interface SessionChannel {
-  request(frame: ChannelRequest): Promise<AckFrame>;
-  close(): Promise<void>;
-  /** The hello of the current connection. */
-  readonly hello: HelloFrame | null;
-  /** Resolves once the current attach has replayed up to live; rejects with the channel's terminal error. */
-  whenLive(): Promise<void>;
-}
-
-export type OpenChannel = (options: {
-  url: string;
-  token: string;
-  /** Records with seq <= cursor are not delivered. */
-  cursor: number;
-  journalId: string;
-  onRecords: (records: ReadonlyArray<JournalRecord>) => void;
-  /** The channel ended for good (it will not reconnect). */
-  onTerminal: (error: Error) => void;
-}) => SessionChannel;
-
-export type SessionContext<S> = {
-  readonly adapter: CliAdapter<S>;
-  readonly sessionId: string;
-  readonly sessionWorkDir: string;
-  readonly stateDir: string;
-  readonly bootstrapDir: string;
-  readonly permissionMode: HarnessV1PermissionMode;
-  readonly skills: ReadonlyArray<HarnessV1Skill>;
-  readonly observability: HarnessV1Observability | undefined;
-  readonly openChannel: OpenChannel;
-  /** The restricted sandbox view, for cleanup when the bridge cannot do it. */
-  readonly sandbox: SandboxSession;
-  /** Kills the bridge process if this host spawned it and it outlived destroy. */
-  readonly mcp: McpEnvNames | undefined;
-};
+export type { OpenChannel, SessionChannel, SessionContext, SessionInit } from './session-types.ts';
+export { promptText } from './session-util.ts';
 
 type TurnState<S> = InFlightTurn & {
   translation: TurnTranslation<S> | undefined;
@@ -78,14 +43,6 @@ type Slice = {
   tools: ReadonlyArray<HarnessV1ToolSpec>;
   /** Parts are collected instead of emitted (doCompact's internal turn). */
   collectOnly: boolean;
-};
-
-export type SessionInit = {
-  readonly link: BridgeLink;
-  readonly isResume: boolean;
-  readonly resume?: ResumeData;
-  /** The rungs the ladder used to get here (empty for a fresh session). */
-  readonly rungs: Rung[];
 };
 
 export class BridgeSession<S> implements HarnessV1Session {
@@ -104,6 +61,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private slice: Slice | null = null;
   private pendingRerun: boolean;
   private closed = false;
+  /** Recent turn starts and stdin writes, to settle requests whose ack a dropped connection swallowed. */
+  private readonly writes = new WriteLog(HOST_SESSION_LIMITS.maxRememberedWrites);
   /** Parts a compaction produced between turns, emitted on the next turn. */
   private carryParts: HarnessV1StreamPart[] = [];
 
@@ -369,7 +328,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       if (this.channel !== channel) return;
       const thread = this.ctx.adapter.threadId(record);
       if (thread !== undefined) this.threadId = thread;
-      if (record.kind === 'turn-start' || record.kind === 'stdin') this.remember(record);
+      if (record.kind === 'turn-start' || record.kind === 'stdin') this.writes.remember(record);
       const turn = this.turn;
       if (turn && record.turnId === turn.turnId) this.onTurnRecord(turn, record);
       if (record.seq > this.cursor) this.cursor = record.seq;
@@ -528,14 +487,6 @@ export class BridgeSession<S> implements HarnessV1Session {
     if (channel) await channel.close();
   }
 
-  /** Recent turn starts and stdin writes, to settle at-most-once requests whose ack a drop swallowed. */
-  private readonly recent: Array<{ seq: number; kind: 'turn-start' | 'stdin'; turnId: string | null; text: string }> = [];
-
-  private remember(record: Extract<JournalRecord, { kind: 'turn-start' | 'stdin' }>): void {
-    this.recent.push({ seq: record.seq, kind: record.kind, turnId: record.turnId, text: record.kind === 'stdin' ? record.data.text : '' });
-    if (this.recent.length > HOST_SESSION_LIMITS.maxRememberedWrites) this.recent.shift();
-  }
-
   /**
    * A start, rerun or input whose connection dropped before its ack is not re-sent blindly by the
    * channel (at-most-once). Once re-attached and caught up, the journal says whether it landed:
@@ -544,13 +495,7 @@ export class BridgeSession<S> implements HarnessV1Session {
    */
   private async settleUnknown(channel: SessionChannel, frame: ChannelRequest, sentAt: number, attempt: number): Promise<AckFrame> {
     await channel.whenLive();
-    const landed =
-      frame.type === 'start' || frame.type === 'rerun'
-        ? (channel.hello?.turns.some((t) => t.turnId === frame.turnId) ?? false) ||
-          this.recent.some((r) => r.kind === 'turn-start' && r.turnId === frame.turnId)
-        : frame.type === 'input'
-          ? this.recent.some((r) => r.kind === 'stdin' && r.seq > sentAt && r.turnId === frame.turnId && r.text === frame.text)
-          : true; // a signal is never repeated: a second SIGINT can kill a CLI that reads double Ctrl-C as exit
+    const landed = this.writes.landed(frame, sentAt, channel.hello);
     this.report('info', `${frame.type} lost its ack to a dropped connection; the journal says it ${landed ? 'landed' : 'did not land, sending it again'}`, {
       frame: frame.type,
       attempt,
@@ -647,32 +592,4 @@ export class BridgeSession<S> implements HarnessV1Session {
       timestamp: Date.now(),
     });
   }
-}
-
-/** Kills the bridge named in the state dir's bridge.json (and its process group) and removes the state dir. */
-async function forceDestroy(sandbox: SandboxSession, stateDir: string): Promise<void> {
-  await sandbox.run({
-    command:
-      'pid=$(sed -n \'s/.*"pid":\\([0-9]*\\).*/\\1/p\' "$HB_STATE/bridge.json" 2>/dev/null); ' +
-      '[ -n "$pid" ] && { kill -9 -"$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null; }; rm -rf "$HB_STATE"',
-    env: { HB_STATE: stateDir },
-  });
-}
-
-function toHostTool(tool: HarnessV1ToolSpec): HostToolSpec {
-  return {
-    name: tool.name,
-    ...(tool.description === undefined ? {} : { description: tool.description }),
-    ...(tool.inputSchema === undefined ? {} : { inputSchema: tool.inputSchema as Record<string, unknown> }),
-  };
-}
-
-export function promptText(prompt: HarnessV1Prompt): string {
-  if (typeof prompt === 'string') return prompt;
-  const content = prompt.content;
-  if (typeof content === 'string') return content;
-  return content
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .filter((text) => text.length > 0)
-    .join('\n');
 }
