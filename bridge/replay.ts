@@ -46,10 +46,14 @@ const closeBrace = 0x7d;
 
 /**
  * Frame buffers for the byte path: one records frame is at most this many
- * bytes (a bigger single record gets a buffer of its own). A few hundred KB
- * keeps the host parsing one frame while the next is on its way.
+ * bytes (a bigger single record gets a buffer of its own). Big enough to keep
+ * the host parsing one frame while the next is on its way; below V8's 128 KiB
+ * large-object threshold so the host's frame string (JSON.parse input) dies in
+ * the young generation: at 256 KiB each frame's string went to large-object
+ * space, freed only by a full GC, and a slow host's peak at 1M records grew
+ * by ~15 MiB of such garbage (test/chaos/memory.test.ts).
  */
-const frameBufferBytes = 256 * 1024;
+const frameBufferBytes = 120 * 1024;
 /** Frame buffers kept for reuse once ws has written them (more in flight are allocated and dropped). */
 const maxPooledFrameBuffers = 4;
 const framePool: Buffer[] = [];

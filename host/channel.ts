@@ -83,11 +83,14 @@ class Channel implements BridgeChannel {
   private cursorAtLastGap = -1;
   private stopAcked = false;
   private stickyDiagnostics: ChannelRequest | null = null;
-  /** Frames waiting while an async onRecords runs: order across all frame types is kept. */
-  private inbound: BridgeFrame[] = [];
+  /**
+   * Frames waiting while an async onRecords runs, as their wire bytes: order across all frame types is kept,
+   * and a frame is parsed (and validated) only when it is handled, so a slow consumer pins the queue's wire
+   * bytes (off the JS heap) plus one parsed batch, not every queued record as objects.
+   */
+  private inbound: Buffer[] = [];
   /** Wire bytes of the frames in `inbound`: the queue is bounded by bytes too (a records frame can carry a MiB). */
   private inboundBytes = 0;
-  private readonly inboundSizes: number[] = [];
   private consuming = false;
   private liveWaiters: Array<{ resolve: () => void; reject: (error: BridgeChannelError) => void }> = [];
   private terminalError: BridgeChannelError | null = null;
@@ -203,7 +206,6 @@ class Channel implements BridgeChannel {
     this.clearConnectionTimers();
     connection?.drop();
     this.inbound = []; // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
-    this.inboundSizes.length = 0;
     this.inboundBytes = 0;
     this.requests.onDisconnect();
     this.recorder?.event('disconnect', {
@@ -253,8 +255,20 @@ class Channel implements BridgeChannel {
   // ── inbound ───────────────────────────────────────────────────────────
 
   private receive(buffer: Buffer): void {
-    const decoded = decodeFrame(buffer, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes);
     this.heartbeat.heard();
+    if (this.consuming) {
+      this.inbound.push(buffer);
+      this.inboundBytes += buffer.byteLength;
+      const socket = this.connection?.socket;
+      const full = this.inbound.length >= this.maxInboundQueuedFrames || this.inboundBytes >= CHANNEL_LIMITS.maxInboundQueuedBytes;
+      if (full && socket && !socket.isPaused) socket.pause();
+      return;
+    }
+    this.decodeAndHandle(buffer);
+  }
+
+  private decodeAndHandle(buffer: Buffer): void {
+    const decoded = decodeFrame(buffer, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes);
     if (!decoded.ok) {
       // A bad frame from the bridge is reported and dropped, never cast. A
       // dropped records frame shows up as a gap on the next one → re-attach.
@@ -263,15 +277,6 @@ class Channel implements BridgeChannel {
       return;
     }
     this.recorder?.frame('in', buffer.toString('utf8'), decoded.frame);
-    if (this.consuming) {
-      this.inbound.push(decoded.frame);
-      this.inboundSizes.push(buffer.byteLength);
-      this.inboundBytes += buffer.byteLength;
-      const socket = this.connection?.socket;
-      const full = this.inbound.length >= this.maxInboundQueuedFrames || this.inboundBytes >= CHANNEL_LIMITS.maxInboundQueuedBytes;
-      if (full && socket && !socket.isPaused) socket.pause();
-      return;
-    }
     this.handle(decoded.frame);
   }
 
@@ -431,8 +436,9 @@ class Channel implements BridgeChannel {
   private drainInbound(): void {
     this.consuming = false;
     while (!this.consuming && this.inbound.length > 0 && this.phase !== 'closed') {
-      this.inboundBytes -= this.inboundSizes.shift() ?? 0;
-      this.handle(this.inbound.shift() as BridgeFrame);
+      const buffer = this.inbound.shift()!;
+      this.inboundBytes -= buffer.byteLength;
+      this.decodeAndHandle(buffer);
     }
     if (!this.consuming && this.connection?.socket.isPaused) this.connection.socket.resume();
   }
@@ -535,7 +541,6 @@ class Channel implements BridgeChannel {
     this.connection = null;
     connection?.close();
     this.inbound = [];
-    this.inboundSizes.length = 0;
     this.inboundBytes = 0;
     this.requests.rejectAll('closed', error ? `channel ended: ${error.code}` : 'channel closed');
     const waiterError = error ?? new BridgeChannelError('closed', 'channel closed', { lastCursor: this.cursor });

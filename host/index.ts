@@ -12,5 +12,6 @@ export { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandbo
 export { adapterConformance, normalizeIds, type AdapterConformanceCase, type AdapterConformanceContext } from './conformance/adapter.ts';
 export { sandboxProviderConformance, type SandboxConformanceCase } from './conformance/sandbox-provider.ts';
 export { CHANNEL_LIMITS, HOST_SESSION_LIMITS } from './limits.ts';
+export { limitYoungGeneration } from './memory.ts';
 export { HarnessCapabilityUnsupportedError, HarnessError } from '../protocol/harness-v1/errors.ts';
 export type * from '../protocol/harness-v1/index.ts';

@@ -34,10 +34,13 @@ export const CHANNEL_LIMITS = {
   maxInboundQueuedFrames: 64,
   /**
    * The same queue bounded in wire bytes: the bridge packs up to ~1 MiB of records into one frame,
-   * so 64 frames could pin 64 MiB (plus their parsed form) in a host whose consumer is slow.
-   * 4 MiB keeps a slow host's memory flat and still lets a fast consumer run at full speed.
+   * so 64 frames could pin 64 MiB in a host whose consumer is slow. Queued frames are kept as
+   * wire bytes (parsed only when handled). 1 MiB is ~7k short records, ~8 live frames of the
+   * bridge's ≤ 120 KiB: enough to keep a consumer busy while the socket refills (a fast consumer
+   * never queues), and small next to a host's baseline; at 4 MiB a slow host's peak RSS at 1M
+   * records was 1.3–1.5× its peak at 10k (test/chaos/memory.test.ts).
    */
-  maxInboundQueuedBytes: 4 * 1024 * 1024,
+  maxInboundQueuedBytes: 1 * 1024 * 1024,
   /** Consecutive gap re-attaches with no progress before the channel calls it a protocol violation. */
   maxGapReattaches: 5,
 } as const;

@@ -2,10 +2,14 @@
 // starts a turn and consumes it slowly (async onRecords with a delay per
 // batch), so its peak RSS is measured alone (VmHWM of this process).
 // argv: url token launchJson delayMs. Prints one JSON line per ~5% progress and a final one.
+// Like an embedding app may, it opts in to limitYoungGeneration() (host/memory.ts)
+// first; HB_MEMORY_HOST_YOUNG_GEN=grow leaves V8's default young-generation growth.
 import { readFileSync } from 'node:fs';
+import { limitYoungGeneration } from '../../host/memory.ts';
 import { createBridgeChannel } from '../../host/channel.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/index.ts';
 
+if (process.env.HB_MEMORY_HOST_YOUNG_GEN !== 'grow') limitYoungGeneration();
 const [url, token, launchJson, delayArg] = process.argv.slice(2);
 const delayMs = Number(delayArg ?? 1);
 const launch = JSON.parse(launchJson!) as LaunchSpecInput;

@@ -6,7 +6,8 @@
 // the same run. CI runs 1M when it fits (see the figures line for the time);
 // HB_MEMORY_RECORDS overrides N, HB_CHAOS_SCALE scales it. Diagnosis knobs:
 // HB_MEMORY_INBOUND_FRAMES (the host channel's maxInboundQueuedFrames),
-// HB_MEMORY_BRIDGE_NODE_OPTIONS / HB_MEMORY_HOST_NODE_OPTIONS (e.g. --max-semi-space-size=1).
+// HB_MEMORY_BRIDGE_NODE_OPTIONS / HB_MEMORY_HOST_NODE_OPTIONS (e.g. --max-semi-space-size=1),
+// HB_MEMORY_HOST_YOUNG_GEN=grow (the host process skips its opt-in limitYoungGeneration()).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +28,8 @@ afterAll(async () => {
   if (s && l) {
     console.log(
       `[figures] memory records=${large} vs ${small} bridge-peak=${(l.bridgeKiB / 1024).toFixed(1)}MiB vs ${(s.bridgeKiB / 1024).toFixed(1)}MiB (${(l.bridgeKiB / s.bridgeKiB).toFixed(2)}x) ` +
-        `host-peak=${(l.hostKiB / 1024).toFixed(1)}MiB vs ${(s.hostKiB / 1024).toFixed(1)}MiB (${(l.hostKiB / s.hostKiB).toFixed(2)}x) bound=1.2x ${l.bridgeKiB / s.bridgeKiB <= 1.2 && l.hostKiB / s.hostKiB <= 1.2 ? 'met' : 'NOT MET (known, see the it.fails case)'} ` +
+        `host-peak=${(l.hostKiB / 1024).toFixed(1)}MiB vs ${(s.hostKiB / 1024).toFixed(1)}MiB (${(l.hostKiB / s.hostKiB).toFixed(2)}x) ` +
+        `host-young-gen=${process.env.HB_MEMORY_HOST_YOUNG_GEN === 'grow' ? 'default' : 'limited (opt-in limitYoungGeneration)'} bound=1.2x ${l.bridgeKiB / s.bridgeKiB <= 1.2 && l.hostKiB / s.hostKiB <= 1.2 ? 'met' : 'NOT MET (known, see the it.fails case)'} ` +
         `time=${l.seconds.toFixed(1)}s vs ${s.seconds.toFixed(1)}s (${Math.round(l.lines / l.seconds)} records/s through a slow host) gaps=0 duplicates=0`,
     );
   }
@@ -82,9 +84,10 @@ describe('bounded memory', () => {
     expect(results.large!.hostKiB, 'host peak').toBeLessThan(512 * 1024);
   });
 
-  // KNOWN FAILING at 1M (issue 8, see the report): the host's inbound queue is bounded in frames (64 × up to
-  // 1 MiB records frames, parsed) rather than bytes, and both processes' V8 young generation grows with the
-  // record rate. `it.fails` keeps CI green while it stays broken and turns red once the bound holds.
+  // KNOWN FAILING at 1M (issue 8): the host is at ~1.2–1.3x (wire-byte inbound queue of 1 MiB, frames below
+  // V8's large-object size, opt-in limitYoungGeneration); the bridge is at ~1.35–1.5x, its growth is
+  // ArrayBuffer memory (process.memoryUsage().arrayBuffers 3 → 25 MiB; JS heap flat at ~8–12 MiB), not yet
+  // attributed. `it.fails` keeps CI green while it stays broken and turns red once the bound holds.
   const strict = large >= 200_000 ? it.fails : it;
   strict(`KNOWN FAILING: peak RSS at ${large} records is within 1.2x of the peak at ${small} (bridge and host)`, () => {
     const s = results.small!;
