@@ -16,15 +16,19 @@ type LockContent = { pid: number; startTime: string | null; bridgeId: string };
 
 export type LockResult = { ok: true; release: () => void } | { ok: false; holder: LockContent };
 
-/** The process's start time from /proc (clock ticks since boot), or null off Linux. */
-export function processStartTime(pid: number): string | null {
+/** Fields of /proc/<pid>/stat after the command name (which may itself contain spaces), or null off Linux. */
+function procStat(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22 counts after the ")" that closes the command name (which may itself contain spaces).
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null; // no /proc (not Linux) or the process is gone
   }
+}
+
+/** The process's start time from /proc (clock ticks since boot, field 22), or null off Linux. */
+export function processStartTime(pid: number): string | null {
+  return procStat(pid)?.[19] ?? null;
 }
 
 function alive(holder: LockContent): boolean {
@@ -33,8 +37,11 @@ function alive(holder: LockContent): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'; // exists but is not ours to signal
   }
-  if (holder.startTime === null) return true;
-  return processStartTime(holder.pid) === holder.startTime; // a recycled pid is not the holder
+  const stat = procStat(holder.pid);
+  if (stat === null) return holder.startTime === null; // no /proc: trust kill(0)
+  // A SIGKILLed bridge that nobody reaped yet is a zombie: kill(0) still succeeds, but it holds nothing.
+  if (stat[0] === 'Z' || stat[0] === 'X') return false;
+  return holder.startTime === null || stat[19] === holder.startTime; // a recycled pid is not the holder
 }
 
 function readHolder(path: string): LockContent | null {

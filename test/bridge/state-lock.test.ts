@@ -40,6 +40,23 @@ describe('bridge state-dir lock', () => {
     expect(JSON.parse(readFileSync(join(dir, STATE_LOCK_FILE), 'utf8')).bridgeId).toBe('new');
   });
 
+  it('takes over a lock whose holder was SIGKILLed but not yet reaped (a zombie still answers kill(0))', async () => {
+    const dir = stateDir();
+    // The holder's parent never reaps it (an exec'd `sleep`), so once killed it stays a zombie.
+    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60']);
+    const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d).trim()))));
+    writeFileSync(join(dir, STATE_LOCK_FILE), JSON.stringify({ pid, startTime: processStartTime(pid), bridgeId: 'killed' }));
+    expect(acquireStateLock(dir, 'new').ok, 'the holder is alive').toBe(false);
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(readFileSync(`/proc/${pid}/stat`, 'utf8'), 'the holder is a zombie now').toContain(') Z ');
+    try {
+      expect(acquireStateLock(dir, 'new').ok).toBe(true);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
   it('treats a recycled pid (same pid, other start time) and a torn lock file as stale', () => {
     const dir = stateDir();
     writeFileSync(join(dir, STATE_LOCK_FILE), JSON.stringify({ pid: process.pid, startTime: '1', bridgeId: 'old' }));
