@@ -43,12 +43,15 @@ export class RecordWindow {
   /** Seq the next pushed record gets. */
   private next: number;
 
-  /** `lastSeq`: the seq before the first one that will be pushed. */
-  constructor(maxRecords: number, maxBytes: number, lastSeq: number, blockBytes: number, maxSpareBlocks = 2) {
+  /**
+   * `lastSeq`: the seq before the first one that will be pushed. `maxSpareBytes`:
+   * trimmed block bytes kept for reuse (at least one block).
+   */
+  constructor(maxRecords: number, maxBytes: number, lastSeq: number, blockBytes: number, maxSpareBytes = 2 * blockBytes) {
     this.maxRecords = maxRecords;
     this.maxBytes = maxBytes;
     this.blockBytes = blockBytes;
-    this.maxSpareBlocks = maxSpareBlocks;
+    this.maxSpareBlocks = Math.max(1, Math.floor(maxSpareBytes / blockBytes));
     this.next = lastSeq + 1;
   }
 

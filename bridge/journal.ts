@@ -129,7 +129,7 @@ export class Journal {
     this.onDurable = options.onDurable;
     this.onFatal = options.onFatal ?? exitOnFatal;
     this.keepLines = options.keepBatchLines === true;
-    this.window = new RecordWindow(maxWindowRecords, JOURNAL_LIMITS.maxWindowBytes, file.lastSeq, JOURNAL_LIMITS.windowBlockBytes);
+    this.window = new RecordWindow(maxWindowRecords, JOURNAL_LIMITS.maxWindowBytes, file.lastSeq, JOURNAL_LIMITS.windowBlockBytes, JOURNAL_LIMITS.windowSpareBytes);
     this.index = file.index;
     this.assignedSeq = file.lastSeq;
     this.writtenSeq = file.lastSeq;

@@ -44,6 +44,16 @@ export const JOURNAL_LIMITS = {
    */
   windowBlockBytes: 1024 * 1024,
   /**
+   * Bytes of trimmed window blocks kept for reuse. One write drains what a tick
+   * appended (up to SERVER_LIMITS.maxJournalPendingBytes plus one pipe read
+   * loop), and trim() then frees that many blocks at once: with 2 spare blocks
+   * the rest were dropped and reallocated every tick, and a slow host's bridge
+   * at 1M records carried 10–17 MiB of such dead 1 MiB blocks awaiting a full
+   * GC (test/chaos/memory.test.ts). 4 MiB covers that burst; they are live
+   * memory the bridge already peaked at, not new growth.
+   */
+  windowSpareBytes: 4 * 1024 * 1024,
+  /**
    * Bytes of record JSON per batch yielded by read(), whatever maxBatchRecords
    * says: keeps a replay batch (and the frame built from it) far below
    * PROTOCOL_LIMITS_V1.maxFrameBytes (8 MiB). A single larger record still goes out alone.
@@ -101,9 +111,13 @@ export const SERVER_LIMITS = {
   /**
    * Journal bytes queued but not yet written above which the CLI's output is
    * paused (supervisor.pause), resumed below half of it: a CLI faster than the
-   * disk cannot grow the bridge's memory.
+   * disk cannot grow the bridge's memory. The bytes are window blocks: one event-loop
+   * turn reads up to 32 × 64 KiB from the CLI pipe, ~5 MiB of journal lines for
+   * short records, all held until the end-of-tick write. 2 MiB (two window blocks)
+   * caps that burst (at 8 MiB a 1M-record run held ~9 blocks); pausing costs one
+   * pause/resume per tick, the write itself takes microseconds.
    */
-  maxJournalPendingBytes: 8 * 1024 * 1024,
+  maxJournalPendingBytes: 2 * 1024 * 1024,
   /** A diagnostic frame above this many characters is sent without its attrs. */
   maxDiagnosticBytes: 16 * 1024,
 } as const;

@@ -6,6 +6,7 @@
 // server.ts owns sockets and ownership; journal.ts owns what read() returns.
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES_V1 } from '../protocol/v1/index.ts';
+import { SERVER_LIMITS } from './limits.ts';
 import type { Logger } from './logger.ts';
 
 type CopyResult = { next: number; offset: number };
@@ -54,8 +55,15 @@ const closeBrace = 0x7d;
  * by ~15 MiB of such garbage (test/chaos/memory.test.ts).
  */
 const frameBufferBytes = 120 * 1024;
-/** Frame buffers kept for reuse once ws has written them (more in flight are allocated and dropped). */
-const maxPooledFrameBuffers = 4;
+/**
+ * Frame buffers kept for reuse once ws has written them. A socket is filled
+ * until its bufferedAmount passes SERVER_LIMITS.maxBufferedBytes, so up to
+ * that many bytes of frames plus one are in flight at once: the pool holds
+ * them all. With 4, a slow host's drain cycles dropped ~5 buffers each, and the
+ * bridge at 1M records carried ~20 MiB of dead 120 KiB buffers (not young: they
+ * live until ws writes them) awaiting a full GC.
+ */
+const maxPooledFrameBuffers = Math.ceil(SERVER_LIMITS.maxBufferedBytes / frameBufferBytes) + 2;
 const framePool: Buffer[] = [];
 
 function takeFrameBuffer(): Buffer {
@@ -119,7 +127,9 @@ export class RecordStream {
     }
     if (this.#journal.copyFromWindow !== undefined) {
       if (!this.#sendFromWindow(batch.lastSeq)) {
-        this.#pumping = true; // the window no longer holds them (cannot happen inside onDurable): read them back
+        // The socket filled up (a batch is one tick of CLI output, several MiB), or the window no
+        // longer holds them (cannot happen inside onDurable): the rest is caught up once it drains.
+        this.#pumping = true;
         this.#catchUp();
       }
       return;
@@ -128,10 +138,14 @@ export class RecordStream {
     this.#sendLines(skip === 0 ? batch.lines : batch.lines.slice(skip));
   }
 
-  /** Sends sentSeq+1..to from the journal's memory window, synchronously; false if it no longer holds them. */
+  /**
+   * Sends sentSeq+1..to from the journal's memory window, synchronously; false if it no longer
+   * holds them or the socket passed maxBufferedBytes first (ws would otherwise hold the whole batch).
+   */
   #sendFromWindow(to: number): boolean {
     const journal = this.#journal;
     while (this.#sentSeq < to) {
+      if (this.#ws.bufferedAmount > this.#limits.maxBufferedBytes) return false;
       const from = this.#sentSeq + 1;
       let buffer = takeFrameBuffer();
       let copied = journal.copyFromWindow!(from, to, buffer, prefixBytes.length, buffer.length - 1);
