@@ -148,6 +148,13 @@ export const SUPERVISOR_LIMITS = {
    * PROTOCOL_LIMITS_V1.maxFrameBytes (8 MiB) frame.
    */
   maxLineBytesCeiling: 1024 * 1024,
+  /**
+   * Bytes of child pipe output staged (copied out of the pipe's chunks) per
+   * stream before it is split on the next setImmediate (supervisor-process.ts
+   * ChunkStage: the chunks die young). One event-loop turn reads at most
+   * 32 × 64 KiB; past this many bytes the staged ones are split at once.
+   */
+  stagedOutputBytes: 512 * 1024,
   /** Floor for any line cap: a piece must hold a whole 4-byte UTF-8 char with room to spare. */
   minLineBytes: 16,
   /** Time between abort's interrupt and the SIGKILL of the process group (the brief's default). */

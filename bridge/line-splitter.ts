@@ -19,11 +19,25 @@ export type LineSink = (text: string, cont: boolean) => void;
 const LF = 0x0a;
 const CR = 0x0d;
 
+/**
+ * Initial bytes of the carry buffer (the unterminated tail of the last chunk).
+ * Grown on demand up to about maxLineBytes + one chunk; given back once a line
+ * that needed more than this ends, so one long line does not pin it forever.
+ */
+const carryBytes = 16 * 1024;
+
 export class LineSplitter {
   readonly maxLineBytes: number;
   readonly #onLine: LineSink;
-  /** Bytes of the current, unterminated line, in arrival order. */
-  #pending: Buffer[] = [];
+  /**
+   * Bytes of the current, unterminated line: copied out of the input chunk
+   * into this reused buffer, never kept as a view of the chunk. A view pinned
+   * each 64 KiB pipe chunk until the next one was processed, so nearly every
+   * chunk outlived two scavenges, was promoted to old space, and its
+   * ArrayBuffer waited for a full GC: ~20 MiB of dead chunks in a 1M-record
+   * run's bridge (test/chaos/memory.test.ts).
+   */
+  #carry: Buffer = Buffer.allocUnsafeSlow(carryBytes);
   #pendingBytes = 0;
 
   constructor(maxLineBytes: number, onLine: LineSink) {
@@ -45,7 +59,7 @@ export class LineSplitter {
     while (pos < len) {
       const nl = chunk.indexOf(LF, pos);
       if (nl === -1) {
-        this.#hold(chunk.subarray(pos));
+        this.#hold(chunk, pos, len);
         return;
       }
       if (this.#pendingBytes === 0) {
@@ -55,12 +69,13 @@ export class LineSplitter {
         if (end - pos <= this.maxLineBytes) this.#onLine(chunk.toString('utf8', pos, end), false);
         else this.#emitPieces(chunk, pos, end);
       } else {
-        this.#pending.push(chunk.subarray(pos, nl));
-        this.#pendingBytes += nl - pos;
-        const line = this.#take();
-        let end = line.length;
+        this.#append(chunk, pos, nl);
+        const line = this.#carry;
+        let end = this.#pendingBytes;
         if (end > 0 && line[end - 1] === CR) end--;
+        this.#pendingBytes = 0;
         this.#emitPieces(line, 0, end);
+        if (line.length > carryBytes) this.#carry = Buffer.allocUnsafeSlow(carryBytes);
       }
       pos = nl + 1;
     }
@@ -69,37 +84,40 @@ export class LineSplitter {
   /** The stream ended: emit a final line without `\n`, if any. */
   end(): void {
     if (this.#pendingBytes === 0) return;
-    const line = this.#take();
-    this.#emitPieces(line, 0, line.length);
+    const length = this.#pendingBytes;
+    this.#pendingBytes = 0;
+    this.#emitPieces(this.#carry, 0, length);
   }
 
-  #take(): Buffer {
-    const parts = this.#pending;
-    const line = parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.#pendingBytes);
-    this.#pending = [];
-    this.#pendingBytes = 0;
-    return line;
+  /** Copies chunk[start, end) after the pending bytes, growing the carry buffer when needed. */
+  #append(chunk: Buffer, start: number, end: number): void {
+    const need = this.#pendingBytes + (end - start);
+    if (need > this.#carry.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(need, this.#carry.length * 2));
+      this.#carry.copy(bigger, 0, 0, this.#pendingBytes);
+      this.#carry = bigger;
+    }
+    chunk.copy(this.#carry, this.#pendingBytes, start, end);
+    this.#pendingBytes = need;
   }
 
   /** Keeps bytes of an unterminated line; cuts `cont` pieces off once it is surely over the cap. */
-  #hold(part: Buffer): void {
-    if (part.length === 0) return;
-    this.#pending.push(part);
-    this.#pendingBytes += part.length;
+  #hold(chunk: Buffer, start: number, end: number): void {
+    if (end === start) return;
+    this.#append(chunk, start, end);
     // Cut only while more than cap+1 bytes wait: the piece then leaves at least
     // two bytes behind, so a trailing `\r` of a CRLF can never end up alone in
     // a piece of its own (the rest of the line is never empty after stripping it).
     if (this.#pendingBytes <= this.maxLineBytes + 1) return;
-    const buf = this.#take();
-    let start = 0;
-    while (buf.length - start > this.maxLineBytes + 1) {
-      const cut = utf8Cut(buf, start, start + this.maxLineBytes);
-      this.#onLine(buf.toString('utf8', start, cut), true);
-      start = cut;
+    const buf = this.#carry;
+    let from = 0;
+    while (this.#pendingBytes - from > this.maxLineBytes + 1) {
+      const cut = utf8Cut(buf, from, from + this.maxLineBytes);
+      this.#onLine(buf.toString('utf8', from, cut), true);
+      from = cut;
     }
-    const rest = buf.subarray(start);
-    this.#pending.push(rest);
-    this.#pendingBytes = rest.length;
+    buf.copyWithin(0, from, this.#pendingBytes);
+    this.#pendingBytes -= from;
   }
 
   /** Emits buf[start, end) as one line: in cap-sized `cont` pieces when too long, the last piece with cont=false. */

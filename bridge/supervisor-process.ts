@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { LaunchSpec } from '../protocol/v1/launch-spec.ts';
+import { SUPERVISOR_LIMITS } from './limits.ts';
 import { LineSplitter } from './line-splitter.ts';
 import type { PtyModule } from './pty.ts';
 import type { OutputStream } from './turn-end.ts';
@@ -109,13 +110,15 @@ export function spawnPipes(launch: LaunchSpec, options: ProcessOptions, events: 
   ];
   const splitters = streams.map(([name, stream]) => {
     const splitter = new LineSplitter(options.maxLineBytes, (text, cont) => events.line(name, text, cont));
+    const stage = new ChunkStage(SUPERVISOR_LIMITS.stagedOutputBytes, (bytes) => splitter.push(bytes));
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
+      stage.flush();
       splitter.end();
     };
-    stream.on('data', (buf: Buffer) => splitter.push(buf));
+    stream.on('data', (buf: Buffer) => stage.push(buf));
     stream.on('end', end);
     stream.on('error', (err) => log.debug({ pid, stream: name, err: err.message }, 'child output stream error'));
     if (paused) stream.pause();
@@ -262,5 +265,57 @@ export function spawnPty(
       pause: () => term.pause(),
       resume: () => term.resume(),
     },
+  };
+}
+
+/**
+ * Copies pipe chunks into one reused buffer and splits them on the next
+ * setImmediate, so each chunk (a fresh 64 KiB ArrayBuffer from every pipe
+ * read) is garbage as soon as its 'data' handler returns. Split inside the
+ * handler, a chunk stayed reachable (from the read callback's frame) while
+ * its ~1000 lines were journaled and sent, which took a scavenge or two of
+ * a 1 MiB semi-space: nearly every chunk was promoted and its memory waited
+ * for a full GC (a 1M-record run's bridge: ~15 MiB of dead chunks and
+ * ~10 MiB of old space, test/chaos/memory.test.ts). Order is unchanged:
+ * bytes are split in arrival order, and flush() runs before the stream's end.
+ */
+class ChunkStage {
+  readonly #capacity: number;
+  readonly #sink: (bytes: Buffer) => void;
+  /** Allocated on the first chunk (a stream that stays silent costs nothing). */
+  #buffer: Buffer | null = null;
+  #bytes = 0;
+  #scheduled = false;
+
+  constructor(capacity: number, sink: (bytes: Buffer) => void) {
+    this.#capacity = capacity;
+    this.#sink = sink;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.#bytes + chunk.length > this.#capacity) {
+      this.flush();
+      if (chunk.length > this.#capacity) return this.#sink(chunk);
+    }
+    this.#buffer ??= Buffer.allocUnsafeSlow(this.#capacity);
+    chunk.copy(this.#buffer, this.#bytes);
+    this.#bytes += chunk.length;
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#flushLater);
+    }
+  }
+
+  /** Splits what is staged now (the splitter copies whatever it keeps, so the buffer is free again). */
+  flush(): void {
+    const bytes = this.#bytes;
+    if (bytes === 0) return;
+    this.#bytes = 0;
+    this.#sink(this.#buffer!.subarray(0, bytes));
+  }
+
+  readonly #flushLater = (): void => {
+    this.#scheduled = false;
+    this.flush();
   };
 }
