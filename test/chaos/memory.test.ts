@@ -84,10 +84,10 @@ describe('bounded memory', () => {
     expect(results.large!.hostKiB, 'host peak').toBeLessThan(512 * 1024);
   });
 
-  // KNOWN FAILING at 1M (issue 8): the host is at ~1.2–1.3x (wire-byte inbound queue of 1 MiB, frames below
-  // V8's large-object size, opt-in limitYoungGeneration); the bridge is at ~1.35–1.5x, its growth is
-  // ArrayBuffer memory (process.memoryUsage().arrayBuffers 3 → 25 MiB; JS heap flat at ~8–12 MiB), not yet
-  // attributed. `it.fails` keeps CI green while it stays broken and turns red once the bound holds.
+  // KNOWN FAILING at 1M (issue 8): the host is at ~1.2–1.35x (wire-byte inbound queue of 1 MiB, frames below
+  // V8's large-object size, opt-in limitYoungGeneration) and is what still fails; the bridge is at ~1.13–1.16x
+  // (pipe chunks die young, one flat JSON string per record, reused window blocks and frame buffers).
+  // `it.fails` keeps CI green while it stays broken and turns red once the bound holds.
   const strict = large >= 200_000 ? it.fails : it;
   strict(`KNOWN FAILING: peak RSS at ${large} records is within 1.2x of the peak at ${small} (bridge and host)`, () => {
     const s = results.small!;
