@@ -48,7 +48,10 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
   const [prior, token] = await Promise.all([readBridgeState(sandbox, stateDir), readToken(sandbox, stateDir)]);
   if (prior && token) {
     const url = await network.getPortUrl({ port: prior.port, protocol: 'ws' });
-    const probe = await probeLiveBridge(url, token, options.probeTimeoutMs);
+    let probe = await probeLiveBridge(url, token, options.probeTimeoutMs);
+    // A bridge that is stopping (SIGTERM, stop, destroy) still answers hello but is about to exit:
+    // attaching would leave the channel retrying a dead port. Wait for it to go, then replace it.
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs);
     if (probe.ok) {
       const link = { url, token, port: prior.port, hello: probe.hello };
       return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
@@ -62,20 +65,43 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
     // probe — a port proxy's long 502 spell, a stalled process). Replacing it is never right; keep
     // probing it within the lock wait, then attach.
     if ((error as { exitCode?: number }).exitCode !== EXIT_STATE_DIR_LOCKED || !prior || !token) throw error;
-    return { link: await awaitLockedBridge(options, prior.port, token, error), rung: 'attach' };
+    const waited = await awaitLockedBridge(options, prior.port, token, error);
+    if (waited.replaced) return { link: waited.link, rung: waited.link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
+    return { link: waited.link, rung: waited.link.hello.journalId === options.journalId ? 'attach' : 'rerun' };
   }
   return { link, rung: link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
 }
 
-async function awaitLockedBridge(options: ReachOptions, port: number, token: string, refusal: unknown): Promise<BridgeLink> {
+/** Probes a stopping bridge until it no longer answers (or stops stopping); returns the last probe. */
+async function untilGone(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
+  const deadline = Date.now() + HOST_SESSION_LIMITS.stoppingBridgeWaitMs;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const probe = await probeBridge(url, token, timeoutMs);
+    if (!probe.ok || probe.hello.state !== 'stopping' || Date.now() > deadline) return probe;
+  }
+}
+
+async function awaitLockedBridge(
+  options: ReachOptions,
+  port: number,
+  token: string,
+  refusal: unknown,
+): Promise<{ link: BridgeLink; replaced: boolean }> {
   const url = await options.network.getPortUrl({ port, protocol: 'ws' });
   const deadline = Date.now() + HOST_SESSION_LIMITS.lockedBridgeWaitMs;
   let delayMs = 250;
   let last = 'not probed';
   while (Date.now() < deadline) {
     const probe = await probeBridge(url, token, options.probeTimeoutMs);
-    if (probe.ok) return { url, token, port, hello: probe.hello };
-    last = probe.detail;
+    if (probe.ok && probe.hello.state !== 'stopping') return { link: { url, token, port, hello: probe.hello }, replaced: false };
+    if (probe.ok) {
+      // The holder is on its way out: once it exits (and releases the lock) a new bridge can start.
+      if (!(await untilGone(url, token, options.probeTimeoutMs)).ok) return { link: await startBridge(options), replaced: true };
+      last = 'the bridge holding the state dir is still stopping';
+    } else {
+      last = probe.detail;
+    }
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     delayMs = Math.min(delayMs * 2, 5_000);
   }

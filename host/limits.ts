@@ -74,6 +74,8 @@ export const HOST_SESSION_LIMITS = {
   lifecycleTimeoutMs: 10_000,
   /** How long a resume keeps probing a bridge that holds the state dir (a new bridge was refused) before giving up; as long as a port proxy's bad spell can last. */
   lockedBridgeWaitMs: 5 * 60_000,
+  /** How long a resume waits for a bridge that answers hello with state 'stopping' to exit before replacing it (its graceful stop has a grace of a few seconds). */
+  stoppingBridgeWaitMs: 15_000,
   /** Turn starts and stdin writes remembered to settle requests whose ack a dropped connection swallowed; a handful are ever in doubt. */
   maxRememberedWrites: 64,
   /** Times an at-most-once request is re-sent after the journal showed it did not land, before the slice fails. */

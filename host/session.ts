@@ -290,7 +290,7 @@ export class BridgeSession<S> implements HarnessV1Session {
   }
 
   /** Rung 3: re-drive the CLI's thread; the new turn's parts are marked recomputed. */
-  private async rerun(turn: TurnState<S>, tools: ReadonlyArray<HarnessV1ToolSpec>): Promise<void> {
+  private async rerun(turn: TurnState<S>, tools: ReadonlyArray<HarnessV1ToolSpec>, slice: Slice | null = this.slice): Promise<void> {
     this.report('warn', `turn ${turn.turnId} lost its producer; re-driving the CLI thread (recomputed)`, {
       rung: 'rerun',
       turnId: turn.turnId,
@@ -299,10 +299,12 @@ export class BridgeSession<S> implements HarnessV1Session {
     if (!this.rungs.includes('rerun')) this.rungs.push('rerun');
     if (this.ctx.adapter.encodeThreadStart && this.threadId === undefined) {
       // The turn died before its thread existed: nothing to re-drive; the recomputed turn starts one.
-      const slice = this.slice;
       await this.ensureThread(tools);
       this.slice = slice;
     }
+    // Suspended or detached since the rerun was decided: no new turn from this slice (it would open
+    // a channel the suspend just closed); the resume state still holds the interrupted turn.
+    if (this.slice !== slice || this.closed) return;
     await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.turnId });
   }
 
@@ -359,12 +361,15 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   private onTurnEnd(turn: TurnState<S>, record: Extract<JournalRecord, { kind: 'turn-end' }>): void {
     const slice = this.slice;
+    // Suspended while this record's parts went out: an interrupted turn stays in flight, so the
+    // resume state carries it and the next slice replays this turn-end and takes the rerun rung.
+    if (record.data.reason === 'interrupted' && !turn.abortRequested && !slice) return;
     if (record.data.reason === 'interrupted' && !turn.abortRequested && slice) {
       // The bridge died while the turn ran: everything journaled was replayed;
       // the rest has to be recomputed (rung 3). The slice stays open.
       // startTurn clears this.slice when the rerun frame fails (e.g. outcome-unknown after a drop):
       // reject the captured slice, or its done would never settle.
-      void this.rerun(turn, slice.tools).catch((error: unknown) => {
+      void this.rerun(turn, slice.tools, slice).catch((error: unknown) => {
         if (this.slice === slice) this.slice = null;
         slice.reject(error);
       });
