@@ -19,6 +19,8 @@ const inFlightTurnSchema = z.object({
   /** The prompt text, kept so the rerun rung can re-drive the turn even if the journal is gone. */
   prompt: z.string(),
   rerun: z.boolean(),
+  /** For a rerun turn: the turn it recomputes (so a rerun that never reached the bridge can be sent again). */
+  rerunOf: z.string().optional(),
   /** Host tool calls delivered but never answered: delivered once more in the next slice. */
   redeliver: z.array(z.string()),
   /** Optional translator snapshot at `seq` (== cursor): the next slice attaches there instead of replaying the turn. */

@@ -129,6 +129,7 @@ export class BridgeSession<S> implements HarnessV1Session {
           : null;
       turn.translation = restored ?? undefined;
       await this.openChannel(restored ? this.cursor : turn.firstSeq !== undefined ? turn.firstSeq - 1 : this.cursor);
+      if (turn.firstSeq === undefined) await this.restartIfNeverStarted(turn, tools);
       // Redeliveries go out after the caller holds the control handle (it may answer them at once),
       // and before any record of this slice (onTurnRecord flushes them first if records win the race).
       if (restored) setImmediate(() => this.flushOwed(turn));
@@ -267,6 +268,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       turnId,
       prompt: request.prompt,
       rerun,
+      ...(request.rerunOf === undefined ? {} : { rerunOf: request.rerunOf }),
       redeliver: [],
       redeliverSet: new Set(),
       translation: undefined,
@@ -287,6 +289,22 @@ export class BridgeSession<S> implements HarnessV1Session {
       this.slice = null;
       throw error;
     }
+  }
+
+  /**
+   * The previous slice was suspended before the turn's turn-start arrived: its start (or rerun) may
+   * never have reached the bridge — the suspend can close the socket under the request. Once caught
+   * up, the journal says: started → keep consuming; not started → send it again as a new turn.
+   */
+  private async restartIfNeverStarted(turn: TurnState<S>, tools: ReadonlyArray<HarnessV1ToolSpec>): Promise<void> {
+    const channel = this.channel;
+    if (!channel) return;
+    await channel.whenLive();
+    if (this.turn !== turn || turn.firstSeq !== undefined) return;
+    if (this.writes.turnStarted(turn.turnId, channel.hello)) return;
+    this.report('info', `turn ${turn.turnId} never reached the bridge before the suspend; starting it again`, { turnId: turn.turnId });
+    this.turn = null;
+    await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.rerun && turn.rerunOf !== undefined ? turn.rerunOf : undefined });
   }
 
   /** Rung 3: re-drive the CLI's thread; the new turn's parts are marked recomputed. */
@@ -561,6 +579,7 @@ export class BridgeSession<S> implements HarnessV1Session {
               ...(turn.firstSeq === undefined ? {} : { firstSeq: turn.firstSeq }),
               prompt: turn.prompt,
               rerun: turn.rerun,
+              ...(turn.rerunOf === undefined ? {} : { rerunOf: turn.rerunOf }),
               redeliver: turn.translation ? turn.translation.unanswered() : [...turn.redeliverSet],
               ...this.snapshotOf(turn),
             },

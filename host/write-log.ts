@@ -24,13 +24,16 @@ export class WriteLog {
    * (a second SIGINT can kill a CLI that reads double Ctrl-C as exit).
    */
   landed(frame: ChannelRequest, sentAt: number, hello: HelloFrame | null): boolean {
-    if (frame.type === 'start' || frame.type === 'rerun') {
-      const inHello = hello?.turns.some((t) => t.turnId === frame.turnId) ?? false;
-      return inHello || this.entries.some((e) => e.kind === 'turn-start' && e.turnId === frame.turnId);
-    }
+    if (frame.type === 'start' || frame.type === 'rerun') return this.turnStarted(frame.turnId, hello);
     if (frame.type === 'input') {
       return this.entries.some((e) => e.kind === 'stdin' && e.seq > sentAt && e.turnId === frame.turnId && e.text === frame.text);
     }
     return true;
+  }
+
+  /** Whether turn `turnId` started: in hello's list of turns, or a turn-start record seen since. */
+  turnStarted(turnId: string, hello: HelloFrame | null): boolean {
+    const inHello = hello?.turns.some((t) => t.turnId === turnId) ?? false;
+    return inHello || this.entries.some((e) => e.kind === 'turn-start' && e.turnId === turnId);
   }
 }

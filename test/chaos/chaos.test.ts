@@ -30,8 +30,8 @@ import {
 } from './chaos-kit.ts';
 
 // CI runs a fixed seed, so a red run is reproducible and a green one stays green; HB_CHAOS_SEED=random
-// draws a fresh one (deep local runs, with HB_CHAOS_SCALE). Known open failure: seed 681247196 hangs
-// SIGKILL schedule 13 (CLI crash at line 4 racing the kill; see the closing note of issue 8).
+// draws a fresh one (deep local runs, with HB_CHAOS_SCALE). Seed 681247196 once hung SIGKILL schedule 13:
+// a suspend closed the socket under a rerun's start, and the next slice waited for a turn that never began.
 const seed =
   process.env.HB_CHAOS_SEED === 'random'
     ? (Date.now() ^ (process.pid << 8)) >>> 0
