@@ -65,6 +65,7 @@ class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
   private readonly connectTimeoutMs: number;
   private readonly maxInboundQueuedFrames: number;
+  private readonly maxInboundQueuedBytes: number;
   private readonly budget: ReconnectBudget;
   private readonly sequencer: RecordSequencer;
   private readonly requests: RequestTracker;
@@ -88,7 +89,7 @@ class Channel implements BridgeChannel {
    * and a frame is parsed (and validated) only when it is handled, so a slow consumer pins the queue's wire
    * bytes (off the JS heap) plus one parsed batch, not every queued record as objects.
    */
-  private inbound: Buffer[] = [];
+  private inbound: { text: string; bytes: number }[] = [];
   /** Wire bytes of the frames in `inbound`: the queue is bounded by bytes too (a records frame can carry a MiB). */
   private inboundBytes = 0;
   private consuming = false;
@@ -109,6 +110,11 @@ class Channel implements BridgeChannel {
     this.maxInboundQueuedFrames = checkLimit(
       'maxInboundQueuedFrames',
       options.maxInboundQueuedFrames ?? CHANNEL_LIMITS.maxInboundQueuedFrames,
+      1,
+    );
+    this.maxInboundQueuedBytes = checkLimit(
+      'maxInboundQueuedBytes',
+      options.maxInboundQueuedBytes ?? CHANNEL_LIMITS.maxInboundQueuedBytes,
       1,
     );
     this.budget = new ReconnectBudget({
@@ -187,7 +193,7 @@ class Channel implements BridgeChannel {
           this.phase = 'awaiting-hello';
           this.recorder?.event('open');
         },
-        message: (data) => this.receive(data),
+        message: (text, bytes) => this.receive(text, bytes),
         lost: (loss) => this.lose(loss),
       },
     );
@@ -254,29 +260,29 @@ class Channel implements BridgeChannel {
 
   // ── inbound ───────────────────────────────────────────────────────────
 
-  private receive(buffer: Buffer): void {
+  private receive(text: string, bytes: number): void {
     this.heartbeat.heard();
     if (this.consuming) {
-      this.inbound.push(buffer);
-      this.inboundBytes += buffer.byteLength;
+      this.inbound.push({ text, bytes });
+      this.inboundBytes += bytes;
       const socket = this.connection?.socket;
-      const full = this.inbound.length >= this.maxInboundQueuedFrames || this.inboundBytes >= CHANNEL_LIMITS.maxInboundQueuedBytes;
+      const full = this.inbound.length >= this.maxInboundQueuedFrames || this.inboundBytes >= this.maxInboundQueuedBytes;
       if (full && socket && !socket.isPaused) socket.pause();
       return;
     }
-    this.decodeAndHandle(buffer);
+    this.decodeAndHandle(text, bytes);
   }
 
-  private decodeAndHandle(buffer: Buffer): void {
-    const decoded = decodeFrame(buffer, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes);
+  private decodeAndHandle(text: string, bytes: number): void {
+    const decoded = decodeFrame(text, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes, bytes);
     if (!decoded.ok) {
       // A bad frame from the bridge is reported and dropped, never cast. A
       // dropped records frame shows up as a gap on the next one → re-attach.
-      this.recorder?.invalid(buffer.toString('utf8'), decoded.code, decoded.message);
+      this.recorder?.invalid(text, decoded.code, decoded.message);
       this.diag('warn', `dropped an invalid frame from the bridge: ${decoded.message}`, { code: decoded.code });
       return;
     }
-    this.recorder?.frame('in', buffer.toString('utf8'), decoded.frame);
+    this.recorder?.frame('in', text, decoded.frame);
     this.handle(decoded.frame);
   }
 
@@ -432,15 +438,21 @@ class Channel implements BridgeChannel {
     }
   }
 
-  /** The async consumer finished a batch: handle queued frames until it is busy again. */
+  /**
+   * The async consumer finished a batch: handle queued frames until it is busy
+   * again. A paused socket resumes once the queue is down to half its limits,
+   * so the socket refills while the consumer works through the rest.
+   */
   private drainInbound(): void {
     this.consuming = false;
     while (!this.consuming && this.inbound.length > 0 && this.phase !== 'closed') {
-      const buffer = this.inbound.shift()!;
-      this.inboundBytes -= buffer.byteLength;
-      this.decodeAndHandle(buffer);
+      const queued = this.inbound.shift()!;
+      this.inboundBytes -= queued.bytes;
+      this.decodeAndHandle(queued.text, queued.bytes);
     }
-    if (!this.consuming && this.connection?.socket.isPaused) this.connection.socket.resume();
+    const socket = this.connection?.socket;
+    const lowWater = this.inbound.length <= this.maxInboundQueuedFrames / 2 && this.inboundBytes <= this.maxInboundQueuedBytes / 2;
+    if (socket?.isPaused && lowWater) socket.resume();
   }
 
   private onErrorFrame(frame: ErrorFrame): void {

@@ -33,14 +33,16 @@ export const CHANNEL_LIMITS = {
   /** Inbound frames parsed but not yet handed to a slow (async) onRecords before the socket is paused. */
   maxInboundQueuedFrames: 64,
   /**
-   * The same queue bounded in wire bytes: the bridge packs up to ~1 MiB of records into one frame,
-   * so 64 frames could pin 64 MiB in a host whose consumer is slow. Queued frames are kept as
-   * wire bytes (parsed only when handled). 1 MiB is ~7k short records, ~8 live frames of the
-   * bridge's ≤ 120 KiB: enough to keep a consumer busy while the socket refills (a fast consumer
-   * never queues), and small next to a host's baseline; at 4 MiB a slow host's peak RSS at 1M
-   * records was 1.3–1.5× its peak at 10k (test/chaos/memory.test.ts).
+   * The same queue bounded in wire bytes: the bridge packs up to ~120 KiB of records into one
+   * frame, so 64 frames could pin 8 MiB in a host whose consumer is slow. 128 KiB is about one
+   * full frame waiting behind the one being consumed: the socket resumes at half of it, so it
+   * refills while the consumer works (a fast consumer never queues). Whatever waits here is
+   * live at every scavenge and gets promoted, so this queue sets how fast a slow host's old
+   * space fills. Measured by test/chaos/memory.test.ts (peak RSS at 1M records over the peak
+   * at 10k, opt-in limitYoungGeneration): 1 MiB 1.4-1.5x, 256 KiB 1.02-1.12x, 128 KiB
+   * 0.99-1.06x, with the same records/s.
    */
-  maxInboundQueuedBytes: 1 * 1024 * 1024,
+  maxInboundQueuedBytes: 128 * 1024,
   /** Consecutive gap re-attaches with no progress before the channel calls it a protocol violation. */
   maxGapReattaches: 5,
 } as const;

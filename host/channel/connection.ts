@@ -26,7 +26,12 @@ export type ConnectionOptions = {
 
 export type ConnectionEvents = {
   open(): void;
-  message(data: Buffer): void;
+  /**
+   * One frame as text, and its size on the wire. Converted on receipt so the
+   * socket chunk a frame was sliced from is not kept alive by a queued frame
+   * (a promoted slice pins its whole chunk until a full GC).
+   */
+  message(text: string, bytes: number): void;
   /** The socket closed or the upgrade was refused. */
   lost(loss: Loss): void;
 };
@@ -60,7 +65,9 @@ export class BridgeConnection {
       if (this.current) events.open();
     });
     socket.on('message', (data) => {
-      if (this.current) events.message(Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data));
+      if (!this.current) return;
+      const buffer = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      events.message(buffer.toString('utf8'), buffer.byteLength);
     });
     socket.on('error', (error) => {
       // 'close' always follows; it decides what happens.

@@ -54,12 +54,15 @@ export type BridgeChannelOptions = {
   heartbeatMs?: number;
   connectTimeoutMs?: number;
   maxQueuedFrames?: number;
+  /** Frames queued for a busy async onRecords before the socket is paused (CHANNEL_LIMITS.maxInboundQueuedFrames). */
   maxInboundQueuedFrames?: number;
+  /** The same queue bounded in wire bytes (CHANNEL_LIMITS.maxInboundQueuedBytes). */
+  maxInboundQueuedBytes?: number;
   /** NDJSON recording of every frame both ways (docs/recording-format.md). */
   recordTo?: string;
   /**
    * Records in seq order, each exactly once. Returning a promise pauses
-   * delivery (and, past maxInboundQueuedFrames, the socket) until it settles.
+   * delivery (and, past the inbound queue's limits, the socket) until it settles.
    * A throw or rejection ends the channel with `consumer-failed`.
    */
   onRecords: (records: JournalRecord[], info: RecordsInfo) => void | Promise<void>;

@@ -12,8 +12,10 @@ export function decodeFrame<T>(
   raw: string | Buffer,
   schema: z.ZodType<T>,
   maxFrameBytes: number,
+  /** The frame's size in bytes when the caller already knows it (saves a scan of a string). */
+  knownBytes?: number,
 ): Decoded<T> {
-  const bytes = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength;
+  const bytes = knownBytes ?? (typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength);
   if (bytes > maxFrameBytes) {
     return { ok: false, code: 'too-large', message: `frame of ${bytes} bytes exceeds maxFrameBytes ${maxFrameBytes}` };
   }

@@ -5,6 +5,7 @@
 // Like an embedding app may, it opts in to limitYoungGeneration() (host/memory.ts)
 // first; HB_MEMORY_HOST_YOUNG_GEN=grow leaves V8's default young-generation growth.
 import { readFileSync } from 'node:fs';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { limitYoungGeneration } from '../../host/memory.ts';
 import { createBridgeChannel } from '../../host/channel.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/index.ts';
@@ -14,6 +15,23 @@ const [url, token, launchJson, delayArg] = process.argv.slice(2);
 const delayMs = Number(delayArg ?? 1);
 const launch = JSON.parse(launchJson!) as LaunchSpecInput;
 const hwmKiB = (): number => Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+
+const memoryMiB = (): Record<string, number> =>
+  Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round((v / 1048576) * 10) / 10]));
+
+// HB_MEMORY_TRACE=1: sample every 5 ms and print, on exit to stderr, the breakdown at the highest RSS seen
+// (process.memoryUsage plus V8's heap spaces in MiB): tells a young-generation spike from old-space garbage
+// from external buffers.
+let peak: Record<string, unknown> = { rss: 0 };
+if (process.env.HB_MEMORY_TRACE) {
+  setInterval(() => {
+    const now = memoryMiB();
+    if ((now.rss ?? 0) <= (peak.rss as number)) return;
+    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_size / 104857.6) / 10]));
+    peak = { ...now, lines, spaces };
+  }, 5).unref();
+  process.on('exit', () => process.stderr.write(`${JSON.stringify({ peak })}\n`));
+}
 
 let records = 0;
 let lines = 0;
@@ -28,6 +46,7 @@ const channel = createBridgeChannel({
   token: token!,
   cursor: 0,
   ...(process.env.HB_MEMORY_INBOUND_FRAMES ? { maxInboundQueuedFrames: Number(process.env.HB_MEMORY_INBOUND_FRAMES) } : {}),
+  ...(process.env.HB_MEMORY_INBOUND_BYTES ? { maxInboundQueuedBytes: Number(process.env.HB_MEMORY_INBOUND_BYTES) } : {}),
   onRecords: async (batch) => {
     batches++;
     for (const record of batch) {
@@ -40,7 +59,7 @@ const channel = createBridgeChannel({
       }
       if (record.turnId === 'mem' && record.kind === 'turn-end') ended = true;
     }
-    if (batches % 200 === 0) process.stdout.write(`${JSON.stringify({ progress: lines, hwmKiB: hwmKiB() })}\n`);
+    if (batches % 200 === 0) process.stdout.write(`${JSON.stringify({ progress: lines, hwmKiB: hwmKiB(), ...memoryMiB() })}\n`);
     await new Promise((resolve) => setTimeout(resolve, delayMs)); // the slow consumer
     if (ended) done();
   },
@@ -48,6 +67,6 @@ const channel = createBridgeChannel({
 await channel.whenLive();
 await channel.request({ type: 'start', turnId: 'mem', launch });
 await finished;
-process.stdout.write(`${JSON.stringify({ done: true, records, lines, outOfOrder, batches, hwmKiB: hwmKiB() })}\n`);
+process.stdout.write(`${JSON.stringify({ done: true, records, lines, outOfOrder, batches, hwmKiB: hwmKiB(), ...memoryMiB() })}\n`);
 await channel.close();
 process.exit(0);

@@ -5,7 +5,8 @@
 // at the large N must stay within 1.2x of their peaks at 10k, measured first in
 // the same run. CI runs 1M when it fits (see the figures line for the time);
 // HB_MEMORY_RECORDS overrides N, HB_CHAOS_SCALE scales it. Diagnosis knobs:
-// HB_MEMORY_INBOUND_FRAMES (the host channel's maxInboundQueuedFrames),
+// HB_MEMORY_INBOUND_FRAMES / HB_MEMORY_INBOUND_BYTES (the host channel's inbound queue limits),
+// HB_MEMORY_TRACE=1 (the host prints its memory breakdown at peak RSS to stderr),
 // HB_MEMORY_BRIDGE_NODE_OPTIONS / HB_MEMORY_HOST_NODE_OPTIONS (e.g. --max-semi-space-size=1),
 // HB_MEMORY_HOST_YOUNG_GEN=grow (the host process skips its opt-in limitYoungGeneration()).
 import { spawn } from 'node:child_process';

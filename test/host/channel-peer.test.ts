@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
 import type { AckFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import { ReconnectBudget } from '../../host/channel/backoff.ts';
 import { RecordSequencer } from '../../host/channel/sequencer.ts';
@@ -291,6 +292,41 @@ describe('channel ↔ scripted peer', () => {
     await h.channel.whenLive();
     expect(seen).toEqual(range(1, 50));
     expect(maxInFlight).toBe(1);
+  });
+
+  it('a slow consumer pauses the socket at maxInboundQueuedBytes and resumes it at half, in order and exactly once', async () => {
+    const bridge = await peer({ replayBatch: 1 });
+    bridge.append(200);
+    const calls: string[] = [];
+    class CountingSocket extends WebSocket {
+      override pause(): void {
+        calls.push('pause');
+        super.pause();
+      }
+      override resume(): void {
+        calls.push('resume');
+        super.resume();
+      }
+    }
+    const seen: number[] = [];
+    const h = open(bridge.url, {
+      WebSocket: CountingSocket as never,
+      maxInboundQueuedFrames: 1_000, // only the byte limit can pause
+      maxInboundQueuedBytes: 600, // a few one-record frames
+      onRecords: async (records: JournalRecord[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        for (const r of records) seen.push(r.seq);
+      },
+    });
+    await h.channel.whenLive();
+    await until(() => seen.length === 200);
+    expect(seen, 'every record once, in order, across pauses').toEqual(range(1, 200));
+    expect(calls.filter((c) => c === 'pause').length, 'the socket was paused while the consumer was busy').toBeGreaterThan(0);
+    expect(calls.filter((c) => c === 'resume').length, 'each pause was followed by a resume').toBe(calls.filter((c) => c === 'pause').length);
+  });
+
+  it('rejects a non-positive maxInboundQueuedBytes at construction, naming the option', () => {
+    expect(() => open('ws://127.0.0.1:1/', { maxInboundQueuedBytes: 0 })).toThrow(/maxInboundQueuedBytes/);
   });
 
   it('a throwing consumer ends the channel (consumer-failed) rather than skipping records', async () => {

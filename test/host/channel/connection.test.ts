@@ -79,7 +79,7 @@ function connect() {
     { url: 'ws://bridge.test/', token: 'tok', connectTimeoutMs: 1234, WebSocket: FakeSocket as never },
     {
       open: () => seen.push('open'),
-      message: (data) => seen.push(`message ${data.toString('utf8')}`),
+      message: (text, bytes) => seen.push(`message ${text} (${bytes} bytes)`),
       lost: (loss) => seen.push(`lost ${JSON.stringify(loss)}`),
     },
   );
@@ -93,13 +93,13 @@ describe('BridgeConnection', () => {
     expect(socket.options).toMatchObject({ headers: { Authorization: 'Bearer tok' }, handshakeTimeout: 1234, perMessageDeflate: false });
   });
 
-  it('reports open, messages as one Buffer, and a close explained by the last socket error', () => {
+  it('reports open, each message as one text with its wire size, and a close explained by the last socket error', () => {
     const { socket, seen } = connect();
     socket.emit('open');
-    socket.emit('message', [Buffer.from('{"a":'), Buffer.from('1}')], false);
+    socket.emit('message', [Buffer.from('{"a":'), Buffer.from('"é"}')], false);
     socket.emit('error', new Error('read ECONNRESET'));
     socket.emit('close', 1006, Buffer.alloc(0));
-    expect(seen).toEqual(['open', 'message {"a":1}', 'lost {"reason":"socket closed (1006; read ECONNRESET)","closeCode":1006}']);
+    expect(seen).toEqual(['open', 'message {"a":"é"} (10 bytes)', 'lost {"reason":"socket closed (1006; read ECONNRESET)","closeCode":1006}']);
   });
 
   it('a refused upgrade is explained by its HTTP status', () => {
