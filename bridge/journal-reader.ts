@@ -14,6 +14,28 @@ const closeAsync = promisify(close);
 
 export type BatchLimits = { maxRecords: number; maxBytes: number };
 
+/**
+ * Read buffers of closed readers, by size, for the next reader. A slow host
+ * makes the bridge catch up from disk again and again, each time with a new
+ * reader; a fresh 1 MiB buffer per catch-up lived across awaits, got promoted,
+ * and piled up as dead external memory until the next full GC (8–12 MiB at 1M
+ * records in test/chaos/memory.test.ts). Two per size covers a replay running
+ * beside a catch-up.
+ */
+const spareBuffers = new Map<number, Buffer[]>();
+const maxSpareBuffersPerSize = 2;
+
+function takeBuffer(bytes: number): Buffer {
+  return spareBuffers.get(bytes)?.pop() ?? Buffer.allocUnsafeSlow(bytes);
+}
+
+function releaseBuffer(buffer: Buffer, bytes: number): void {
+  if (buffer.length !== bytes) return; // grown for a long line: let it go
+  const spares = spareBuffers.get(bytes) ?? [];
+  if (spares.length < maxSpareBuffersPerSize) spares.push(buffer);
+  spareBuffers.set(bytes, spares);
+}
+
 export class JournalReader {
   private fd = -1;
   private buffer: Buffer;
@@ -24,11 +46,13 @@ export class JournalReader {
   /** Seq of the line at buffer[start]. */
   private seq = 0;
 
+  private released = false;
+
   constructor(
     private readonly path: string,
-    chunkBytes: number,
+    private readonly chunkBytes: number,
   ) {
-    this.buffer = Buffer.allocUnsafe(chunkBytes);
+    this.buffer = takeBuffer(chunkBytes);
   }
 
   /** Seq of the next line readBatch returns; 0 before the first seek. */
@@ -94,7 +118,12 @@ export class JournalReader {
     return newline - this.start - linePrefixBytes + 1;
   }
 
+  /** Closes the file and hands the buffer to the next reader; call once no read is in flight, and use the reader no more. */
   async close(): Promise<void> {
+    if (!this.released) {
+      this.released = true;
+      releaseBuffer(this.buffer, this.chunkBytes);
+    }
     if (this.fd === -1) return;
     const fd = this.fd;
     this.fd = -1;

@@ -33,16 +33,16 @@ export const CHANNEL_LIMITS = {
   /** Inbound frames parsed but not yet handed to a slow (async) onRecords before the socket is paused. */
   maxInboundQueuedFrames: 64,
   /**
-   * The same queue bounded in wire bytes: the bridge packs up to ~120 KiB of records into one
-   * frame, so 64 frames could pin 8 MiB in a host whose consumer is slow. 128 KiB is about one
-   * full frame waiting behind the one being consumed: the socket resumes at half of it, so it
-   * refills while the consumer works (a fast consumer never queues). Whatever waits here is
-   * live at every scavenge and gets promoted, so this queue sets how fast a slow host's old
-   * space fills. Measured by test/chaos/memory.test.ts (peak RSS at 1M records over the peak
-   * at 10k, opt-in limitYoungGeneration): 1 MiB 1.4-1.5x, 256 KiB 1.02-1.12x, 128 KiB
-   * 0.99-1.06x, with the same records/s.
+   * The same queue bounded in wire bytes. Whatever waits here is live at every scavenge and gets
+   * promoted, and so do the socket chunks a paused socket holds, so this queue sets how fast a slow
+   * host's old space and external memory fill with garbage. 64 KiB is below one full bridge frame
+   * (≤ 120 KiB): the socket pauses as soon as a frame waits behind the one being consumed and
+   * resumes when the queue is down to half, so it refills while the consumer works (a fast consumer
+   * never queues). Measured by test/chaos/memory.test.ts (bundled host, opt-in
+   * limitYoungGeneration, peak RSS at 1M records over the peak at 10k): 1 MiB 1.4-1.5x,
+   * 128 KiB 1.17-1.21x, 64 KiB 1.12-1.14x, with the same records/s; 3M records peaked where 1M did.
    */
-  maxInboundQueuedBytes: 128 * 1024,
+  maxInboundQueuedBytes: 64 * 1024,
   /** Consecutive gap re-attaches with no progress before the channel calls it a protocol violation. */
   maxGapReattaches: 5,
 } as const;
