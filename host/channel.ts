@@ -35,6 +35,7 @@ import { ReconnectBudget, formatSeconds } from './channel/backoff.ts';
 import { BridgeConnection, classifyLoss, type Loss } from './channel/connection.ts';
 import { HeartbeatWatchdog } from './channel/heartbeat.ts';
 import { RequestTracker, type ChannelRequest } from './channel/requests.ts';
+import { InboundQueue } from './channel/inbound-queue.ts';
 import { RecordSequencer } from './channel/sequencer.ts';
 import type { BridgeChannel, BridgeChannelOptions, ChannelStatus } from './channel/types.ts';
 import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
@@ -64,8 +65,7 @@ type Phase = 'connecting' | 'awaiting-hello' | 'attaching' | 'replaying' | 'live
 class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
   private readonly connectTimeoutMs: number;
-  private readonly maxInboundQueuedFrames: number;
-  private readonly maxInboundQueuedBytes: number;
+  private readonly inbound: InboundQueue;
   private readonly budget: ReconnectBudget;
   private readonly sequencer: RecordSequencer;
   private readonly requests: RequestTracker;
@@ -84,14 +84,7 @@ class Channel implements BridgeChannel {
   private cursorAtLastGap = -1;
   private stopAcked = false;
   private stickyDiagnostics: ChannelRequest | null = null;
-  /**
-   * Frames waiting while an async onRecords runs, as their wire bytes: order across all frame types is kept,
-   * and a frame is parsed (and validated) only when it is handled, so a slow consumer pins the queue's wire
-   * bytes (off the JS heap) plus one parsed batch, not every queued record as objects.
-   */
-  private inbound: { text: string; bytes: number }[] = [];
-  /** Wire bytes of the frames in `inbound`: the queue is bounded by bytes too (a records frame can carry a MiB). */
-  private inboundBytes = 0;
+  /** An async onRecords is running: frames wait in `inbound` until it settles. */
   private consuming = false;
   private liveWaiters: Array<{ resolve: () => void; reject: (error: BridgeChannelError) => void }> = [];
   private terminalError: BridgeChannelError | null = null;
@@ -107,15 +100,9 @@ class Channel implements BridgeChannel {
     const heartbeatMs = checkLimit('heartbeatMs', options.heartbeatMs ?? CHANNEL_LIMITS.heartbeatMs, 10);
     this.connectTimeoutMs = checkLimit('connectTimeoutMs', options.connectTimeoutMs ?? CHANNEL_LIMITS.connectTimeoutMs, 10);
     const maxQueued = checkLimit('maxQueuedFrames', options.maxQueuedFrames ?? CHANNEL_LIMITS.maxQueuedFrames, 1);
-    this.maxInboundQueuedFrames = checkLimit(
-      'maxInboundQueuedFrames',
-      options.maxInboundQueuedFrames ?? CHANNEL_LIMITS.maxInboundQueuedFrames,
-      1,
-    );
-    this.maxInboundQueuedBytes = checkLimit(
-      'maxInboundQueuedBytes',
-      options.maxInboundQueuedBytes ?? CHANNEL_LIMITS.maxInboundQueuedBytes,
-      1,
+    this.inbound = new InboundQueue(
+      checkLimit('maxInboundQueuedFrames', options.maxInboundQueuedFrames ?? CHANNEL_LIMITS.maxInboundQueuedFrames, 1),
+      checkLimit('maxInboundQueuedBytes', options.maxInboundQueuedBytes ?? CHANNEL_LIMITS.maxInboundQueuedBytes, 1),
     );
     this.budget = new ReconnectBudget({
       initialMs,
@@ -211,8 +198,7 @@ class Channel implements BridgeChannel {
     this.connection = null;
     this.clearConnectionTimers();
     connection?.drop();
-    this.inbound = []; // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
-    this.inboundBytes = 0;
+    this.inbound.clear(); // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
     this.requests.onDisconnect();
     this.recorder?.event('disconnect', {
       reason: loss.reason,
@@ -263,10 +249,8 @@ class Channel implements BridgeChannel {
   private receive(text: string, bytes: number): void {
     this.heartbeat.heard();
     if (this.consuming) {
-      this.inbound.push({ text, bytes });
-      this.inboundBytes += bytes;
+      const full = this.inbound.push(text, bytes);
       const socket = this.connection?.socket;
-      const full = this.inbound.length >= this.maxInboundQueuedFrames || this.inboundBytes >= this.maxInboundQueuedBytes;
       if (full && socket && !socket.isPaused) socket.pause();
       return;
     }
@@ -447,12 +431,10 @@ class Channel implements BridgeChannel {
     this.consuming = false;
     while (!this.consuming && this.inbound.length > 0 && this.phase !== 'closed') {
       const queued = this.inbound.shift()!;
-      this.inboundBytes -= queued.bytes;
       this.decodeAndHandle(queued.text, queued.bytes);
     }
     const socket = this.connection?.socket;
-    const lowWater = this.inbound.length <= this.maxInboundQueuedFrames / 2 && this.inboundBytes <= this.maxInboundQueuedBytes / 2;
-    if (socket?.isPaused && lowWater) socket.resume();
+    if (socket?.isPaused && this.inbound.lowWater) socket.resume();
   }
 
   private onErrorFrame(frame: ErrorFrame): void {
@@ -552,8 +534,7 @@ class Channel implements BridgeChannel {
     const connection = this.connection;
     this.connection = null;
     connection?.close();
-    this.inbound = [];
-    this.inboundBytes = 0;
+    this.inbound.clear();
     this.requests.rejectAll('closed', error ? `channel ended: ${error.code}` : 'channel closed');
     const waiterError = error ?? new BridgeChannelError('closed', 'channel closed', { lastCursor: this.cursor });
     for (const waiter of this.liveWaiters.splice(0)) waiter.reject(waiterError);
