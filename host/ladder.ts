@@ -49,10 +49,13 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
   if (prior && token) {
     const url = await network.getPortUrl({ port: prior.port, protocol: 'ws' });
     let probe = await probeLiveBridge(url, token, options.probeTimeoutMs);
-    // A bridge that is stopping (SIGTERM, stop, destroy) still answers hello but is about to exit:
-    // attaching would leave the channel retrying a dead port. Wait for it to go, then replace it.
+    // A bridge that is stopping (SIGTERM, stop, destroy) is about to exit: attaching would leave the
+    // channel retrying a dead port. A fresh connection gets 503 on upgrade (handled below, as a
+    // bridge that does not answer); one whose upgrade won the race gets a hello with state
+    // 'stopping'. Wait for it to go, then replace it.
     if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs);
-    if (probe.ok) {
+    // Still stopping past stoppingBridgeWaitMs: replace it, which the state-dir lock refuses while it lives.
+    if (probe.ok && probe.hello.state !== 'stopping') {
       const link = { url, token, port: prior.port, hello: probe.hello };
       return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
     }
@@ -62,8 +65,9 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
     link = await startBridge(options);
   } catch (error) {
     // The new bridge was refused: a live bridge still holds the state dir (it did not answer the
-    // probe — a port proxy's long 502 spell, a stalled process). Replacing it is never right; keep
-    // probing it within the lock wait, then attach.
+    // probe — a port proxy's long 502 spell, a stalled process, a stopping bridge's 503). Replacing
+    // it is never right; keep probing it within the lock wait, then attach — or, once it has
+    // exited and released the lock, start the new bridge after all.
     if ((error as { exitCode?: number }).exitCode !== EXIT_STATE_DIR_LOCKED || !prior || !token) throw error;
     const waited = await awaitLockedBridge(options, prior.port, token, error);
     if (waited.replaced) return { link: waited.link, rung: waited.link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
@@ -93,23 +97,33 @@ async function awaitLockedBridge(
   let delayMs = 250;
   let last = 'not probed';
   while (Date.now() < deadline) {
-    const probe = await probeBridge(url, token, options.probeTimeoutMs);
+    let probe = await probeBridge(url, token, options.probeTimeoutMs);
+    // The holder is on its way out: once it exits (and releases the lock) a new bridge can start.
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs);
     if (probe.ok && probe.hello.state !== 'stopping') return { link: { url, token, port, hello: probe.hello }, replaced: false };
-    if (probe.ok) {
-      // The holder is on its way out: once it exits (and releases the lock) a new bridge can start.
-      if (!(await untilGone(url, token, options.probeTimeoutMs)).ok) return { link: await startBridge(options), replaced: true };
-      last = 'the bridge holding the state dir is still stopping';
-    } else {
-      last = probe.detail;
-    }
+    last = probe.ok ? 'the bridge holding the state dir is still stopping' : probe.detail;
+    // It did not answer, or is still stopping: it may have exited meanwhile (a stopping bridge answers
+    // 503 until it exits, then nothing answers at all), so try again to start one; the lock decides.
+    const started = await startUnlessLocked(options);
+    if (started) return { link: started, replaced: true };
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     delayMs = Math.min(delayMs * 2, 5_000);
   }
   throw new BridgeSessionError(
     'bridge-start-failed',
-    `a live bridge holds ${options.spawn.stateDir} but did not answer within ${HOST_SESSION_LIMITS.lockedBridgeWaitMs} ms (last: ${last})`,
+    `a live bridge holds ${options.spawn.stateDir} and neither answered nor exited within ${HOST_SESSION_LIMITS.lockedBridgeWaitMs} ms (last: ${last})`,
     refusal,
   );
+}
+
+/** A new bridge on the state dir, or undefined when a live bridge still holds it (exit 75). */
+async function startUnlessLocked(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink | undefined> {
+  try {
+    return await startBridge(options);
+  } catch (error) {
+    if ((error as { exitCode?: number }).exitCode === EXIT_STATE_DIR_LOCKED) return undefined;
+    throw error;
+  }
 }
 
 /**
