@@ -1,5 +1,14 @@
 // Types for esbuild.config.mjs, so TypeScript callers (test/global-setup.ts) type-check.
-export type BuildEntry = { name: string; entryPoint: string; outfile: string; external: string[] };
+export type BuildEntry = {
+  name: string;
+  entryPoint: string;
+  outfile: string;
+  external: string[];
+  /** The bridge's second stage, bundled on its own and embedded (esbuild.config.mjs, afterReadyStage). */
+  afterReady?: { entryPoint: string; loader: string };
+  /** Files copied into dist/ as they are, for the bundle to read at run time. */
+  assets?: { from: string; to: string }[];
+};
 export type BuiltEntry = { name: string; outfile: string; bytes: number };
 export declare const entries: BuildEntry[];
 export declare const sizeFloors: Record<string, number>;

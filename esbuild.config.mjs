@@ -2,7 +2,7 @@
 // ESM file for Node 18+; add the host and CLI entries to `entries` below.
 // Usage: node esbuild.config.mjs            (all entries)
 //        node esbuild.config.mjs bridge     (only the named entries)
-import { readFileSync, statSync } from 'node:fs';
+import { copyFileSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
@@ -19,7 +19,8 @@ export const sizeFloors = { bridge: 500 * 1024 };
  * One entry per artifact. `external`: native or optional modules loaded at run
  * time only when present (node-pty; ws's optional bufferutil/utf-8-validate).
  * `afterReady` (the bridge): a second stage built on its own and embedded in
- * the same file, see `afterReadyStage` below.
+ * the same file, see `afterReadyStage` below. `assets`: files the bundle reads
+ * at run time from next to itself, copied into dist/ as they are.
  */
 export const entries = [
   {
@@ -34,6 +35,8 @@ export const entries = [
     entryPoint: 'host/cli/main.ts', // its #! line is kept at the top of the bundle
     outfile: 'dist/cli.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
+    // The `fixture` adapter's CLI (host/adapters/fixture.ts looks for it next to the bundle).
+    assets: [{ from: 'test/fixtures/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' }],
   },
 ];
 
@@ -185,6 +188,7 @@ export async function buildEntries(names = []) {
       ...(entry.afterReady ? {} : { banner: { js: banner } }),
       plugins: [zodEnglishOnly, ...staged, ...(entry.afterReady ? [builtinsWithoutFacade] : [])],
     });
+    for (const asset of entry.assets ?? []) copyFileSync(path.join(root, asset.from), path.join(root, asset.to));
     const bytes = statSync(new URL(entry.outfile, `file://${root}/`)).size;
     const floor = sizeFloors[entry.name];
     results.push({ name: entry.name, outfile: entry.outfile, bytes });

@@ -1,14 +1,11 @@
 // The adapter registry: adapter id → factory, so tools (the harness-bridge
 // CLI, replay, the chaos suite) can name an adapter on a command line. It only
-// builds adapters; what they do is theirs. 'fixture' is the test adapter over
-// test/fixtures/fixture-cli.mjs.
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// builds adapters; what they do is theirs. 'fixture' is the deterministic
+// adapter over the fixture CLI (host/adapters/fixture.ts).
 import { defineCliAdapter, type CliAdapter } from '../adapter.ts';
-import { fixtureAdapter, fixtureCliPath } from '../../test/fixtures/fixture-adapter.ts';
 import { claudeCodeAdapter } from './claude-code.ts';
 import { codexAdapter } from './codex.ts';
+import { fixtureAdapter } from './fixture.ts';
 import { piAdapter } from './pi.ts';
 
 /** What a registry factory accepts; each adapter uses what applies to it. */
@@ -35,9 +32,9 @@ export type AdapterEntry = {
 const entries: ReadonlyArray<AdapterEntry> = [
   {
     id: 'fixture',
-    description: 'the test fixture CLI (test/fixtures/fixture-cli.mjs --echo): no model, deterministic',
+    description: 'the fixture CLI (fixture-cli.mjs --echo, shipped with the bundle): no model, deterministic',
     realCli: false,
-    create: () => fixtureWithLocatedCli(),
+    create: () => fixtureAdapter(),
   },
   {
     id: 'claude-code',
@@ -96,35 +93,4 @@ export function findAdapter(id: string): AdapterEntry | undefined {
 export function withHostInstalledCli(adapter: AnyCliAdapter): AnyCliAdapter {
   const { kind: _kind, install, ...definition } = adapter;
   return defineCliAdapter(install?.files ? { ...definition, install: { files: install.files } } : definition);
-}
-
-/**
- * The fixture adapter names its CLI relative to its own module; inside a bundle
- * (dist/cli.mjs) that points into dist/, so look for the script from here and
- * upward and rewrite the launch argv to the copy that exists.
- */
-function fixtureWithLocatedCli(): AnyCliAdapter {
-  const base = fixtureAdapter();
-  const located = locateFixtureCli();
-  if (located === fixtureCliPath) return base;
-  return defineCliAdapter({
-    ...base,
-    launch: (context) => {
-      const spec = base.launch(context);
-      return { ...spec, argv: spec.argv.map((arg) => (arg === fixtureCliPath ? located : arg)) };
-    },
-  });
-}
-
-function locateFixtureCli(): string {
-  if (existsSync(fixtureCliPath)) return fixtureCliPath;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let depth = 0; depth < 6; depth++) {
-    const candidate = join(dir, 'test', 'fixtures', 'fixture-cli.mjs');
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  return fixtureCliPath; // not shipped here: the launch fails with spawn-failed naming this path
 }

@@ -85,7 +85,7 @@ export async function demoCommand(argv: ReadonlyArray<string>): Promise<number> 
   const times: Record<string, number> = {};
 
   out(style.bold(`harness-bridge demo — adapter ${entry.id}`));
-  step(1, entry.realCli ? 'the CLI' : 'the CLI (fixture: test/fixtures/fixture-cli.mjs, nothing to install)');
+  step(1, entry.realCli ? 'the CLI' : 'the CLI (fixture: fixture-cli.mjs, shipped with harness-bridge; nothing to install)');
   const prepared = await prepareAdapter(entry, { log: detail });
   times.cli = Date.now() - t0;
   const dir = resolve(stringFlag(parsed, 'dir') ?? (await mkdtemp(join(tmpdir(), 'harness-bridge-demo-'))));

@@ -20,11 +20,18 @@ export const cliPath = fileURLToPath(new URL('../../../dist/cli.mjs', import.met
 export type CliRun = { code: number | null; stdout: string; stderr: string };
 
 /** Runs the bundled CLI; kills it after `timeoutMs`. */
-export function runCli(args: ReadonlyArray<string>, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; wrap?: (cmd: string, args: string[]) => { cmd: string; args: string[] } } = {}): Promise<CliRun> {
+export function runCli(
+  args: ReadonlyArray<string>,
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string; wrap?: (cmd: string, args: string[]) => { cmd: string; args: string[] } } = {},
+): Promise<CliRun> {
   const base = [cliPath, ...args];
   const { cmd, args: argv } = options.wrap ? options.wrap(process.execPath, base) : { cmd: process.execPath, args: base };
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { env: { ...process.env, NO_COLOR: '', FORCE_COLOR: '', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, argv, {
+      env: { ...process.env, NO_COLOR: '', FORCE_COLOR: '', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

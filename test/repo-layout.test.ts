@@ -1,0 +1,82 @@
+// The product (bridge/, host/, protocol/, bootstrap/) must not depend on the
+// test tree: nothing there imports a module under test/, and the bundles built
+// from it (dist/bridge.mjs, dist/cli.mjs) contain no test module. Checked two
+// ways: every import/export/import() specifier in the product sources,
+// resolved, and esbuild's own list of the inputs of each bundle.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { entries } from '../esbuild.config.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const productDirs = ['bridge', 'host', 'protocol', 'bootstrap'];
+
+/**
+ * Known and still open: the demo's scripted model (host/cli/demo-model.ts)
+ * serves the scripted model server's script from test/model-server. Moving
+ * those modules into the product tree shrinks this list; when it does, the
+ * tests below fail until the list says so, so it cannot go stale.
+ */
+const knownTestImports: ReadonlyArray<string> = [
+  'host/cli/demo-model.ts -> test/model-server/anthropic.ts',
+  'host/cli/demo-model.ts -> test/model-server/normalize-util.ts',
+  'host/cli/demo-model.ts -> test/model-server/script.ts',
+  'host/cli/demo-model.ts -> test/model-server/sse.ts',
+];
+const knownBundledTestModules = [...new Set(knownTestImports.map((edge) => edge.split(' -> ')[1]!))];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && /\.(ts|mts|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.d.mts'))
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)));
+}
+
+const inTestTree = (path: string): boolean => path === 'test' || path.startsWith('test/');
+
+describe('the product does not depend on test/', () => {
+  it('no file under bridge/, host/, protocol/ or bootstrap/ imports a module under test/', () => {
+    const files = productDirs.flatMap(sourceFiles);
+    expect(files.length, 'the scan found the product sources').toBeGreaterThan(50);
+    const edges: string[] = [];
+    for (const file of files) {
+      const { importedFiles } = ts.preProcessFile(readFileSync(join(root, file), 'utf8'), true, true);
+      for (const { fileName } of importedFiles) {
+        if (!fileName.startsWith('.')) continue; // a package or node: builtin
+        const target = relative(root, resolve(root, dirname(file), fileName));
+        if (inTestTree(target)) edges.push(`${file} -> ${target}`);
+      }
+    }
+    expect(edges.sort(), 'product → test/ imports (only the known ones may remain)').toEqual([...knownTestImports].sort());
+  });
+
+  it('the bundles esbuild.config.mjs builds contain no module from test/ (the fixture adapter included)', async () => {
+    const entryPoints = entries.flatMap((entry) => [entry.entryPoint, ...(entry.afterReady ? [entry.afterReady.entryPoint] : [])]);
+    expect(entryPoints).toEqual(expect.arrayContaining(['bridge/main.ts', 'host/cli/main.ts']));
+    const bundled: Record<string, string[]> = {};
+    for (const entryPoint of entryPoints) {
+      const result = await build({
+        absWorkingDir: root,
+        entryPoints: [entryPoint],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+        external: ['node-pty', 'bufferutil', 'utf-8-validate'],
+      });
+      const inputs = Object.keys(result.metafile.inputs);
+      bundled[entryPoint] = inputs.filter(inTestTree).sort();
+      if (entryPoint === 'host/cli/main.ts') {
+        expect(inputs, 'the CLI bundles the fixture adapter from the product tree').toContain('host/adapters/fixture.ts');
+      }
+    }
+    for (const [entryPoint, testInputs] of Object.entries(bundled)) {
+      const allowed = entryPoint === 'host/cli/main.ts' ? knownBundledTestModules : [];
+      expect(testInputs, `test modules bundled into ${entryPoint}`).toEqual([...allowed].sort());
+    }
+  });
+});
