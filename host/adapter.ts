@@ -62,6 +62,13 @@ export type PromptContext = {
   readonly permissionMode?: HarnessV1PermissionMode;
 };
 
+export type CompactContext = {
+  /** The CLI's own thread id, once a record has revealed it. */
+  readonly threadId: string | undefined;
+  /** A turn is running: the input goes to its stdin (no internal turn of its own). */
+  readonly duringTurn: boolean;
+};
+
 /**
  * A pure reducer from records to stream parts (DESIGN D4): no clocks, no
  * randomness, ids derived from seq or turn. `step` may mutate and return the
@@ -125,8 +132,15 @@ export type CliAdapterDefinition<S> = {
   encodeToolResult?(result: { toolCallId: string; output: unknown; isError: boolean }, state: S): string;
   /** An approval answer for a CLI that asks over stdout and reads answers on stdin. */
   encodeApproval?(answer: { approvalId: string; approved: boolean; reason?: string }, state: S): string;
-  /** Stdin input that asks the CLI to compact; absent → doCompact throws HarnessCapabilityUnsupportedError. */
-  encodeCompact?(customInstructions: string | undefined): string;
+  /**
+   * Stdin input that asks the CLI to compact; absent → doCompact throws HarnessCapabilityUnsupportedError.
+   * Between turns the kit runs it as an internal turn (a turnEnd matcher must end it; its `compaction`
+   * parts reach the consumer at the start of the next turn); during a turn it goes to that turn's stdin.
+   * `context` carries what a request may have to name (Codex's thread/compact/start names the thread);
+   * the kit always passes it (optional only so older callers still compile). Throw to refuse (no thread
+   * yet, a CLI that cannot compact mid-turn): doCompact rejects with that error and nothing is sent.
+   */
+  encodeCompact?(customInstructions: string | undefined, context?: CompactContext): string;
   /** Files that make skills discoverable by the CLI (e.g. `.claude/skills/<name>/SKILL.md`). */
   skillFiles?(skills: ReadonlyArray<HarnessV1Skill>, sessionWorkDir: string): ReadonlyArray<HarnessV1BootstrapFile>;
   /** The CLI's thread id, if this record reveals it. */

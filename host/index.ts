@@ -1,7 +1,7 @@
 // The host kit's public entry: everything a program needs to run CLI adapters
 // as HarnessV1 sessions over the bridge. Internals (turn translation, the
 // ladder's pieces) stay importable by path for tools and tests.
-export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type LaunchContext, type LaunchMode, type PromptContext, type Translator } from './adapter.ts';
+export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type LaunchContext, type LaunchMode, type PromptContext, type CompactContext, type Translator } from './adapter.ts';
 export { createBridgeHarness, defaultStateDir, type BridgeHarness, type BridgeHarnessSettings } from './harness.ts';
 export { BridgeSession } from './session.ts';
 export { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from './channel.ts';

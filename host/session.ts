@@ -155,13 +155,14 @@ export class BridgeSession<S> implements HarnessV1Session {
         harnessId: this.ctx.adapter.harnessId,
       });
     }
+    const input = encode(customInstructions, { threadId: this.threadId, duringTurn: this.turn !== null });
     if (this.turn) {
-      await this.send({ type: 'input', turnId: this.turn.turnId, text: encode(customInstructions) });
+      await this.send({ type: 'input', turnId: this.turn.turnId, text: input });
       return;
     }
     const collected: HarnessV1StreamPart[] = [];
     const { done } = this.beginSlice((part) => collected.push(part), [], true);
-    await this.startTurn({ prompt: '', instructions: undefined, tools: [], rerunOf: undefined, input: encode(customInstructions) });
+    await this.startTurn({ prompt: '', instructions: undefined, tools: [], rerunOf: undefined, input });
     await done;
     this.carryParts.push(...collected.filter((part) => part.type === 'compaction'));
   }

@@ -12,6 +12,7 @@ export const rpcIds = {
   turnStart: 'hb-turn-start',
   turnSteer: 'hb-turn-steer',
   turnInterrupt: 'hb-turn-interrupt',
+  compactStart: 'hb-compact-start',
 } as const;
 
 const rpcId = z.union([z.string(), z.number()]);
@@ -58,6 +59,15 @@ export const turnStart = (threadId: string, text: string, approvalPolicy: Approv
   handshake() +
   line({ id: rpcIds.threadResume, method: 'thread/resume', params: { threadId, excludeTurns: true } }) +
   line({ id: rpcIds.turnStart, method: 'turn/start', params: { threadId, input: textInput(text), approvalPolicy } });
+
+/**
+ * Handshake and resume (as for a turn), then `thread/compact/start`: Codex runs the compaction as a
+ * turn of its own (turn/started, a `contextCompaction` item, turn/completed). It takes no instructions.
+ */
+export const compactStart = (threadId: string) =>
+  handshake() +
+  line({ id: rpcIds.threadResume, method: 'thread/resume', params: { threadId, excludeTurns: true } }) +
+  line({ id: rpcIds.compactStart, method: 'thread/compact/start', params: { threadId } });
 
 export const turnSteer = (threadId: string, turnId: string, text: string) =>
   line({ id: rpcIds.turnSteer, method: 'turn/steer', params: { threadId, expectedTurnId: turnId, input: textInput(text) } });

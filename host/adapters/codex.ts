@@ -4,12 +4,16 @@
 // reducer. Transport, slices, host tools over the bridge's MCP endpoint and
 // recovery are the kit's. Line shapes: test/fixtures/codex/README.md.
 import { posix } from 'node:path';
+import type { JSONValue } from '@ai-sdk/provider';
+import { z } from 'zod';
+import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
 import type { JournalRecord } from '../../protocol/v1/record.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../adapter.ts';
 import { createLineBuffers, readJsonLine, type LineBuffers } from '../translate/json-lines.ts';
 import { createStreamState, partWriter, type StreamState } from '../translate/part-writer.ts';
+import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../translate/snapshot.ts';
 import { addCounts, usageFromCounts, type TokenCounts } from '../translate/usage.ts';
 import { codexBuiltinTools, codexItemTools, codexToolName } from './codex-tools.ts';
 import * as rpc from './codex-rpc.ts';
@@ -51,7 +55,7 @@ export function codexLaunch(options: CodexOptions, ctx: LaunchContext): LaunchSp
     turnEnd: [
       { prefix: '{"method":"turn/completed"' }, // a prefix also fires on a split line (it repeats the turn's items)
       { prefix: `{"id":"${rpc.rpcIds.threadStart}",` }, // the kit's thread-start exchange
-      { regex: `^\\{"error":.*"id":"(${rpc.rpcIds.turnStart}|${rpc.rpcIds.threadStart})"\\}$` }, // refused: no turn/completed follows
+      { regex: `^\\{"error":.*"id":"(${rpc.rpcIds.turnStart}|${rpc.rpcIds.threadStart}|${rpc.rpcIds.compactStart})"\\}$` }, // refused: no turn/completed follows
     ],
     interrupt: { input: '' }, // turn/interrupt names the running turn: encodeInterrupt sends it
   };
@@ -73,7 +77,24 @@ export type CodexState = {
   tools: Record<string, string>;
   /** approvalId → Codex's JSON-RPC request id, for encodeApproval. */
   approvals: Record<string, string | number>;
+  /** This turn is our thread/compact/start (doCompact): its compaction is manual, any other auto. */
+  compact: boolean;
 };
+
+/** What a snapshot holds: the state but `modelId` (configuration, not state: restore takes the adapter's own). */
+const snapshotShape = {
+  lines: lineBuffersSchema,
+  stream: streamStateSchema,
+  threadId: z.string().nullable(),
+  turnId: z.string().nullable(),
+  open: z.strictObject({ item: z.string(), streamed: z.boolean() }).nullable(),
+  pending: tokenCountsSchema.nullable(),
+  total: tokenCountsSchema,
+  tools: z.record(z.string(), z.string()),
+  approvals: z.record(z.string(), z.union([z.string(), z.number()])),
+  compact: z.boolean(),
+};
+const snapshotVersion = 1;
 
 const toCounts = (c: rpc.Counts): TokenCounts => {
   const cached = (c.cachedInputTokens ?? 0) + (c.cacheWriteInputTokens ?? 0);
@@ -95,6 +116,7 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
   if (s.stream.finished) return { state: s, parts };
   if (record.kind === 'turn-start') {
     s.threadId = /"threadId":"([^"]+)"/.exec(record.data.input ?? '')?.[1] ?? null; // our turn/start names it
+    s.compact = (record.data.input ?? '').includes(`"id":"${rpc.rpcIds.compactStart}"`);
     out.start(s.modelId);
   }
   if (record.kind === 'turn-end') out.endTurn(record, id);
@@ -105,9 +127,10 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
   else if (!('method' in line.value)) {
     const L = line.value; // an answer to one of our requests
     if (L.id === rpc.rpcIds.turnStart && L.result?.turn) s.turnId = L.result.turn.id;
-    if (L.id !== rpc.rpcIds.turnStart || !L.error) return raw(), { state: s, parts };
-    out.push({ type: 'error', error: { message: `codex refused turn/start: ${L.error.message}` } });
-    out.finish({ unified: 'error', raw: 'turn/start refused' });
+    const request = L.id === rpc.rpcIds.turnStart ? 'turn/start' : L.id === rpc.rpcIds.compactStart ? 'thread/compact/start' : undefined;
+    if (!request || !L.error) return raw(), { state: s, parts };
+    out.push({ type: 'error', error: { message: `codex refused ${request}: ${L.error.message}` } });
+    out.finish({ unified: 'error', raw: `${request} refused` });
   } else {
     const { method, id: requestId, params: p = {} } = line.value;
     const it = p.item;
@@ -145,6 +168,9 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
       out.push({ type: 'tool-result', toolCallId: it.id, toolName: s.tools[it.id]!, result, isError: failed, ...(it.exitCode == null ? {} : { providerMetadata: { [id]: { exitCode: it.exitCode } } }) });
       delete s.tools[it.id];
       for (const c of failed ? [] : (it.changes ?? [])) if (fileEvents[c.kind.type]) out.push({ type: 'file-change', event: fileEvents[c.kind.type]!, path: c.path });
+    } else if (method === 'item/completed' && it?.type === 'contextCompaction') {
+      // Codex keeps the summary to itself (the item has only an id); the next model request carries it.
+      out.push({ type: 'compaction', trigger: s.compact ? 'manual' : 'auto', summary: '' });
     } else if (method === 'thread/tokenUsage/updated' && p.tokenUsage) {
       flushStep(); // a new report: the response before it was not the last
       s.pending = toCounts(p.tokenUsage.last);
@@ -178,6 +204,14 @@ export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState>
       if (!state.threadId || !state.turnId) throw new Error('codex: the turn has not started yet; send the message once its first part arrived');
       return rpc.turnSteer(state.threadId, state.turnId, text);
     },
+    // thread/compact/start takes no instructions: customInstructions are not Codex's to follow.
+    encodeCompact: (_instructions, context) => {
+      if (context?.duringTurn) {
+        throw new HarnessCapabilityUnsupportedError({ message: 'codex compacts between turns only (thread/compact/start interrupts a running turn)', harnessId: id });
+      }
+      if (!context?.threadId) throw new Error('codex: no thread to compact yet (prompt a turn first)');
+      return rpc.compactStart(context.threadId);
+    },
     encodeInterrupt: (state) => (state.threadId && state.turnId ? rpc.turnInterrupt(state.threadId, state.turnId) : undefined),
     encodeApproval: ({ approvalId, approved }, state) => {
       const requestId = state.approvals[approvalId];
@@ -186,8 +220,10 @@ export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState>
     },
     threadId: (record) => (record.kind === 'stdout' ? rpc.threadIdOf(record.data.text) : undefined),
     translator: {
-      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: options.modelId, threadId: null, turnId: null, open: null, pending: null, total: {}, tools: {}, approvals: {} }),
+      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: options.modelId, threadId: null, turnId: null, open: null, pending: null, total: {}, tools: {}, approvals: {}, compact: false }),
       step,
+      snapshot: ({ modelId: _modelId, ...state }): JSONValue => takeSnapshot(id, snapshotVersion, state),
+      restore: (snapshot) => ({ ...readSnapshot(id, snapshotVersion, snapshotShape, snapshot), modelId: options.modelId }),
     },
   });
 }

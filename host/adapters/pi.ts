@@ -12,6 +12,7 @@ import type { JournalRecord } from '../../protocol/v1/record.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../adapter.ts';
 import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../translate/json-lines.ts';
 import { createStreamState, partWriter, type StreamState } from '../translate/part-writer.ts';
+import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../translate/snapshot.ts';
 import { addCounts, usageFromCounts, type TokenCounts } from '../translate/usage.ts';
 import { PI_EXTENSION_ENV as E, piApprovalTitle, piExtensionFile, piExtensionSource, piHostToolPrefix } from './pi-extension.ts';
 import { piBuiltinTools } from './pi-tools.ts';
@@ -52,6 +53,20 @@ export type PiState = {
   /** Builtin tool calls (toolCallId → name and path). Host tools are absent: the kit emits those from the bridge's records. */
   tools: Record<string, { name: string; path?: string }>;
 };
+
+/** A snapshot holds the whole state (rerun too: restore gets no turn). */
+const snapshotShape = {
+  rerun: z.boolean(),
+  lines: lineBuffersSchema,
+  stream: streamStateSchema,
+  block: z.number().nullable(),
+  stop: z.string().nullable(),
+  ran: z.boolean(),
+  rejected: z.boolean(),
+  total: tokenCountsSchema,
+  tools: z.record(z.string(), z.strictObject({ name: z.string(), path: z.string().optional() })),
+};
+const snapshotVersion = 1;
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 const counts = (u: z.infer<typeof usage> | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
@@ -186,6 +201,8 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     translator: {
       init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), stream: createStreamState(), block: null, stop: null, ran: false, rejected: false, total: {}, tools: {} }),
       step,
+      snapshot: (state): JSONValue => takeSnapshot(id, snapshotVersion, state),
+      restore: (snapshot): PiState => readSnapshot(id, snapshotVersion, snapshotShape, snapshot),
     },
   });
 }

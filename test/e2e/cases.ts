@@ -15,6 +15,10 @@ export type E2eProfile = {
   readonly modelId?: string;
   /** The tool-result text of a denied approval (Claude passes the host's reason; pi cannot). */
   readonly deniedResult: string | RegExp;
+  /** What the manual compaction part's summary reads (Claude shows the model's summary; Codex keeps it to itself: ''). */
+  readonly compactionSummary: RegExp;
+  /** The translator takes snapshots: a suspended turn's resume payload carries one, and the next slice attaches at the cursor. */
+  readonly translatorSnapshots: boolean;
   /** Cases this adapter cannot run, by case name → why. */
   readonly skip?: Readonly<Record<string, string>>;
 };
@@ -210,6 +214,9 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
           },
         });
         const state = await (await suspended);
+        const snapshot = (state.data as { turn?: { snapshot?: { seq: number } } }).turn?.snapshot;
+        if (profile.translatorSnapshots) expect(snapshot, 'the payload carries a translator snapshot').toMatchObject({ seq: expect.any(Number) });
+        else expect(snapshot).toBeUndefined();
         const second: Part[] = [];
         const next = await open('slices', 'allow-all', state);
         const control = await next.session.doContinueTurn({ emit: (part) => second.push(part) });
@@ -237,6 +244,27 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       },
       180_000,
     );
+
+    test('doCompact between turns from a re-attached host: the next turn carries the compaction part; the model gets the summary', async () => {
+      const { session } = await open('compact');
+      await turn(session, 'SCENARIO:text a turn to compact');
+      // Another host instance compacts: it knows the CLI thread only from the resume payload.
+      const next = await open('compact', 'allow-all', await session.doDetach());
+      const before = env.requests().length;
+      await next.session.doCompact();
+      const compacting = env.requests(before);
+      expect(compacting.map((r) => r.scenario), 'the CLI asked the model for a summary').toContain('compact');
+      const { parts } = await turn(next.session, 'SCENARIO:text after compact');
+      expectValid(parts, 'after compact');
+      expect(ofType(parts, 'compaction')).toEqual([expect.objectContaining({ type: 'compaction', trigger: 'manual' })]);
+      expect(ofType(parts, 'compaction')[0]!.summary).toMatch(profile.compactionSummary);
+      expect(parts[0]?.type, 'the compaction part comes after the turn\'s stream-start').toBe('stream-start');
+      expect(textOf(parts)).toContain('after compact');
+      const after = env.requests(before + compacting.length);
+      expect(JSON.stringify(after.at(-1)?.body), 'the turn after compaction sends the summary instead of the history').toContain('Scripted summary of a conversation');
+      expect(JSON.stringify(after.at(-1)?.body)).not.toContain('Scripted reply 1');
+      await next.session.doDestroy();
+    });
 
     test('detach between turns, re-attach from another host instance: same bridge (attach rung), same thread', async () => {
       const { session } = await open('detach');

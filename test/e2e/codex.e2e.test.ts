@@ -22,4 +22,7 @@ sharedE2eCases(env, {
   modelId: 'gpt-5.5',
   // A declined command completes with status "declined" and no output; Codex tells the model "rejected by user".
   deniedResult: 'declined',
+  // thread/compact/start: Codex summarises the thread itself and shows no summary text.
+  compactionSummary: /^$/,
+  translatorSnapshots: true,
 });

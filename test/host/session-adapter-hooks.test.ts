@@ -100,3 +100,37 @@ describe('encodeInterrupt', () => {
     await stop();
   }, 30_000);
 });
+
+describe('encodeCompact', () => {
+  it('gets the thread id and whether a turn runs; a refusal rejects doCompact and leaves the session usable', async () => {
+    const contexts: unknown[] = [];
+    const adapter = variant(() => ({
+      encodeCompact: (instructions, context) => {
+        contexts.push({ instructions, ...context });
+        if (instructions === 'refuse') throw new Error('fixture: cannot compact now');
+        // The fixture CLI has no compaction: any prompt line makes an internal turn its result ends.
+        return `${JSON.stringify({ type: 'prompt', text: 'COMPACT', lines: 1 })}\n`;
+      },
+    }));
+    const { session, stop } = await open('compact-context', adapter);
+    await expect(session.doCompact('refuse'), 'refused before any thread').rejects.toThrow(/cannot compact now/);
+    expect(textOf(await runTurn(session, 'first LINES:1'))).toBe('first LINES:1 #0\n');
+    await session.doCompact('focus');
+    await expect(session.doCompact('refuse')).rejects.toThrow(/cannot compact now/);
+    const parts: HarnessV1StreamPart[] = [];
+    const control = await session.doPromptTurn({ prompt: 'long LINES:40 INTERVAL:20', emit: (part) => void parts.push(part) });
+    await session.doCompact('mid');
+    await control.done;
+    expect(textOf(await runTurn(session, 'after LINES:1')), 'nothing of the internal compact turn leaks').toBe('after LINES:1 #0\n');
+    const thread = contexts[1] as { threadId: unknown };
+    expect(typeof thread.threadId, 'the thread the first turn revealed').toBe('string');
+    expect(contexts).toEqual([
+      { instructions: 'refuse', threadId: undefined, duringTurn: false },
+      { instructions: 'focus', threadId: thread.threadId, duringTurn: false },
+      { instructions: 'refuse', threadId: thread.threadId, duringTurn: false },
+      { instructions: 'mid', threadId: thread.threadId, duringTurn: true },
+    ]);
+    await session.doDestroy();
+    await stop();
+  }, 30_000);
+});

@@ -318,6 +318,24 @@ describe('OpenAI Responses', () => {
     expect(after).toMatchObject({ type: 'function_call', namespace: 'mcp__host', name: 'echo_upper' });
   });
 
+  it("Codex's compaction prompt gets a scripted summary; the summary it sends back later is not a user text", async () => {
+    const body = codexBody('SCENARIO:text first');
+    body.input.push(
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Scripted reply 1 (text): you said "first".' }] },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.\n' }] },
+    );
+    const summary = completed(await sse('/v1/responses', { ...body, tools: [] })).output[0].content[0].text;
+    expect(summary).toBe('Scripted summary of a conversation with 1 earlier user message(s).');
+    const after = codexBody('SCENARIO:text after compact');
+    after.input.splice(2, 0, {
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: `Another language model started to solve this problem and produced a summary of its thinking process. …\n${summary}` }],
+    });
+    const reply = completed(await sse('/v1/responses', after)).output[0].content[0].text;
+    expect(reply, 'the summary message is not counted as a user prompt').toBe('Scripted reply 1 (text): you said "after compact".');
+  });
+
   it('SCENARIO:think adds a reasoning item', async () => {
     const resp = completed(await sse('/v1/responses', codexBody('SCENARIO:think')));
     expect(resp.output.map((o: Json) => o.type)).toEqual(['reasoning', 'message']);

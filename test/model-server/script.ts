@@ -81,6 +81,9 @@ const WRAPPER_TAGS = [
   'command-args',
 ];
 
+/** How Codex hands a compaction summary to the model on later requests (a user message, not the user's words). */
+const CODEX_SUMMARY_PREFIX = 'Another language model started to solve this problem and produced a summary';
+
 /** Strip CLI-injected wrappers; an empty result means "not a real user text". */
 export function realUserText(text: string): string {
   let t = text;
@@ -90,8 +93,9 @@ export function realUserText(text: string): string {
   t = t.trim();
   if (t.startsWith('# AGENTS.md instructions')) return '';
   if (/^\[Request interrupted by user/.test(t)) return '';
-  // Claude Code's post-/compact summary is context, not the user's words.
+  // Claude Code's post-/compact summary is context, not the user's words; so is Codex's.
   if (t.startsWith('This session is being continued from a previous conversation')) return '';
+  if (t.startsWith(CODEX_SUMMARY_PREFIX)) return '';
   return t;
 }
 
@@ -367,6 +371,15 @@ function isCompactRequest(text: string): boolean {
   return text.includes('<summary>') && /Do NOT call any tools/i.test(text);
 }
 
+/**
+ * Codex's local compaction (thread/compact/start, or auto-compact, with a non-OpenAI provider): a plain
+ * Responses request whose last user message is this prompt; the reply text becomes the summary, sent
+ * back on later requests as a user message starting with CODEX_SUMMARY_PREFIX.
+ */
+function isCodexCompactRequest(text: string): boolean {
+  return text.startsWith('You are performing a CONTEXT CHECKPOINT COMPACTION');
+}
+
 export interface Planned {
   markers: Markers;
   reply: Reply;
@@ -383,6 +396,10 @@ export function planReply(conv: Conversation): Planned {
   if (isCompactRequest(lastText)) {
     // Claude Code retries a compaction whose reply lacks <summary> tags, so answer in its format.
     const summary = `<analysis>Scripted analysis.</analysis>\n<summary>Scripted summary of a conversation with ${userCount - 1} earlier user message(s).</summary>`;
+    return { markers: { ...markers, scenario: 'compact' }, reply: { kind: 'message', stop: 'end_turn', blocks: [textBlock(summary)] } };
+  }
+  if (isCodexCompactRequest(lastText)) {
+    const summary = `Scripted summary of a conversation with ${userCount - 1} earlier user message(s).`;
     return { markers: { ...markers, scenario: 'compact' }, reply: { kind: 'message', stop: 'end_turn', blocks: [textBlock(summary)] } };
   }
   if (markers.scenario === 'fail') {

@@ -8,15 +8,17 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileTurnEnd } from '../../../bridge/turn-end.ts';
 import { codexAdapter, codexLaunch, type CodexState } from '../../../host/adapters/codex.ts';
+import { piAdapter } from '../../../host/adapters/pi.ts';
 import * as rpc from '../../../host/adapters/codex-rpc.ts';
 import { codexBuiltinTools } from '../../../host/adapters/codex-tools.ts';
 import type { LaunchContext } from '../../../host/adapter.ts';
 import { TurnTranslation } from '../../../host/turn-translation.ts';
+import { HarnessCapabilityUnsupportedError } from '../../../protocol/harness-v1/errors.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/record.ts';
-import { expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
+import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/codex/', import.meta.url));
 const fixtures = readdirSync(fixtureDir)
@@ -27,7 +29,7 @@ const adapter = codexAdapter({ modelId: 'gpt-5.5' });
 
 type Part = HarnessV1StreamPart;
 type TurnEnd = Extract<JournalRecord, { kind: 'turn-end' }>['data'];
-type Meta = { argv: string[]; env: Record<string, string>; stdin: Array<Record<string, unknown>> };
+type Meta = { argv: string[]; env: Record<string, string>; stdin: Array<Record<string, unknown>>; modelRequests: Array<{ scenario: string }> };
 
 const ctx = (over: Partial<LaunchContext> = {}): LaunchContext => ({
   mode: 'fresh',
@@ -61,9 +63,9 @@ function turnsOf(name: string): string[][] {
   return turns.filter((t) => t.length > 0);
 }
 
-/** The turn/start line our prompt wrote for the k-th prompt turn (it names the thread the translator reads). */
+/** The request that started the k-th prompt turn — turn/start, or doCompact's thread/compact/start (it names the thread the translator reads). */
 function promptInput(name: string, k: number): string {
-  const starts = meta(name).stdin.filter((l) => l.method === 'turn/start');
+  const starts = meta(name).stdin.filter((l) => l.method === 'turn/start' || l.method === 'thread/compact/start');
   return starts[k] ? stdinLine(starts[k]) : rpc.threadStart();
 }
 
@@ -132,6 +134,14 @@ describe('every fixture, every turn', () => {
 
       it(`${where}: lines split into cont pieces translate the same (ids aside)`, () => {
         expect(normalizeIds(translate(journal(turn, { input, piece: 97 })).parts)).toEqual(normalizeIds(translate(records).parts));
+      });
+
+      it(`${where}: every cut point k — snapshot, restore in a fresh translator, the rest: exactly the uninterrupted parts`, () => {
+        expectEveryCutResumes(() => codexAdapter({ modelId: 'gpt-5.5' }), records, where);
+      });
+
+      it(`${where}: every cut point k inside split lines (cont pieces) — the snapshot carries the partial line`, () => {
+        expectEveryCutResumes(() => codexAdapter({ modelId: 'gpt-5.5' }), journal(turn, { input, piece: 509 }), where);
       });
     });
   }
@@ -254,6 +264,31 @@ describe('fixture by fixture', () => {
     expect(text(promptTurn('resume').parts)).toBe('Scripted reply 2 (text): you said "what was the word".');
   });
 
+  it('compact: our thread/compact/start turn yields one manual compaction part; the next prompt turn goes on', () => {
+    const { parts } = promptTurn('compact', 1);
+    expectWellFormed(parts, 'compact');
+    expect(ofType(parts, 'compaction'), 'Codex does not show the summary').toEqual([{ type: 'compaction', trigger: 'manual', summary: '' }]);
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'stop', raw: 'completed' });
+    expect(ofType(promptTurn('compact', 0).parts, 'compaction')).toEqual([]);
+    expect(text(promptTurn('compact', 2).parts), 'the summary message is no user prompt to the scripted model').toBe('Scripted reply 2 (text): you said "after compact".');
+    expect(meta('compact').modelRequests.map((r) => r.scenario)).toEqual(['text', 'compact', 'text']);
+  });
+
+  it('compact: a contextCompaction inside a prompt turn (Codex compacting on its own) is an auto compaction', () => {
+    const compacting = turnsOf('compact').filter((t) => !isSetup(t))[1]!;
+    const { parts } = translate(journal(compacting, { input: promptInput('compact', 0) }));
+    expect(ofType(parts, 'compaction')).toEqual([{ type: 'compaction', trigger: 'auto', summary: '' }]);
+  });
+
+  it('compact: a refused thread/compact/start is an error part and finish error, and a turnEnd matcher ends it', () => {
+    const refusal = '{"error":{"code":-32600,"message":"thread not found: x"},"id":"hb-compact-start"}';
+    expect(matcher('stdout', refusal)).toBe(true);
+    const { parts } = translate(journal([refusal], { input: rpc.compactStart('x') }));
+    expectWellFormed(parts, 'refused compact');
+    expect(ofType(parts, 'error')[0]!.error).toEqual({ message: 'codex refused thread/compact/start: thread not found: x' });
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'error', raw: 'thread/compact/start refused' });
+  });
+
   it('a turn that ends without turn/completed (the process exited) gets the generic error ending', () => {
     const turn = turnsOf('text').filter((t) => !isSetup(t))[0]!.slice(0, 8);
     const { parts } = translate(journal(turn, { input: promptInput('text', 0), end: { reason: 'exit', code: 1 } }));
@@ -272,6 +307,23 @@ describe('encoders and launch', () => {
     expect(asked).toContain('"approvalPolicy":"untrusted"');
     expect(adapter.encodePrompt!({ text: 'hi', instructions: 'BE BRIEF', skills: [], threadId, permissionMode: 'allow-all' })).toContain('"text":"BE BRIEF\\n\\nhi"');
     expect(() => adapter.encodePrompt!({ text: 'hi', instructions: undefined, skills: [], threadId: undefined })).toThrow(/no thread/);
+  });
+
+  it('encodeCompact writes the captured compaction request for the thread; refuses mid-turn and before a thread', () => {
+    const stdin = meta('compact').stdin.map(stdinLine);
+    const threadId = (meta('compact').stdin[6]!.params as { threadId: string }).threadId;
+    const at = stdin.findIndex((l) => l.includes('"thread/compact/start"'));
+    expect(adapter.encodeCompact!(undefined, { threadId, duringTurn: false })).toBe(stdin.slice(at - 3, at + 1).join(''));
+    expect(adapter.encodeCompact!('focus on the tests', { threadId, duringTurn: false }), 'Codex takes no instructions').toBe(stdin.slice(at - 3, at + 1).join(''));
+    let midTurn: unknown;
+    try {
+      adapter.encodeCompact!(undefined, { threadId, duringTurn: true });
+    } catch (error) {
+      midTurn = error;
+    }
+    expect(HarnessCapabilityUnsupportedError.isInstance(midTurn), 'thread/compact/start would interrupt the running turn').toBe(true);
+    expect(() => adapter.encodeCompact!(undefined, { threadId: undefined, duringTurn: false })).toThrow(/no thread to compact/);
+    expect(() => adapter.encodeCompact!(undefined), 'a caller that passes no context').toThrow(/no thread to compact/);
   });
 
   it('launch: the captured argv; MCP and model URLs by env-var name only; CODEX_HOME in the state dir; same spec for every mode', () => {
@@ -293,7 +345,7 @@ describe('encoders and launch', () => {
   it('turnEnd matchers fire on turn/completed, our thread/start answer and refused starts — on no other captured line', () => {
     for (const name of fixtures) {
       for (const line of lines(name)) {
-        const expected = line.startsWith('{"method":"turn/completed"') || line.startsWith('{"id":"hb-thread-start",') || /^\{"error":.*"id":"hb-turn-start"\}$/.test(line);
+        const expected = line.startsWith('{"method":"turn/completed"') || line.startsWith('{"id":"hb-thread-start",') || /^\{"error":.*"id":"hb-(turn|compact)-start"\}$/.test(line);
         expect(matcher('stdout', line), `${name}: ${line.slice(0, 80)}`).toBe(expected);
       }
     }
@@ -304,5 +356,51 @@ describe('encoders and launch', () => {
     const { parts } = translate(records);
     expect(ofType(parts, 'raw')).toHaveLength(4);
     expectWellFormed(parts, 'unknown lines');
+  });
+});
+
+describe('translator snapshots', () => {
+  const records = journal(turnsOf('multi').filter((t) => !isSetup(t))[0]!, { input: promptInput('multi', 0) });
+  const mid = () => {
+    let state = adapter.translator.init({ turnId: 'turn-1', rerun: false });
+    for (const record of records.slice(0, 12)) state = adapter.translator.step(state, record).state;
+    return JSON.parse(JSON.stringify(adapter.translator.snapshot!(state))) as Record<string, any>;
+  };
+
+  it('small plain JSON: the state but the model id, tagged cli codex v1', () => {
+    const snapshot = mid();
+    expect(Object.keys(snapshot)).toEqual(['cli', 'v', 'state']);
+    expect(snapshot).toMatchObject({ cli: 'codex', v: 1 });
+    expect(snapshot.state.modelId, 'configuration, not state').toBeUndefined();
+    expect(JSON.stringify(snapshot).length).toBeLessThan(1024);
+    const restored = codexAdapter({ modelId: 'other-model' }).translator.restore!(snapshot);
+    expect(restored.modelId, 'restore takes the adapter\'s own model id').toBe('other-model');
+  });
+
+  it('restore refuses foreign and corrupt snapshots with a clear error; the kit then replays the turn', () => {
+    const restore = adapter.translator.restore!;
+    const good = mid();
+    expect(() => restore(null)).toThrow('codex: not a codex translator snapshot v1 (found cli none, v none)');
+    expect(() => restore({ textId: null, finished: false }), 'the fixture adapter\'s').toThrow(/not a codex translator snapshot v1/);
+    const pi = piAdapter().translator;
+    expect(() => restore(pi.snapshot!(pi.init({ turnId: 't', rerun: false }))), 'pi\'s').toThrow('codex: not a codex translator snapshot v1 (found cli "pi", v 1)');
+    expect(() => restore({ ...good, v: 2 }), 'a newer version').toThrow(/found cli "codex", v 2/);
+    expect(() => restore({ ...good, state: { ...good.state, tools: { call: 7 } } })).toThrow(/codex: corrupt translator snapshot:[\s\S]*tools/);
+    expect(() => restore({ ...good, state: { ...good.state, surprise: true } }), 'an unknown field').toThrow(/codex: corrupt translator snapshot:[\s\S]*surprise/);
+    const { pending: _pending, ...missing } = good.state;
+    expect(() => restore({ ...good, state: missing })).toThrow(/codex: corrupt translator snapshot:[\s\S]*pending/);
+    expect(() => restore({ ...good, state: { ...good.state, stream: { ...good.state.stream, block: { type: 'image', id: 'x' } } } })).toThrow(/corrupt/);
+    const corrupt = { seq: 12, adapter: { ...good, state: { ...good.state, open: 'yes' } }, toolCalls: [], approvals: [], unansweredParts: [] };
+    expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, corrupt, new Set()), 'no restore: the session replays').toBeNull();
+    expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, { ...corrupt, adapter: good }, new Set())).not.toBeNull();
+  });
+
+  it('the snapshot shares nothing with the live state (the translator keeps mutating it)', () => {
+    let state = adapter.translator.init({ turnId: 'turn-1', rerun: false });
+    for (const record of records.slice(0, 12)) state = adapter.translator.step(state, record).state;
+    const snapshot = adapter.translator.snapshot!(state);
+    const before = JSON.stringify(snapshot);
+    for (const record of records.slice(12)) state = adapter.translator.step(state, record).state;
+    expect(JSON.stringify(snapshot)).toBe(before);
   });
 });

@@ -17,7 +17,8 @@ import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-pa
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/record.ts';
-import { expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
+import { codexAdapter } from '../../../host/adapters/codex.ts';
+import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/pi/', import.meta.url));
 const fixtures = readdirSync(fixtureDir)
@@ -147,6 +148,14 @@ describe('every fixture, every turn', () => {
       it(`${where}: lines split into cont pieces translate the same (ids aside)`, () => {
         const whole = normalizeIds(translate(records).parts);
         expect(normalizeIds(translate(journal(turn, { piece: 97 })).parts), where).toEqual(whole);
+      });
+
+      it(`${where}: every cut point k — snapshot, restore in a fresh translator, the rest: exactly the uninterrupted parts`, () => {
+        expectEveryCutResumes(() => piAdapter(), records, where);
+      });
+
+      it(`${where}: every cut point k inside split lines (cont pieces) — the snapshot carries the partial line`, () => {
+        expectEveryCutResumes(() => piAdapter(), journal(turn, { piece: 509 }), where);
       });
     });
   }
@@ -455,5 +464,56 @@ describe('launch, encoders and the extension', () => {
     expect(out.diagnostics ?? []).toEqual([]);
     expect(piExtensionSource).toContain('export default async function');
     expect(piExtensionSource).not.toContain('HARNESS_BRIDGE_MCP_TOKEN');
+  });
+});
+
+describe('translator snapshots', () => {
+  const records = journal(turnsOf('bash-write')[0]!);
+  const mid = (rerun = false) => {
+    let state = adapter.translator.init({ turnId: 'turn-1', rerun });
+    for (const record of records.slice(0, 20)) state = adapter.translator.step(state, record).state;
+    return JSON.parse(JSON.stringify(adapter.translator.snapshot!(state))) as Record<string, any>;
+  };
+
+  it('small plain JSON tagged cli pi v1; a rerun turn keeps its rerun flag (restore gets no turn)', () => {
+    const snapshot = mid();
+    expect(Object.keys(snapshot)).toEqual(['cli', 'v', 'state']);
+    expect(snapshot).toMatchObject({ cli: 'pi', v: 1, state: { rerun: false, ran: true } });
+    expect(JSON.stringify(snapshot).length).toBeLessThan(1024);
+    expect(piAdapter().translator.restore!(mid(true)).rerun).toBe(true);
+  });
+
+  it('a rerun turn resumes at every cut point too (its stream-start sits on the turn-start record)', () => {
+    expectEveryCutResumes(() => piAdapter(), records, 'bash-write rerun', true);
+  });
+
+  it('restore refuses foreign and corrupt snapshots with a clear error; the kit then replays the turn', () => {
+    const restore = adapter.translator.restore!;
+    const good = mid();
+    expect(() => restore('{"cli":"pi"}')).toThrow('pi: not a pi translator snapshot v1 (found cli none, v none)');
+    const codex = codexAdapter().translator;
+    expect(() => restore(codex.snapshot!(codex.init({ turnId: 't', rerun: false }))), 'codex\'s').toThrow('pi: not a pi translator snapshot v1 (found cli "codex", v 1)');
+    expect(() => restore({ ...good, v: 0 })).toThrow(/found cli "pi", v 0/);
+    expect(() => restore({ ...good, state: { ...good.state, block: 'one' } })).toThrow(/pi: corrupt translator snapshot:[\s\S]*block/);
+    expect(() => restore({ ...good, state: { ...good.state, tools: { c1: { name: 'bash', extra: 1 } } } })).toThrow(/pi: corrupt translator snapshot/);
+    expect(() => restore({ ...good, state: { ...good.state, lines: { stdout: { text: 'x' }, stderr: null } } })).toThrow(/pi: corrupt translator snapshot:[\s\S]*lines/);
+    const corrupt = { seq: 20, adapter: { ...good, state: { ...good.state, total: { input: 5 } } }, toolCalls: [], approvals: [], unansweredParts: [] };
+    expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, corrupt, new Set()), 'no restore: the session replays').toBeNull();
+    expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, { ...corrupt, adapter: good }, new Set())).not.toBeNull();
+  });
+
+  it('an approval asked before the cut is delivered once more by the restored slice when it was not answered', () => {
+    const approve = journal(turnsOf('approve')[0]!);
+    const at = approve.findIndex((r) => r.kind === 'stdout' && r.data.text.startsWith('{"type":"extension_ui_request"'));
+    const live = new TurnTranslation(adapter, { turnId: 'turn-1', rerun: false }, 0, new Set());
+    const delivered = approve.slice(0, at + 1).flatMap((r) => live.push(r));
+    const [request] = ofType(delivered, 'tool-approval-request');
+    expect(live.unanswered()).toEqual([request!.approvalId]);
+    const snapshot = JSON.parse(JSON.stringify(live.snapshot(approve[at]!.seq)));
+    const next = TurnTranslation.restore(piAdapter(), { turnId: 'turn-1', rerun: false }, snapshot, new Set([request!.approvalId]))!;
+    expect(next.takeOwed()).toEqual([request]);
+    const rest = approve.slice(at + 1).flatMap((r) => next.push(r));
+    expect(ofType(rest, 'tool-approval-request'), 'not twice').toEqual([]);
+    expect(ofType(rest, 'tool-result')[0]).toMatchObject({ isError: false, result: 'hi\n' });
   });
 });
