@@ -16,6 +16,10 @@
 //   next start with the same argv/env/cwd/stdin/io writes its input to that
 //   process. A different launch retires the old process (SIGTERM, then SIGKILL).
 // - Output after a turn ended (between turns) is recorded with turnId null.
+// - launch.inputAck (session only): stdin lines that name an id stay pending until
+//   an output line acknowledges that id; a turnEnd match while any is pending does
+//   not end the turn (exit, abort and stop still do — an aborting or stopping
+//   turn ends at its next match whatever is pending).
 // Not guaranteed: turnEnd matchers are not used for lifetime 'turn' (exit ends
 // those turns); for a pty they see the raw terminal text, escapes included.
 import type { LaunchSpec } from '../protocol/v1/launch-spec.ts';
@@ -31,7 +35,7 @@ import {
   type SupervisedProcess,
   type SupervisorLogger,
 } from './supervisor-process.ts';
-import { compileTurnEnd, type OutputStream, type TurnEndTest } from './turn-end.ts';
+import { compileInputAck, compileTurnEnd, LineJson, type InputAckTest, type OutputStream, type TurnEndTest } from './turn-end.ts';
 
 export type { SupervisorLogger } from './supervisor-process.ts';
 
@@ -67,6 +71,12 @@ type Turn = {
   /** null while spawning (a pty launch awaits the node-pty import). */
   entry: ProcEntry | null;
   test: TurnEndTest | null;
+  /** launch.inputAck compiled (lifetime 'session' with turnEnd matchers only), or null. */
+  ack: InputAckTest | null;
+  /** Ids of this turn's inputs the CLI has not acknowledged yet: turnEnd matches wait for them. */
+  pending: Set<string>;
+  /** One JSON parse per line for `test` and `ack`. */
+  json: LineJson;
   /** A prefix matcher fired on the first piece of a split line on this stream: the line's last piece ends the turn. */
   endWithLine: OutputStream | null;
   /** Set by abort/stop: the reason the turn ends with, whatever ends it. */
@@ -148,13 +158,26 @@ export class Supervisor {
     if (this.#stopping) return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
     if (this.#turn) return { ok: false, code: 'turn-busy', message: `turn ${this.#turn.turnId} is still running` };
 
-    const compiled = launch.lifetime === 'session' ? compileTurnEnd(launch.turnEnd) : ({ ok: true, test: null } as const);
+    const json = new LineJson();
+    const compiled = launch.lifetime === 'session' ? compileTurnEnd(launch.turnEnd, json) : ({ ok: true, test: null } as const);
+    const ack = compiled.ok && compiled.test && launch.inputAck ? compileInputAck(launch.inputAck, json) : null;
     const live = this.#current;
     const reuse =
       live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === processKey(launch);
     if (live && !reuse && compiled.ok) this.#retire(live);
 
-    const turn: Turn = { turnId, launch, entry: null, test: compiled.ok ? compiled.test : null, endWithLine: null, ending: null, abortTimer: null };
+    const turn: Turn = {
+      turnId,
+      launch,
+      entry: null,
+      test: compiled.ok ? compiled.test : null,
+      ack,
+      pending: new Set(),
+      json,
+      endWithLine: null,
+      ending: null,
+      abortTimer: null,
+    };
     this.#turn = turn;
     const data: { input?: string; tools?: HostToolSpec[]; argv: string[]; rerun?: boolean } = { argv: launch.argv };
     if (input !== undefined) data.input = input;
@@ -202,6 +225,7 @@ export class Supervisor {
     if (!found.ok) return found;
     if (!found.entry.proc.write(text)) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
     this.#emit({ kind: 'stdin', turnId, data: { text } });
+    this.#awaitAcks(this.#turn!, text);
     return { ok: true };
   }
 
@@ -320,7 +344,31 @@ export class Supervisor {
 
   #writeInput(turn: Turn, entry: ProcEntry, input: string | undefined): void {
     if (input === undefined || input === '' || !entry.proc.hasStdin) return;
-    if (entry.proc.write(input)) this.#emit({ kind: 'stdin', turnId: turn.turnId, data: { text: input } });
+    if (!entry.proc.write(input)) return;
+    this.#emit({ kind: 'stdin', turnId: turn.turnId, data: { text: input } });
+    this.#awaitAcks(turn, input);
+  }
+
+  /** inputAck: the ids this write names stay pending until the CLI acknowledges them. */
+  #awaitAcks(turn: Turn, text: string): void {
+    if (!turn.ack || turn.ending) return;
+    for (const id of turn.ack.inputIds(text)) turn.pending.add(id);
+  }
+
+  /** A complete line: the ack it carries, if any, is taken before the turnEnd test sees the line. */
+  #takeAck(turn: Turn, stream: OutputStream, line: string): void {
+    if (!turn.ack || turn.pending.size === 0) return;
+    const id = turn.ack.ackedId(stream, line);
+    if (id !== undefined) turn.pending.delete(id);
+  }
+
+  /** A turnEnd match ends the turn unless inputs are still unacknowledged (an aborting or stopping turn never waits). */
+  #matched(turn: Turn): void {
+    if (turn.pending.size > 0 && !turn.ending) {
+      this.#log.debug({ turnId: turn.turnId, pending: turn.pending.size }, 'turn end held: inputs not yet acknowledged');
+      return;
+    }
+    this.#endTurn(turn, turn.ending ?? 'matched');
   }
 
   #interrupt(turn: Turn, entry: ProcEntry, reason: string): void {
@@ -401,8 +449,14 @@ export class Supervisor {
     entry.cont[stream] = cont;
     const turn = this.#turn;
     if (turn === null || turnId === null || turn.test === null || entry.lifetime !== 'session') return;
-    if (first && !cont ? turn.test(stream, text) : !first && !cont && turn.endWithLine === stream) {
-      this.#endTurn(turn, turn.ending ?? 'matched');
+    if (first && !cont) {
+      this.#takeAck(turn, stream, text);
+      const ends = turn.test(stream, text);
+      turn.json.forget();
+      if (ends) this.#matched(turn);
+    } else if (!first && !cont && turn.endWithLine === stream) {
+      turn.endWithLine = null;
+      this.#matched(turn);
     } else if (first && cont && turn.test(stream, text, false)) {
       turn.endWithLine = stream; // a prefix matcher saw the start of an over-long line
     }
@@ -421,7 +475,11 @@ export class Supervisor {
       start = nl + 1;
       if (line.endsWith('\r')) line = line.slice(0, -1);
       const turn = this.#turn;
-      if (!overlong && turn?.test && turn.entry === entry && turn.test('stdout', line)) this.#endTurn(turn, turn.ending ?? 'matched');
+      if (overlong || !turn?.test || turn.entry !== entry) continue;
+      this.#takeAck(turn, 'stdout', line);
+      const ends = turn.test('stdout', line);
+      turn.json.forget();
+      if (ends) this.#matched(turn);
     }
     buf = buf.slice(start);
     if (buf.length > this.limits.maxLineBytes) {

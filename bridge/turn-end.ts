@@ -9,7 +9,11 @@
 // - Invalid regex source is reported by compileTurnEnd, not thrown per line.
 // - A `prefix` matcher also sees the first piece of a line longer than the line
 //   cap (`whole: false`); json and regex matchers only ever see whole lines.
-import type { TurnEndMatcher } from '../protocol/v1/launch-spec.ts';
+// - The inputAck gate (compileInputAck) is matching too: which stdin lines name
+//   an id, which output lines acknowledge one. Counting what is pending and
+//   holding the turn end back is the supervisor's. It shares the turnEnd test's
+//   parse of a line through a LineJson.
+import type { InputAck, TurnEndMatcher } from '../protocol/v1/launch-spec.ts';
 
 export type OutputStream = 'stdout' | 'stderr';
 /**
@@ -27,9 +31,32 @@ type Compiled =
   | { stream: OutputStream; kind: 'prefix'; prefix: string };
 
 const OPEN_BRACE = 0x7b;
-const NOT_PARSED: unique symbol = Symbol('not-parsed');
 
-export function compileTurnEnd(matchers: readonly TurnEndMatcher[]): CompileResult {
+/**
+ * A line parsed at most once for all of a launch's json checks: the supervisor
+ * asks the turnEnd test and the inputAck check about the same line in a row,
+ * then calls forget() so no parsed line outlives its turn of the loop.
+ */
+export class LineJson {
+  #line: string | null = null;
+  #value: unknown = undefined;
+
+  /** The line parsed as JSON, or undefined (not starting with `{`, or not JSON). */
+  get(line: string): unknown {
+    if (line !== this.#line) {
+      this.#line = line;
+      this.#value = line.charCodeAt(0) === OPEN_BRACE ? parseOrUndefined(line) : undefined;
+    }
+    return this.#value;
+  }
+
+  forget(): void {
+    this.#line = null;
+    this.#value = undefined;
+  }
+}
+
+export function compileTurnEnd(matchers: readonly TurnEndMatcher[], json: LineJson = new LineJson()): CompileResult {
   const compiled: Compiled[] = [];
   for (const [i, m] of matchers.entries()) {
     const stream = m.stream ?? 'stdout';
@@ -48,7 +75,6 @@ export function compileTurnEnd(matchers: readonly TurnEndMatcher[]): CompileResu
   if (compiled.length === 0) return { ok: true, test: null };
 
   const test: TurnEndTest = (stream, line, whole = true) => {
-    let parsed: unknown = NOT_PARSED;
     for (const c of compiled) {
       if (c.stream !== stream) continue;
       if (c.kind === 'prefix') {
@@ -61,12 +87,48 @@ export function compileTurnEnd(matchers: readonly TurnEndMatcher[]): CompileResu
         continue;
       }
       if (line.charCodeAt(0) !== OPEN_BRACE) continue;
-      if (parsed === NOT_PARSED) parsed = parseOrUndefined(line);
+      const parsed = json.get(line);
       if (parsed !== undefined && valueAt(parsed, c.path) === c.equals) return true;
     }
     return false;
   };
   return { ok: true, test };
+}
+
+/** A launch's inputAck, compiled: the ids a stdin write names, and the id an output line acknowledges. */
+export type InputAckTest = {
+  /** The ids named by the JSON object lines of one stdin write (in order; may be empty). */
+  inputIds(text: string): string[];
+  /** The id a complete output line acknowledges, or undefined. */
+  ackedId(stream: OutputStream, line: string): string | undefined;
+};
+
+export function compileInputAck(spec: InputAck, json: LineJson = new LineJson()): InputAckTest {
+  const stream = spec.stream ?? 'stdout';
+  const when = spec.when ?? [];
+  const idAt = (value: unknown, path: readonly string[]) => {
+    const id = valueAt(value, path);
+    return typeof id === 'string' && id.length > 0 ? id : undefined;
+  };
+  return {
+    inputIds(text) {
+      const ids: string[] = [];
+      for (let line of text.split('\n')) {
+        if (line.endsWith('\r')) line = line.slice(0, -1);
+        if (line.charCodeAt(0) !== OPEN_BRACE) continue;
+        const id = idAt(parseOrUndefined(line), spec.inputId);
+        if (id !== undefined) ids.push(id);
+      }
+      return ids;
+    },
+    ackedId(lineStream, line) {
+      if (lineStream !== stream || line.charCodeAt(0) !== OPEN_BRACE) return undefined;
+      const parsed = json.get(line);
+      if (parsed === undefined) return undefined;
+      for (const c of when) if (valueAt(parsed, c.path) !== c.equals) return undefined;
+      return idAt(parsed, spec.ackId);
+    },
+  };
 }
 
 function parseOrUndefined(line: string): unknown {

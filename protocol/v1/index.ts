@@ -8,9 +8,11 @@ export { PROTOCOL_LIMITS_V1 } from './limits.ts';
 export { decodeFrame, type Decoded } from './decode.ts';
 export { callIdSchema, requestIdSchema, seqSchema, signalNameSchema, turnIdSchema, type SignalName } from './common.ts';
 export {
+  inputAckSchema,
   ioSpecSchema,
   launchSpecSchema,
   turnEndMatcherSchema,
+  type InputAck,
   type IoSpec,
   type LaunchSpec,
   type LaunchSpecInput,

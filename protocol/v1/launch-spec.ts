@@ -12,18 +12,43 @@ import { signalNameSchema } from './common.ts';
  * once the line's last piece is journaled), for CLIs whose end-of-turn line can
  * be huge (pi's `agent_end` repeats every message of the run).
  */
+const jsonPathSchema = z.array(z.string()).min(1).max(16);
+const jsonEqualsSchema = z.object({
+  path: jsonPathSchema,
+  equals: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+});
+
 export const turnEndMatcherSchema = z.object({
   stream: z.enum(['stdout', 'stderr']).default('stdout'),
-  json: z
-    .object({
-      path: z.array(z.string()).min(1).max(16),
-      equals: z.union([z.string(), z.number(), z.boolean(), z.null()]),
-    })
-    .optional(),
+  json: jsonEqualsSchema.optional(),
   regex: z.string().max(1000).optional(),
   prefix: z.string().min(1).max(1000).optional(),
 });
 export type TurnEndMatcher = z.infer<typeof turnEndMatcherSchema>;
+
+/**
+ * Optional gate on `turnEnd` (lifetime 'session' only), for CLIs that queue a
+ * message written while a turn runs and answer it after that turn's end line
+ * (Claude Code's stream-json input). An input line names itself with an id; the
+ * CLI acknowledges it with an output line naming the same id when it takes the
+ * message up. While an input of the turn is unacknowledged, a turnEnd match does
+ * not end the turn: the turn ends at the first match after the last ack. Exit,
+ * abort and stop end the turn as before.
+ * - `inputId`: every stdin line the bridge writes during the turn (the start
+ *   input, `input` frames) that parses as a JSON object with a non-empty string
+ *   at this path is pending under that string. Other lines are not waited for.
+ * - An output line on `stream` acknowledges an input when it parses as JSON,
+ *   the value at each `when` path equals its `equals`, and the string at `ackId`
+ *   is a pending id (ids the turn is not waiting for are ignored). Only whole
+ *   lines count, as for json turnEnd matchers.
+ */
+export const inputAckSchema = z.object({
+  inputId: jsonPathSchema,
+  stream: z.enum(['stdout', 'stderr']).default('stdout'),
+  when: z.array(jsonEqualsSchema).max(8).default([]),
+  ackId: jsonPathSchema,
+});
+export type InputAck = z.infer<typeof inputAckSchema>;
 
 export const ioSpecSchema = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('pipes'), maxLineBytes: z.number().int().positive().optional() }),
@@ -50,6 +75,8 @@ export const launchSpecSchema = z.object({
   reuseKey: z.string().max(1000).optional(),
   /** Any matcher ends the turn; process exit always ends it. */
   turnEnd: z.array(turnEndMatcherSchema).max(8).default([]),
+  /** Holds turnEnd matches back until the CLI has acknowledged the turn's inputs (see inputAckSchema). */
+  inputAck: inputAckSchema.optional(),
   /** How `abort` interrupts: write this to stdin, or send this signal (default SIGINT). */
   interrupt: z
     .union([z.object({ input: z.string() }), z.object({ signal: signalNameSchema })])

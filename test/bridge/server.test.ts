@@ -67,6 +67,31 @@ describe('a turn end to end over a plain ws client', () => {
     expect(await client.request({ type: 'input', id: 'i1', turnId: 'e1', text: 'x\n' })).toMatchObject({ type: 'error', code: 'unknown-turn' });
   });
 
+  it('launch.inputAck over the wire: an input frame queued behind the running turn is answered inside that turn', async () => {
+    const { client, hello } = await connect();
+    await client.attach(hello.lastSeq);
+    const launch = fixtureLaunch(['--echo'], {
+      stdin: 'pipe',
+      lifetime: 'session',
+      turnEnd: [{ json: { path: ['type'], equals: 'result' } }],
+      inputAck: { inputId: ['uuid'], when: [{ path: ['type'], equals: 'taken' }], ackId: ['uuid'] },
+    });
+    const prompt = (text: string, more: object) => `${JSON.stringify({ type: 'prompt', text, uuid: text, ...more })}\n`;
+    expect(await client.request({ type: 'start', id: 'g1', turnId: 'g1', launch, input: prompt('slow', { lines: 4, intervalMs: 60 }) })).toMatchObject({ type: 'ack' });
+    await client.waitForRecord((r) => r.kind === 'stdout' && r.turnId === 'g1' && r.data.text.includes('"type":"delta"'));
+    expect(await client.request({ type: 'input', id: 'g2', turnId: 'g1', text: prompt('queued', { lines: 1 }) })).toMatchObject({ type: 'ack' });
+    const end = await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'g1');
+    expect(end.data).toEqual({ reason: 'matched' });
+    const results = client
+      .records()
+      .filter((r): r is Extract<JournalRecord, { kind: 'stdout' }> => r.kind === 'stdout' && r.turnId === 'g1' && r.data.text.startsWith('{"type":"result"'))
+      .map((r) => (JSON.parse(r.data.text) as { text: string }).text);
+    expect(results, 'both answers, the queued one included').toEqual(['slow', 'queued']);
+    // A schema-invalid inputAck is refused like any bad launch.
+    const bad = { ...launch, inputAck: { inputId: [], ackId: ['uuid'] } };
+    expect(await client.request({ type: 'start', id: 'g3', turnId: 'g3', launch: bad })).toMatchObject({ type: 'error', id: 'g3', code: 'bad-frame' });
+  });
+
   it('a second start while a turn runs gets turn-busy; abort ends the turn as aborted', async () => {
     const { client, hello } = await connect();
     await client.attach(hello.lastSeq);

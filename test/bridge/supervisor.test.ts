@@ -466,6 +466,142 @@ describe('Supervisor: lifetime session', () => {
   });
 });
 
+describe('Supervisor: inputAck gate (a queued mid-turn message is answered inside the turn)', () => {
+  // The fixture acknowledges a prompt/steer line carrying "uuid" with {"type":"taken","uuid":…}
+  // when it takes it up; a prompt written while a turn runs is queued behind that turn's result.
+  const inputAck = { inputId: ['uuid'], when: [{ path: ['type'], equals: 'taken' }], ackId: ['uuid'] };
+  const gated = (args: string[] = [], extra: Omit<LaunchSpecInput, 'argv'> = {}) => echoLaunch(args, { inputAck, ...extra });
+  const slow = (text: string, uuid?: string) => prompt(text, { lines: 4, intervalMs: 60, ...(uuid ? { uuid } : {}) });
+  const results = (rec: Recorder, turnId: string | null) => rec.stdoutJson(turnId).filter((l) => l.type === 'result');
+  /** Writes `text` once the turn has printed its first delta (the turn is running). */
+  const midTurn = async (sup: Supervisor, rec: Recorder, turnId: string, text: string) => {
+    await rec.until((d) => d.kind === 'stdout' && d.turnId === turnId && d.data.text.includes('"type":"delta"'));
+    expect(sup.write(turnId, text)).toEqual({ ok: true });
+  };
+
+  it('without the gate (the bug): the queued message is answered after turn-end, with turnId null', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch(), slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', prompt('queued', { lines: 1, uuid: 'u2' }));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    await rec.until((d) => d.kind === 'stdout' && d.turnId === null && d.data.text.startsWith('{"type":"result"'));
+    expect(results(rec, 't1')).toEqual([{ type: 'result', turn: 1, text: 'first', lines: 4 }]);
+    expect(results(rec, null), 'the answer belongs to no turn').toEqual([{ type: 'result', turn: 2, text: 'queued', lines: 1 }]);
+  });
+
+  it('with the gate: the turn ends at the result after the queued message was taken up; nothing falls between turns', async () => {
+    const { sup, rec } = create();
+    const spec = gated();
+    await sup.start('t1', spec, slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', prompt('queued', { lines: 1, uuid: 'u2' }));
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'matched' });
+    expect(rec.stdoutJson('t1').map((l) => [l.type, l.uuid ?? l.turn])).toEqual([
+      ['session', undefined],
+      ['taken', 'u1'],
+      ['start', 1],
+      ['delta', 1], ['delta', 1], ['delta', 1], ['delta', 1],
+      ['result', 1],
+      ['taken', 'u2'],
+      ['start', 2],
+      ['delta', 2],
+      ['result', 2],
+    ]);
+    expect(rec.kinds('t1').at(-2), 'the turn ended right at the second result').toBe('stdout');
+    // The process lives on; the next turn is a normal one.
+    await sup.start('t2', spec, prompt('next', { lines: 1, uuid: 'u3' }));
+    expect((await rec.turnEnd('t2')).data.reason).toBe('matched');
+    expect(results(rec, 't2')).toEqual([{ type: 'result', turn: 3, text: 'next', lines: 1 }]);
+    expect(rec.of(null), 'no output between turns').toEqual([]);
+  });
+
+  it('messages the CLI merges into one run (one result for two inputs) are each acknowledged by id', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', gated(['--merge-queued']), slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', prompt('q1', { lines: 1, uuid: 'u2' }) + prompt('q2', { lines: 1, uuid: 'u3' }));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    expect(results(rec, 't1').map((r) => r.text)).toEqual(['first', 'q1\nq2']);
+    expect(rec.stdoutJson('t1').filter((l) => l.type === 'taken').map((l) => l.uuid)).toEqual(['u1', 'u2', 'u3']);
+  });
+
+  it('two inputs written separately during the turn, one after the other is answered: waits for both', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', gated(), slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', prompt('q1', { lines: 2, intervalMs: 60, uuid: 'u2' }));
+    // Written while q1's answer runs (after the first result): still this turn's.
+    await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"text":"q1 #0"'));
+    expect(sup.write('t1', prompt('q2', { lines: 1, uuid: 'u3' }))).toEqual({ ok: true });
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    expect(results(rec, 't1').map((r) => r.text)).toEqual(['first', 'q1', 'q2']);
+  });
+
+  it('a message injected into the running turn (acknowledged before the result) does not hold the turn past that result', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', gated(), slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', JSON.stringify({ type: 'steer', text: 'also this', uuid: 'u2' }) + '\n');
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    expect(results(rec, 't1')).toEqual([{ type: 'result', turn: 1, text: 'first', lines: 4, steered: ['also this'] }]);
+    expect(rec.stdoutJson('t1').filter((l) => l.type === 'steered')).toEqual([{ type: 'steered', turn: 1, text: 'also this' }]);
+  });
+
+  it('only lines naming an id are waited for: a queued message without one is not (the old behaviour)', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', gated(), slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', prompt('no id', { lines: 1 }));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    expect(results(rec, 't1').map((r) => r.text)).toEqual(['first']);
+  });
+
+  it('acks for ids the turn never wrote, and ack-shaped lines on the other stream, release nothing', async () => {
+    const { sup, rec } = create();
+    const spec = gated([], { inputAck: { ...inputAck, stream: 'stderr' } });
+    await sup.start('t1', spec, slow('first', 'u1'));
+    // The fixture prints taken lines on stdout: with the ack stream set to stderr they never count,
+    // so the turn outlives both results until abort ends it.
+    await midTurn(sup, rec, 't1', prompt('queued', { lines: 1, uuid: 'u2' }));
+    await rec.until((d) => d.kind === 'stdout' && d.turnId === 't1' && d.data.text.startsWith('{"type":"result","turn":2'));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(sup.state, 'held: u1 and u2 were never acknowledged on stderr').toBe('running');
+    sup.abort('t1', 300);
+    expect((await rec.turnEnd('t1')).data.reason).toBe('aborted');
+  });
+
+  it('abort does not wait for pending inputs: the interrupted result ends the turn', async () => {
+    const { sup, rec } = create();
+    const spec = gated();
+    await sup.start('t1', spec, prompt('long', { lines: 1000, intervalMs: 10, uuid: 'u1' }));
+    await midTurn(sup, rec, 't1', prompt('queued', { lines: 1, uuid: 'u2' }));
+    expect(sup.abort('t1', 5_000)).toEqual({ ok: true });
+    const end = await rec.turnEnd('t1');
+    expect(end.data.reason).toBe('aborted');
+    expect(results(rec, 't1')).toEqual([{ type: 'result', turn: 1, interrupted: true, lines: expect.any(Number) }]);
+    expect(rec.drafts.some((d) => d.kind === 'signal'), 'ended by the interrupt input, not the kill after the grace').toBe(false);
+  });
+
+  it('a prefix matcher on an over-long end line is held the same way', async () => {
+    const { sup, rec } = create();
+    const spec = gated([], { io: { mode: 'pipes', maxLineBytes: 64 }, turnEnd: [{ prefix: '{"type":"result"' }] });
+    await sup.start('t1', spec, prompt('x'.repeat(100), { lines: 3, intervalMs: 60, uuid: 'u1' }));
+    await midTurn(sup, rec, 't1', prompt('y'.repeat(100), { lines: 0, uuid: 'u2' }));
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    const text = rec.of('t1').flatMap((d) => (d.kind === 'stdout' ? [d.data.text] : [])).join('');
+    expect(text).toContain(JSON.stringify({ type: 'result', turn: 2, text: 'y'.repeat(100), lines: 0 }));
+    expect(rec.kinds('t1').at(-2)).toBe('stdout');
+  });
+
+  it('in a pty the gate holds the same way', async () => {
+    const { sup, rec } = create();
+    const spec = gated([], { io: { mode: 'pty', cols: 200, rows: 24 } });
+    const started = await sup.start('t1', spec, slow('first', 'u1'));
+    if (!started.ok && /node-pty/.test(started.message)) return; // no node-pty here: the pty tests below say so
+    expect(started).toEqual({ ok: true });
+    await rec.until((d) => d.kind === 'pty' && d.turnId === 't1' && d.data.text.includes('"type":"delta"'));
+    expect(sup.write('t1', prompt('queued', { lines: 1, uuid: 'u2' }))).toEqual({ ok: true });
+    expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
+    const text = rec.of('t1').flatMap((d) => (d.kind === 'pty' ? [d.data.text] : [])).join('');
+    expect(text).toContain('{"type":"result","turn":2,"text":"queued","lines":1}');
+  });
+});
+
 describe('Supervisor: spawn failures and limits', () => {
   it('an ENOENT spawn is turn-start then turn-end spawn-failed, and the supervisor is idle again', async () => {
     const { sup, rec } = create();

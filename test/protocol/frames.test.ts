@@ -52,9 +52,11 @@ const hostFrames: Record<HostFrameType, Examples> = {
           io: { mode: 'pty', cols: 80, rows: 24 },
           lifetime: 'session',
           turnEnd: [{ json: { path: ['type'], equals: 'result' } }, { stream: 'stderr', regex: '^done$' }],
+          inputAck: { inputId: ['uuid'], stream: 'stdout', when: [{ path: ['type'], equals: 'command_lifecycle' }, { path: ['state'], equals: 'started' }], ackId: ['command_uuid'] },
           interrupt: { input: '{"type":"interrupt"}\n' },
         },
       },
+      { type: 'start', turnId: 't1', launch: { ...launch, inputAck: { inputId: ['id'], ackId: ['ack', 'id'] } } },
     ],
     invalid: [
       ['empty argv', { type: 'start', turnId: 't1', launch: { argv: [] } }],
@@ -64,6 +66,11 @@ const hostFrames: Record<HostFrameType, Examples> = {
       ['bad stdin', { type: 'start', turnId: 't', launch: { ...launch, stdin: 'inherit' } }],
       ['tool without name', { type: 'start', turnId: 't', launch, tools: [{ description: 'x' }] }],
       ['bad interrupt signal', { type: 'start', turnId: 't', launch: { ...launch, interrupt: { signal: 'SIGSTOP' } } }],
+      ['inputAck without ackId', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['uuid'] } } }],
+      ['inputAck with an empty inputId path', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: [], ackId: ['id'] } } }],
+      ['inputAck on an unknown stream', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], stream: 'pty' } } }],
+      ['inputAck condition with an object value', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], when: [{ path: ['a'], equals: {} }] } } }],
+      ['inputAck with 9 conditions', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], when: Array(9).fill({ path: ['a'], equals: 1 }) } } }],
     ],
   },
   input: {
@@ -279,6 +286,9 @@ describe('host → bridge frames', () => {
   it('a launch spec gets its defaults filled on parse', () => {
     const parsed = hostFrameSchema.parse({ type: 'start', turnId: 't', launch });
     expect(parsed).toMatchObject({ launch: { stdin: 'null', io: { mode: 'pipes' }, lifetime: 'turn', turnEnd: [], interrupt: { signal: 'SIGINT' } } });
+    expect(parsed.type === 'start' && 'inputAck' in parsed.launch, 'inputAck is optional and gets no default').toBe(false);
+    const gated = hostFrameSchema.parse({ type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['uuid'], ackId: ['uuid'] } } });
+    expect(gated).toMatchObject({ launch: { inputAck: { inputId: ['uuid'], ackId: ['uuid'], stream: 'stdout', when: [] } } });
   });
 });
 
