@@ -3,7 +3,8 @@
 // continued in another) and on that session's journal: the offline
 // translation equals what the live consumer got; corrupted lines are named by
 // line number; --check passes on clean input and names the seq of an injected
-// gap or duplicate; --diff finds the first differing part; --timeline shows
+// gap, duplicate or owner violation (records reaching a displaced segment, or
+// a segment before its replay-begin); --diff finds the first differing part; --timeline shows
 // records, events and the rung taken.
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -54,6 +55,40 @@ async function editRecords(seq: number, edit: (records: unknown[], index: number
     return { file, line: i + 1 };
   }
   throw new Error(`no records frame holds seq ${seq}`);
+}
+
+type RecordingLine = {
+  raw: string;
+  value: {
+    type?: string;
+    startedAt?: number;
+    t?: number;
+    event?: string;
+    frame?: { type: string; to?: number; records?: Array<{ seq: number }> };
+  };
+};
+
+/** The combined recording's lines (no trailing empty line), parsed. */
+async function recordingLines(): Promise<RecordingLine[]> {
+  const text = (await readFile(recording, 'utf8')).replace(/\n$/, '');
+  return text.split('\n').map((raw) => ({ raw, value: JSON.parse(raw) as RecordingLine['value'] }));
+}
+
+/** Line indexes per segment, each starting with its header. */
+function segmentsOf(lines: ReadonlyArray<RecordingLine>): number[][] {
+  const segments: number[][] = [];
+  lines.forEach((line, i) => {
+    if (line.value.type === 'recording-header') segments.push([]);
+    segments.at(-1)!.push(i);
+  });
+  return segments;
+}
+
+/** Every record any segment received, by seq (as received). */
+function recordsBySeq(lines: ReadonlyArray<RecordingLine>): Map<number, { seq: number }> {
+  const bySeq = new Map<number, { seq: number }>();
+  for (const line of lines) for (const record of line.value.frame?.type === 'records' ? line.value.frame.records! : []) bySeq.set(record.seq, record);
+  return bySeq;
 }
 
 /** A seq in the middle of the turn, delivered live (not as replay traffic) in the second slice. */
@@ -154,6 +189,61 @@ describe('replay --check', () => {
     const result = await runCli(['replay', file, '--check', '--adapter', 'fixture']);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(new RegExp(`seq-duplicate at seq ${seq}: seq ${seq} delivered again`));
+  });
+
+  it('catches records that reach a displaced segment (rule owner, at the delivery after the newer segment took over)', async () => {
+    expect(checkInvariants(loadSource(recording), fixtureAdapter()).violations, 'the clean recording has no violation').toEqual([]);
+    const lines = await recordingLines();
+    const [first, second] = segmentsOf(lines);
+    expect(second, 'the recording has a second segment (the continued slice)').toBeDefined();
+    const beginAt = second!.findIndex((i) => lines[i]!.value.frame?.type === 'replay-begin');
+    const begin = lines[second![beginAt]!]!.value;
+    const to = begin.frame!.to!;
+    const bySeq = recordsBySeq(lines);
+    const delivered = first!.flatMap((i) => (lines[i]!.value.frame?.type === 'records' ? lines[i]!.value.frame!.records!.map((r) => r.seq) : []));
+    const last = Math.max(...delivered);
+    // Segment 1 keeps receiving after segment 2's replay-begin: the stream continues (no gap, no
+    // duplicate within segment 1) past `to`, the seq where the bridge handed ownership over.
+    const stale = [];
+    for (let seq = last + 1; seq <= to + 1; seq++) stale.push(bySeq.get(seq)!);
+    expect(stale.every(Boolean), 'segment 2 delivered every record the injection copies').toBe(true);
+    const startedAt = (i: number) => lines[i]!.value.startedAt!;
+    const t = Math.ceil((startedAt(second![0]!) + begin.t! + 1 - startedAt(first![0]!)) * 10) / 10;
+    const close = first!.find((i) => lines[i]!.value.event === 'close') ?? first!.at(-1)! + 1;
+    const injected = JSON.stringify({ dir: 'in', t, frame: { type: 'records', records: stale } });
+    const edited = lines.map((line, i) => (i === close && line.value.t !== undefined ? JSON.stringify({ ...line.value, t: Math.max(line.value.t, t) }) : line.raw));
+    edited.splice(close, 0, injected);
+    const file = join(session.root, 'displaced-owner.ndjson');
+    await writeFile(file, `${edited.join('\n')}\n`);
+
+    const result = await runCli(['replay', file, '--check', '--adapter', 'fixture']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      `replay --check: owner at seq ${to + 1}: seq ${to + 1} reached segment 1 after segment 2 had taken ownership at seq ${to}: two owners at once (line ${close + 1})`,
+    );
+    const check = checkInvariants(loadSource(file), fixtureAdapter());
+    expect(check.violations, 'only the owner rule fires: the copies are contiguous and identical').toEqual([
+      expect.objectContaining({ rule: 'owner', seq: to + 1, line: close + 1 }),
+    ]);
+  });
+
+  it('catches records that reach a segment before its replay-begin (rule owner, at that line)', async () => {
+    const lines = await recordingLines();
+    const [, second] = segmentsOf(lines);
+    const begin = second!.find((i) => lines[i]!.value.frame?.type === 'replay-begin')!;
+    const firstRecords = second!.find((i) => i > begin && lines[i]!.value.frame?.type === 'records')!;
+    const seq = lines[firstRecords]!.value.frame!.records![0]!.seq;
+    const edited = lines.map((line) => line.raw);
+    edited.splice(begin, 0, lines[firstRecords]!.raw); // the same frame, once before ownership was confirmed
+    const file = join(session.root, 'before-replay-begin.ndjson');
+    await writeFile(file, `${edited.join('\n')}\n`);
+
+    const result = await runCli(['replay', file, '--check', '--adapter', 'fixture']);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      `replay --check: owner at seq ${seq}: seq ${seq} reached segment 2 while it did not own the stream (no replay-begin since it connected or was displaced) (line ${begin + 1})`,
+    );
+    expect(checkInvariants(loadSource(file), fixtureAdapter()).violations).toEqual([expect.objectContaining({ rule: 'owner', seq, line: begin + 1 })]);
   });
 
   it('catches a gap in a journal (a deleted line) and a tool call answered twice (library level)', async () => {
