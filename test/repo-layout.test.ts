@@ -14,20 +14,6 @@ import { entries } from '../esbuild.config.mjs';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const productDirs = ['bridge', 'host', 'protocol', 'bootstrap'];
 
-/**
- * Known and still open: the demo's scripted model (host/cli/demo-model.ts)
- * serves the scripted model server's script from test/model-server. Moving
- * those modules into the product tree shrinks this list; when it does, the
- * tests below fail until the list says so, so it cannot go stale.
- */
-const knownTestImports: ReadonlyArray<string> = [
-  'host/cli/demo-model.ts -> test/model-server/anthropic.ts',
-  'host/cli/demo-model.ts -> test/model-server/normalize-util.ts',
-  'host/cli/demo-model.ts -> test/model-server/script.ts',
-  'host/cli/demo-model.ts -> test/model-server/sse.ts',
-];
-const knownBundledTestModules = [...new Set(knownTestImports.map((edge) => edge.split(' -> ')[1]!))];
-
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && /\.(ts|mts|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.d.mts'))
@@ -49,7 +35,7 @@ describe('the product does not depend on test/', () => {
         if (inTestTree(target)) edges.push(`${file} -> ${target}`);
       }
     }
-    expect(edges.sort(), 'product → test/ imports (only the known ones may remain)').toEqual([...knownTestImports].sort());
+    expect(edges.sort(), 'product → test/ imports').toEqual([]);
   });
 
   it('the bundles esbuild.config.mjs builds contain no module from test/ (the fixture adapter included)', async () => {
@@ -71,12 +57,11 @@ describe('the product does not depend on test/', () => {
       const inputs = Object.keys(result.metafile.inputs);
       bundled[entryPoint] = inputs.filter(inTestTree).sort();
       if (entryPoint === 'host/cli/main.ts') {
-        expect(inputs, 'the CLI bundles the fixture adapter from the product tree').toContain('host/adapters/fixture.ts');
+        expect(inputs, 'the CLI bundles the fixture adapter and the demo model from the product tree').toEqual(
+          expect.arrayContaining(['host/adapters/fixture.ts', 'host/cli/scripted-model/script.ts']),
+        );
       }
     }
-    for (const [entryPoint, testInputs] of Object.entries(bundled)) {
-      const allowed = entryPoint === 'host/cli/main.ts' ? knownBundledTestModules : [];
-      expect(testInputs, `test modules bundled into ${entryPoint}`).toEqual([...allowed].sort());
-    }
+    for (const [entryPoint, testInputs] of Object.entries(bundled)) expect(testInputs, `test modules bundled into ${entryPoint}`).toEqual([]);
   });
 });

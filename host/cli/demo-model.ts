@@ -1,14 +1,15 @@
-// The demo's model: the scripted model server's Anthropic flavour
-// (test/model-server) on 127.0.0.1, in this process, with one extra scenario
-// for the demo turn — `SCENARIO:demo PATH:<file>`: Edit the file (a CLI
-// builtin), then call the first host tool (over the bridge's MCP endpoint),
-// then answer in text. Every other prompt gets the standard script.
+// The demo's model: the scripted model's Anthropic flavour (./scripted-model,
+// which test/model-server's server builds on too) on 127.0.0.1, in this
+// process, with one extra scenario for the demo turn — `SCENARIO:demo
+// PATH:<file>`: Edit the file (a CLI builtin), then call the first host tool
+// (over the bridge's MCP endpoint), then answer in text. Every other prompt
+// gets the standard script.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicError, anthropicJson, anthropicStream, normalizeAnthropic } from '../../test/model-server/anthropic.ts';
-import { isObj } from '../../test/model-server/normalize-util.ts';
-import { planReply, type Conversation, type Item, type Planned } from '../../test/model-server/script.ts';
-import { SseSink } from '../../test/model-server/sse.ts';
+import { anthropicError, anthropicJson, anthropicStream, normalizeAnthropic } from './scripted-model/anthropic.ts';
+import { isObj } from './scripted-model/normalize-util.ts';
+import { planReply, type Conversation, type Item, type Planned } from './scripted-model/script.ts';
+import { SseSink } from './scripted-model/sse.ts';
 
 // Claude Code request bodies are ~150 KB; 64 MiB is far above any demo turn.
 const maxBodyBytes = 64 * 1024 * 1024;
