@@ -4,8 +4,18 @@
 // HarnessV1 parts by a pure reducer. Transport, slices, host tools over the
 // bridge's MCP endpoint and recovery are the kit's; line joining and Anthropic
 // usage are host/translate's. Line shapes: test/fixtures/claude-code/README.md.
+//
+// Messages written while a turn runs: every user line carries a fresh `uuid`, and
+// Claude reports it in `command_lifecycle` lines. A message Claude cannot inject
+// into the running turn (a text-only turn) is queued and answered in a run of its
+// own after the turn's `result`; the launch's inputAck keeps the bridge from
+// ending the turn at that result while a message is not yet `started`, so the
+// answer stays in the turn. The translator therefore finishes at the turn-end
+// record, from the last `result` (usage summed over the turn's results).
+import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { z } from 'zod';
+import type { LanguageModelV4FinishReason } from '@ai-sdk/provider';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
 import type { JournalRecord } from '../../protocol/v1/record.ts';
@@ -64,6 +74,7 @@ const lineSchema = z.discriminatedUnion('type', [
     request_id: z.string(),
     request: z.object({ subtype: z.string(), tool_use_id: z.string().optional(), input: z.json().optional() }),
   }),
+  z.object({ type: z.literal('command_lifecycle') }), // our own inputs' bookkeeping (the bridge's inputAck reads it)
   z.object({
     type: z.literal('result'),
     subtype: z.string(),
@@ -91,10 +102,24 @@ export type ClaudeCodeState = {
   /** Pending `can_use_tool` requests (request_id → the tool input), for encodeApproval. */
   approvals: Record<string, z.infer<typeof block>['input']>;
   compaction: { trigger: 'manual' | 'auto'; tokensBefore?: number; tokensAfter?: number } | null;
+  /** The turn's `result` lines so far, summed; `last` is the latest run's, until another run starts. The finish is made from them at turn-end. */
+  results: { usage: AnthropicUsage | undefined; numTurns: number | undefined; costUsd: number | undefined; last: LanguageModelV4FinishReason | null } | null;
 };
 
 const stdinLine = (value: unknown) => `${JSON.stringify(value)}\n`;
-const userLine = (content: string) => stdinLine({ type: 'user', message: { role: 'user', content } });
+/** A user message. The uuid names it in Claude's command_lifecycle lines ("started" is the inputAck the bridge waits for). */
+const userLine = (content: string) => stdinLine({ type: 'user', uuid: randomUUID(), message: { role: 'user', content } });
+
+/** Counts of two Anthropic usage reports added up (other keys: the later report's). */
+function addUsage(a: AnthropicUsage | undefined, b: AnthropicUsage | undefined): AnthropicUsage | undefined {
+  if (!a || !b) return b ?? a;
+  const sum: AnthropicUsage = { ...b };
+  for (const key of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
+    const [x, y] = [a[key], b[key]];
+    if (typeof x === 'number' || typeof y === 'number') sum[key] = (x ?? 0) + (y ?? 0);
+  }
+  return sum;
+}
 
 /** Points the CLI at the bridge's MCP endpoint by reference: the bridge puts URL and token in the CLI's env and Claude expands `${VAR}` in --mcp-config (argv is journaled; the token must never be). */
 export function hostMcpArgs(mcp: LaunchContext['mcp']): string[] {
@@ -130,6 +155,15 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
     io: { mode: 'pipes', maxLineBytes: 4 * 1024 * 1024 }, // turnEnd only matches a line the bridge did not split
     lifetime: 'session',
     turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
+    // A user line's uuid is pending until Claude takes the message up; the result of the run that answers it ends the turn.
+    inputAck: {
+      inputId: ['uuid'],
+      when: [
+        { path: ['type'], equals: 'command_lifecycle' },
+        { path: ['state'], equals: 'started' },
+      ],
+      ackId: ['command_uuid'],
+    },
     interrupt: { input: stdinLine({ type: 'control_request', request_id: 'harness-bridge-interrupt', request: { subtype: 'interrupt' } }) },
   };
 }
@@ -166,7 +200,13 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
   if (record.kind === 'turn-end') {
     closeStep();
     compaction('');
-    out.endTurn(record, 'claude');
+    const r = s.results;
+    // The bridge ended the turn after a result (its own, or an abort's): finish from it. Otherwise the generic ending
+    // (an interrupted turn — the bridge died — gets no finish even after a result: the kit reruns it and that run finishes).
+    if (r?.last && record.data.reason !== 'interrupted') {
+      const meta = { ...(r.costUsd === undefined ? {} : { costUsd: r.costUsd }), ...(r.numTurns === undefined ? {} : { numTurns: r.numTurns }) };
+      out.finish(r.last, anthropicUsage(r.usage), { [id]: meta });
+    } else out.endTurn(record, 'claude');
   }
   const line = readJsonLine(s.lines, record, lineSchema);
   if (!line) return { state: s, parts };
@@ -174,7 +214,10 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
   if (!line.ok || ('parent_tool_use_id' in line.value && line.value.parent_tool_use_id)) raw(); // subagent lines stay raw
   else if (line.value.type === 'system') {
     const L = line.value;
-    if (L.subtype === 'init') out.start(L.model);
+    if (L.subtype === 'init') {
+      out.start(L.model);
+      if (s.results) s.results.last = null; // another run in this turn (a queued message): its result finishes the turn
+    }
     else if (L.subtype === 'compact_boundary' && L.compact_metadata) {
       const { trigger, pre_tokens, post_tokens } = L.compact_metadata;
       s.compaction = { trigger, ...(pre_tokens === undefined ? {} : { tokensBefore: pre_tokens }), ...(post_tokens === undefined ? {} : { tokensAfter: post_tokens }) };
@@ -219,6 +262,8 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
         out.push({ type: 'file-change', event: file.data.type === 'create' ? 'create' : 'modify', path: file.data.filePath });
       }
     }
+  } else if (line.value.type === 'command_lifecycle') {
+    // nothing for the consumer
   } else if (line.value.type === 'control_request') {
     const L = line.value;
     if (L.request.subtype !== 'can_use_tool' || !L.request.tool_use_id) return raw(), { state: s, parts };
@@ -231,8 +276,13 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
     compaction('');
     if (L.is_error && !interrupted) out.push({ type: 'error', error: { message: L.result || L.errors?.join('\n') || L.subtype, subtype: L.subtype, terminalReason: L.terminal_reason ?? null } });
     const reason = L.is_error ? { unified: interrupted ? ('interrupted' as const) : ('error' as const), raw: L.terminal_reason ?? L.subtype } : anthropicFinishReason(L.stop_reason);
-    const meta = { ...(L.total_cost_usd === undefined ? {} : { costUsd: L.total_cost_usd }), ...(L.num_turns === undefined ? {} : { numTurns: L.num_turns }) };
-    out.finish(reason, anthropicUsage(L.usage), { [id]: meta });
+    const before = s.results;
+    s.results = {
+      usage: addUsage(before?.usage, L.usage),
+      numTurns: L.num_turns === undefined ? before?.numTurns : (before?.numTurns ?? 0) + L.num_turns,
+      costUsd: L.total_cost_usd ?? before?.costUsd, // Claude's total_cost_usd: the process's running total
+      last: reason,
+    };
   }
   return { state: s, parts };
 }
@@ -268,7 +318,17 @@ export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<C
       return parsed.success ? parsed.data.session_id : undefined;
     },
     translator: {
-      init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), stream: createStreamState(), streamed: null, step: null, tools: {}, approvals: {}, compaction: null }),
+      init: ({ rerun }) => ({
+        rerun,
+        lines: createLineBuffers(),
+        stream: createStreamState(),
+        streamed: null,
+        step: null,
+        tools: {},
+        approvals: {},
+        compaction: null,
+        results: null,
+      }),
       step,
     },
   });

@@ -188,6 +188,29 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       await session.doDestroy();
     });
 
+    test('mid-turn user message during a text-only turn: the answer to it is part of that turn; the next turn is normal', async () => {
+      const { session } = await open('mid-turn-text');
+      let sent = false;
+      const { parts } = await turn(session, 'SCENARIO:slow CHUNKS:6 INTERVAL:150 a text-only turn', (part, control) => {
+        if (part.type !== 'text-delta' || sent || !control) return undefined;
+        sent = true;
+        // SCENARIO:text makes the scripted model quote this message in its reply, also when a CLI sends it right after
+        // the prompt (Codex re-samples with it; the last SCENARIO of adjoining user texts wins): the quote marks the answer.
+        return control.submitUserMessage?.('SCENARIO:text MIDTURN-TEXT-MARKER answer this too');
+      });
+      expect(sent, 'the message was sent while the turn streamed').toBe(true);
+      expectValid(parts, 'mid-turn text');
+      expect(ofType(parts, 'finish'), 'one finish, at the very end').toHaveLength(1);
+      expect(textOf(parts), "the turn's own reply streamed first").toMatch(/^slow 1 /);
+      expect(textOf(parts), 'the model answered the mid-turn message within this turn').toMatch(/you said "MIDTURN-TEXT-MARKER answer this too"/);
+      const next = await turn(session, 'SCENARIO:text after the mid-turn message');
+      expectValid(next.parts, 'next turn');
+      expect(textOf(next.parts)).toMatch(/you said "after the mid-turn message"\.$/);
+      expect(textOf(next.parts), 'nothing of the earlier turn leaks into the next').not.toContain('MIDTURN-TEXT-MARKER');
+      expect(ofType(next.parts, 'finish')[0]!.finishReason.unified).toBe('stop');
+      await session.doDestroy();
+    });
+
     test(
       'suspend mid-turn in one host instance, continue in another: the parts equal an uninterrupted run',
       async () => {

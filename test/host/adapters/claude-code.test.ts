@@ -6,11 +6,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { completeLine, createLineBuffers, readJsonLine } from '../../../host/translate/json-lines.ts';
+import { completeLine, createLineBuffers, parseJsonObject, readJsonLine } from '../../../host/translate/json-lines.ts';
 import { claudeCodeAdapter, hostMcpArgs, type ClaudeCodeState } from '../../../host/adapters/claude-code.ts';
 import { claudeCodeBuiltinTools, claudeToolName } from '../../../host/adapters/claude-code-tools.ts';
 import { TurnTranslation } from '../../../host/turn-translation.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
+import { compileInputAck } from '../../../bridge/turn-end.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/record.ts';
@@ -37,14 +38,25 @@ function stdinOf(name: string): unknown[] {
   return meta.stdin;
 }
 
-/** One turn per user message, the way a `type == "result"` turnEnd matcher cuts a long-lived process's output. */
+/**
+ * The turns the bridge cuts a long-lived process's output into: a `type == "result"` line ends a turn, unless
+ * the launch's inputAck holds it — a user message Claude announced (command_lifecycle `queued`, printed as it
+ * reads the line) is not `started` yet. Lines after the last turn that only carry command_lifecycle
+ * bookkeeping fall between turns. Fixtures captured without uuids: one turn per result.
+ */
 function turnsOf(name: string): string[][] {
   const turns: string[][] = [[]];
+  const pending = new Set<string>();
   for (const line of lines(name)) {
     turns[turns.length - 1]!.push(line);
-    if (/"type":"result"/.test(line) && !line.startsWith('{"type":"stream_event"')) turns.push([]);
+    const json = parseJsonObject(line) as { type?: string; state?: string; command_uuid?: string } | undefined;
+    if (json?.type === 'command_lifecycle' && json.command_uuid) {
+      if (json.state === 'queued') pending.add(json.command_uuid);
+      else pending.delete(json.command_uuid);
+    }
+    if (json?.type === 'result' && pending.size === 0) turns.push([]);
   }
-  return turns.filter((t) => t.length > 0);
+  return turns.filter((t) => t.some((l) => !l.startsWith('{"type":"command_lifecycle"')));
 }
 
 /** The records a bridge would journal for one turn; `piece` splits every line into `cont` pieces of that many chars. */
@@ -249,6 +261,56 @@ describe('fixture by fixture', () => {
     expect(ofType(parts, 'text-delta')).toEqual([]);
   });
 
+  it('mid-turn-queued: a message queued behind a text-only turn is answered inside the turn (the inputAck holds the first result)', () => {
+    const turns = turnsOf('mid-turn-queued');
+    expect(turns, 'one turn: the first result is held until the queued message started').toHaveLength(1);
+    expect(turns[0]!.filter((l) => l.includes('"type":"result"') && !l.startsWith('{"type":"stream_event"'))).toHaveLength(2);
+    const { parts, bySeq } = translate(journal(turns[0]!));
+    expectWellFormed(parts, 'mid-turn-queued');
+    expect(text(parts)).toBe('slow 1 slow 2 slow 3 slow 4 slow 5 slow 6 Scripted reply 2 (text): you said "MIDTURN-MARKER answer this too".');
+    expect(ofType(parts, 'stream-start'), 'one stream for both runs').toHaveLength(1);
+    expect(ofType(parts, 'finish-step').map((p) => p.finishReason.unified)).toEqual(['stop', 'stop']);
+    expect(ofType(parts, 'raw').map((p) => (p.rawValue as { type: string; subtype?: string }).subtype), 'command_lifecycle lines add nothing').toEqual(['status', 'status']);
+    const [finish] = ofType(parts, 'finish');
+    expect(parts.at(-1)).toBe(finish);
+    expect([...bySeq].find(([, p]) => p.includes(finish!))![0], 'the finish comes with the turn-end record').toBe(turns[0]!.length + 2);
+    expect(finish!.finishReason).toEqual({ unified: 'stop', raw: 'end_turn' });
+    expect(finish!.totalUsage.inputTokens.total, 'usage summed over both results').toBe(20);
+    expect(finish!.totalUsage.outputTokens.total).toBe(10);
+    expect(finish!.harnessMetadata?.['claude-code']).toMatchObject({ numTurns: 2 });
+  });
+
+  it('mid-turn-queued, cut at the first result as the bridge did without the gate: the answer is in no turn', () => {
+    const all = lines('mid-turn-queued');
+    const firstResult = all.findIndex((l) => l.includes('"type":"result"') && !l.startsWith('{"type":"stream_event"'));
+    const { parts } = translate(journal(all.slice(0, firstResult + 1)));
+    expectWellFormed(parts, 'cut');
+    expect(text(parts)).not.toContain('MIDTURN-MARKER');
+  });
+
+  it('mid-turn-injected: a message sent during a tool-using turn is started within the run; one result ends the turn', () => {
+    const turns = turnsOf('mid-turn-injected');
+    expect(turns).toHaveLength(1);
+    const { parts } = translate(journal(turns[0]!));
+    expectWellFormed(parts, 'mid-turn-injected');
+    expect(ofType(parts, 'tool-call').map((c) => c.toolName)).toEqual(['bash', 'write', 'edit']);
+    expect(ofType(parts, 'finish')[0]!.harnessMetadata?.['claude-code']).toMatchObject({ numTurns: 4 });
+    expect(ofType(parts, 'finish')[0]!.totalUsage.inputTokens.total).toBe(40);
+  });
+
+  it('a result then an abort before the turn ended: the result finishes it; an abort with no result after a new run: interrupted', () => {
+    const [turn] = turnsOf('mid-turn-queued');
+    const firstResult = turn!.findIndex((l) => l.includes('"type":"result"') && !l.startsWith('{"type":"stream_event"'));
+    const afterResult = translate(journal(turn!.slice(0, firstResult + 1), { end: { reason: 'aborted' } })).parts;
+    expect(ofType(afterResult, 'finish')[0]!.finishReason).toEqual({ unified: 'stop', raw: 'end_turn' });
+    // The queued message's run began (a second init) and was cut off: that run has no result, so the turn was interrupted.
+    const midSecondRun = translate(journal(turn!.slice(0, firstResult + 8), { end: { reason: 'aborted' } })).parts;
+    expectWellFormed(midSecondRun, 'aborted in the second run');
+    expect(ofType(midSecondRun, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted' });
+    const died = translate(journal(turn!.slice(0, firstResult + 1), { end: { reason: 'interrupted' } })).parts;
+    expect(ofType(died, 'finish'), 'the bridge died: no finish, the kit reruns the turn').toEqual([]);
+  });
+
   it('initialize: the control_response before init is raw and comes after stream-start', () => {
     const { parts } = turnParts('initialize');
     expect(parts[0]).toEqual({ type: 'stream-start' });
@@ -315,6 +377,7 @@ describe('odd input never crashes the translator', () => {
       { type: 'rate_limit_event', x: 1 },
       { type: 'assistant', message: 'oops' },
       '{broken',
+      { stderr: '[claude-code:unrecognized_model] m' }, // after the result, before turn-end: the turn still runs (finish comes at turn-end)
     ]);
     expect(text(parts)).toBe('Scripted reply 1 (text): you said "say hi".');
     expect(ofType(parts, 'finish')).toHaveLength(1);
@@ -393,14 +456,42 @@ describe('launch and encoders', () => {
     expect(hostMcpArgs(undefined)).toEqual([]);
   });
 
-  it('stdin encoders match the captured stdin shapes', () => {
-    expect(JSON.parse(adapter.encodePrompt!({ text: 'SCENARIO:text say hi', instructions: undefined, skills: [], threadId: undefined })!)).toEqual(stdinOf('text')[0]);
-    const withInstructions = JSON.parse(adapter.encodePrompt!({ text: 'do it', instructions: 'Be brief.', skills: [], threadId: undefined })!);
+  it('stdin encoders match the captured stdin shapes, plus a fresh uuid per user line (what the inputAck waits for)', () => {
+    const uuids: string[] = [];
+    /** The line's uuid (checked and collected), and the line without it. */
+    const parsed = (line: string | undefined) => {
+      expect(line?.endsWith('\n')).toBe(true);
+      const { uuid, ...rest } = JSON.parse(line!) as { uuid: string };
+      expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      uuids.push(uuid);
+      return rest;
+    };
+    expect(parsed(adapter.encodePrompt!({ text: 'SCENARIO:text say hi', instructions: undefined, skills: [], threadId: undefined }))).toEqual(stdinOf('text')[0]);
+    const withInstructions = parsed(adapter.encodePrompt!({ text: 'do it', instructions: 'Be brief.', skills: [], threadId: undefined })) as { message: { content: string } };
     expect(withInstructions.message.content).toBe('Be brief.\n\ndo it');
     const state = adapter.translator.init({ turnId: 't', rerun: false });
-    expect(JSON.parse(adapter.encodeUserMessage!('SCENARIO:text second prompt', state))).toEqual(stdinOf('two-prompts')[1]);
-    expect(JSON.parse(adapter.encodeCompact!(undefined))).toEqual(stdinOf('compact')[1]);
-    expect(JSON.parse(adapter.encodeCompact!('keep the plan')).message.content).toBe('/compact keep the plan');
+    expect(parsed(adapter.encodeUserMessage!('SCENARIO:text second prompt', state))).toEqual(stdinOf('two-prompts')[1]);
+    expect(parsed(adapter.encodeCompact!(undefined))).toEqual(stdinOf('compact')[1]);
+    expect((parsed(adapter.encodeCompact!('keep the plan')) as { message: { content: string } }).message.content).toBe('/compact keep the plan');
+    expect(new Set(uuids).size, 'never the same uuid twice').toBe(uuids.length);
+  });
+
+  it('inputAck: a user line is pending under its uuid until command_lifecycle "started" names it; other lines name nothing', () => {
+    const spec = launchSpecSchema.parse(adapter.launch(ctx()));
+    expect(spec.inputAck).toBeDefined();
+    const ack = compileInputAck(spec.inputAck!);
+    const state = adapter.translator.init({ turnId: 't', rerun: false });
+    const line = adapter.encodeUserMessage!('hello', state);
+    const [id] = ack.inputIds(line);
+    expect(id).toBe((JSON.parse(line) as { uuid: string }).uuid);
+    expect(ack.inputIds(adapter.encodeApproval!({ approvalId: 'a', approved: false }, state)), 'an approval answer is not waited for').toEqual([]);
+    expect(ack.inputIds((spec.interrupt as { input: string }).input), 'nor the interrupt').toEqual([]);
+    // Real lines (mid-turn-queued capture): queued and completed do not acknowledge, started does.
+    const lifecycle = lines('mid-turn-queued').filter((l) => l.startsWith('{"type":"command_lifecycle"'));
+    const acked = lifecycle.map((l) => [JSON.parse(l).state, ack.ackedId('stdout', l)]);
+    expect(acked.filter(([, got]) => got !== undefined).map(([state]) => state)).toEqual(['started', 'started']);
+    expect(acked.every(([state, got]) => (state === 'started') === (got !== undefined))).toBe(true);
+    expect(ack.ackedId('stderr', lifecycle.find((l) => l.includes('"started"'))!), 'stdout only').toBeUndefined();
   });
 
   it('skills land in .claude/skills/<name>/SKILL.md with front matter', () => {
