@@ -15,7 +15,9 @@ export type SessionErrorCode =
   /** The bridge refused a request (its error code is in `cause`). */
   | 'bridge-refused'
   /** The channel ended for good and no rung of the ladder could continue the turn. */
-  | 'channel-lost';
+  | 'channel-lost'
+  /** doCompact's internal turn ended with an error (the CLI refused or failed the compaction). */
+  | 'compact-failed';
 
 const marker = Symbol.for('harness-bridge.error.BridgeSessionError');
 

@@ -164,6 +164,8 @@ export class BridgeSession<S> implements HarnessV1Session {
     const { done } = this.beginSlice((part) => collected.push(part), [], true);
     await this.startTurn({ prompt: '', instructions: undefined, tools: [], rerunOf: undefined, input });
     await done;
+    const failure = compactFailure(collected);
+    if (failure !== null) throw new BridgeSessionError('compact-failed', `${this.ctx.adapter.harnessId} did not compact: ${failure}`);
     this.carryParts.push(...collected.filter((part) => part.type === 'compaction'));
   }
 
@@ -617,4 +619,13 @@ export class BridgeSession<S> implements HarnessV1Session {
       timestamp: Date.now(),
     });
   }
+}
+
+/** Why doCompact's internal turn failed (its error parts, or an error finish), or null when it did not. */
+function compactFailure(parts: HarnessV1StreamPart[]): string | null {
+  const errors = parts.flatMap((part) => (part.type === 'error' ? [part.error instanceof Error ? part.error.message : String(part.error)] : []));
+  const finish = parts.find((part) => part.type === 'finish');
+  if (errors.length === 0 && !(finish?.type === 'finish' && finish.finishReason.unified === 'error')) return null;
+  const reason = finish?.type === 'finish' ? `turn finished ${finish.finishReason.unified} (${finish.finishReason.raw ?? 'no raw reason'})` : 'no finish';
+  return errors.length > 0 ? `${errors.join('; ')}; ${reason}` : reason;
 }

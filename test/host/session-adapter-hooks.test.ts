@@ -133,4 +133,21 @@ describe('encodeCompact', () => {
     await session.doDestroy();
     await stop();
   }, 30_000);
+
+  it('a compaction whose internal turn fails rejects doCompact with compact-failed, naming why, and the next turn still runs', async () => {
+    // The fixture CLI has no compaction; {"type":"crash"} makes the internal turn end with the CLI exiting 3.
+    const adapter = variant(() => ({ encodeCompact: () => `${JSON.stringify({ type: 'crash' })}\n` }));
+    const { session, stop } = await open('compact-failed', adapter);
+    expect(textOf(await runTurn(session, 'first LINES:1'))).toBe('first LINES:1 #0\n');
+    const failed = await session.doCompact().then(
+      () => null,
+      (error: unknown) => error as { code?: string; message?: string },
+    );
+    expect(failed, 'doCompact rejected').not.toBeNull();
+    expect(failed?.code).toBe('compact-failed');
+    expect(failed?.message, 'the message says how the internal turn ended').toMatch(/did not compact: .*turn finished error/);
+    expect(textOf(await runTurn(session, 'after LINES:1')), 'the session carries on, with nothing of the failed compaction').toBe('after LINES:1 #0\n');
+    await session.doDestroy();
+    await stop();
+  }, 30_000);
 });
