@@ -26,6 +26,7 @@ import { markRecomputed, TurnTranslation, type TranslationSnapshot } from './tur
 import type { SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 import { forceDestroy, promptText, toHostTool } from './session-util.ts';
 import { WriteLog } from './write-log.ts';
+import { sendRequest, type SendContext } from './session-send.ts';
 
 export type { OpenChannel, SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 export { promptText } from './session-util.ts';
@@ -513,52 +514,17 @@ export class BridgeSession<S> implements HarnessV1Session {
     if (channel) await channel.close();
   }
 
-  /**
-   * A start, rerun or input whose connection dropped before its ack is not re-sent blindly by the
-   * channel (at-most-once). Once re-attached and caught up, the journal says whether it landed:
-   * a turn-start for the turn id (also in hello's turns), or a stdin record with the same text
-   * after the cursor it was sent at. Landed → done; not landed → send it again.
-   */
-  private async settleUnknown(channel: SessionChannel, frame: ChannelRequest, sentAt: number, attempt: number): Promise<AckFrame> {
-    await channel.whenLive();
-    const landed = this.writes.landed(frame, sentAt, channel.hello);
-    this.report('info', `${frame.type} lost its ack to a dropped connection; the journal says it ${landed ? 'landed' : 'did not land, sending it again'}`, {
-      frame: frame.type,
-      attempt,
-    });
-    if (landed) return { type: 'ack', id: `settled-${attempt}`, of: frame.type };
-    return this.send(frame, undefined, attempt + 1);
+  /** One request to the bridge; a lost ack is settled from the journal (session-send.ts). */
+  private send(frame: ChannelRequest, timeoutMs?: number): Promise<AckFrame> {
+    return sendRequest(this.sendContext, frame, timeoutMs);
   }
 
-  private async send(frame: ChannelRequest, timeoutMs?: number, attempt = 0): Promise<AckFrame> {
-    const channel = this.channel;
-    if (!channel) throw new BridgeSessionError('channel-lost', `no connection to the bridge (cursor ${this.cursor})`);
-    const sentAt = this.cursor;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const request = channel.request(frame);
-      if (timeoutMs === undefined) return await request;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new BridgeSessionError('channel-lost', `no ack for ${frame.type} within ${timeoutMs} ms`)), timeoutMs);
-      });
-      request.catch(() => undefined); // settled by the timeout race below; a late rejection is expected
-      return await Promise.race([request, timeout]);
-    } catch (error) {
-      if (BridgeSessionError.isInstance(error)) throw error;
-      const code = (error as { code?: string }).code ?? 'unknown';
-      if (code === 'outcome-unknown' && this.channel === channel && attempt < HOST_SESSION_LIMITS.maxSettleAttempts) {
-        try {
-          return await this.settleUnknown(channel, frame, sentAt, attempt);
-        } catch (settleError) {
-          if (BridgeSessionError.isInstance(settleError)) throw settleError;
-          throw new BridgeSessionError('channel-lost', `lost the bridge while settling ${frame.type}: ${(settleError as Error).message}`, settleError);
-        }
-      }
-      throw new BridgeSessionError('bridge-refused', `bridge refused ${frame.type}: ${code}: ${(error as Error).message}`, error);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  private readonly sendContext: SendContext = {
+    channel: () => this.channel,
+    cursor: () => this.cursor,
+    writes: this.writes,
+    report: (level, message, attrs) => this.report(level, message, attrs),
+  };
 
   // ---- internals: misc -------------------------------------------------------
 
