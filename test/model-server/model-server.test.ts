@@ -428,6 +428,36 @@ describe('OpenAI Chat Completions', () => {
     const res = await post('/v1/chat/completions', chatBody('SCENARIO:fail'));
     expect(res.status).toBe(400);
   });
+
+  /** pi's summarisation request (the real shape: test/fixtures/pi/compact*.meta.json): the messages serialised inside <conversation>, then its prompt. */
+  const piCompactBody = (conversation: string, tail = '') => ({
+    model: 'fake-model',
+    stream: true,
+    messages: [
+      { role: 'system', content: 'You are a context summarization assistant. …' },
+      { role: 'user', content: [{ type: 'text', text: `<conversation>\n${conversation}\n</conversation>\n\nThe messages above are a conversation to summarize. Create a structured context checkpoint summary …${tail}` }] },
+    ],
+  });
+
+  it("pi's compaction request gets a scripted summary: earlier [User] lines counted, the markers inside the conversation ignored, the custom focus echoed", async () => {
+    const before = server.requests().length;
+    const conversation = '[User]: SCENARIO:shell first\n[Assistant tool calls]: bash(command="echo hi")\n[User]: SCENARIO:fail second\n[Assistant]: ok';
+    const plain = assembleChat(await sse('/v1/chat/completions', piCompactBody(conversation)));
+    expect(plain).toEqual({ content: 'Scripted summary of a conversation with 2 earlier user message(s).', calls: [], finish: 'stop' });
+    const focused = assembleChat(await sse('/v1/chat/completions', piCompactBody('', '\n\nAdditional focus: COMPACT-FOCUS keep the file names')));
+    expect(focused.content).toBe('Scripted summary of a conversation with 0 earlier user message(s), focus "COMPACT-FOCUS keep the file names".');
+    expect(server.requests().slice(before).map((r) => r.scenario)).toEqual(['compact', 'compact']);
+  });
+
+  it("pi's compaction fails with HTTP 400 when its focus says SCENARIO:fail; the summary pi sends back later is not a user text", async () => {
+    const res = await post('/v1/chat/completions', piCompactBody('[User]: hi', '\n\nAdditional focus: SCENARIO:fail'));
+    expect(res.status).toBe(400);
+    await res.text();
+    const after = chatBody('SCENARIO:text after compact');
+    after.messages.splice(1, 0, { role: 'user', content: [{ type: 'text', text: 'The conversation history before this point was compacted into the following summary:\n\n<summary>\nScripted summary …\n</summary>' }] });
+    const reply = assembleChat(await sse('/v1/chat/completions', after));
+    expect(reply.content, 'the summary message is not counted as a user prompt').toBe('Scripted reply 1 (text): you said "after compact".');
+  });
 });
 
 // ---- recording, routing, hang-up -------------------------------------------------------------

@@ -85,6 +85,8 @@ const WRAPPER_TAGS = [
 
 /** How Codex hands a compaction summary to the model on later requests (a user message, not the user's words). */
 const CODEX_SUMMARY_PREFIX = 'Another language model started to solve this problem and produced a summary';
+/** How pi does (its COMPACTION_SUMMARY_PREFIX, a user message before the kept messages). */
+const PI_SUMMARY_PREFIX = 'The conversation history before this point was compacted into the following summary:';
 
 /** Strip CLI-injected wrappers; an empty result means "not a real user text". */
 export function realUserText(text: string): string {
@@ -95,9 +97,10 @@ export function realUserText(text: string): string {
   t = t.trim();
   if (t.startsWith('# AGENTS.md instructions')) return '';
   if (/^\[Request interrupted by user/.test(t)) return '';
-  // Claude Code's post-/compact summary is context, not the user's words; so is Codex's.
+  // Claude Code's post-/compact summary is context, not the user's words; so are Codex's and pi's.
   if (t.startsWith('This session is being continued from a previous conversation')) return '';
   if (t.startsWith(CODEX_SUMMARY_PREFIX)) return '';
+  if (t.startsWith(PI_SUMMARY_PREFIX)) return '';
   return t;
 }
 
@@ -382,6 +385,20 @@ function isCodexCompactRequest(text: string): boolean {
   return text.startsWith('You are performing a CONTEXT CHECKPOINT COMPACTION');
 }
 
+/**
+ * pi's compaction (rpc `compact`, auto-compaction): one user message holding the summarised messages
+ * serialised as `[User]: …` / `[Assistant]: …` lines inside <conversation>, then pi's summary prompt
+ * (a fresh one, an update of a previous summary, or a split turn's prefix), then, for a manual compact
+ * with custom instructions, `Additional focus: <instructions>`. The markers in the conversation are
+ * not this request's: only the focus is read (`SCENARIO:fail` there fails the summarisation).
+ */
+function piCompactRequest(text: string): { earlierUsers: number; focus: string | undefined } | undefined {
+  const m = /^<conversation>\n([\s\S]*?)\n<\/conversation>\n\n[\s\S]*?(The messages above are|This is the PREFIX of a turn)/.exec(text);
+  if (!m) return undefined;
+  const focus = /\n\nAdditional focus: ([\s\S]*)$/.exec(text)?.[1]?.trim();
+  return { earlierUsers: (m[1]!.match(/^\[User\]: /gm) ?? []).length, focus };
+}
+
 export interface Planned {
   markers: Markers;
   reply: Reply;
@@ -402,6 +419,14 @@ export function planReply(conv: Conversation): Planned {
   }
   if (isCodexCompactRequest(lastText)) {
     const summary = `Scripted summary of a conversation with ${userCount - 1} earlier user message(s).`;
+    return { markers: { ...markers, scenario: 'compact' }, reply: { kind: 'message', stop: 'end_turn', blocks: [textBlock(summary)] } };
+  }
+  const pi = piCompactRequest(lastText);
+  if (pi) {
+    const focusMarkers = parseMarkers(pi.focus === undefined ? [] : [pi.focus]);
+    if (focusMarkers.scenario === 'fail') return { markers: focusMarkers, reply: { kind: 'error', status: 400, message: 'scripted failure' } };
+    const focus = pi.focus === undefined ? '' : `, focus "${promptSummary([pi.focus])}"`;
+    const summary = `Scripted summary of a conversation with ${pi.earlierUsers} earlier user message(s)${focus}.`;
     return { markers: { ...markers, scenario: 'compact' }, reply: { kind: 'message', stop: 'end_turn', blocks: [textBlock(summary)] } };
   }
   if (markers.scenario === 'fail') {
