@@ -6,6 +6,7 @@
 import { posix } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
+import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
 import type { JournalRecord } from '../../protocol/v1/record.ts';
@@ -69,6 +70,8 @@ const snapshotShape = {
 const snapshotVersion = 1;
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
+/** The id of doCompact's `compact` command: its response ends the kit's internal compaction turn. */
+const compactId = 'harness-compact';
 const counts = (u: z.infer<typeof usage> | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
 const finishReason = (stop: string | null) => ({
   unified: ({ stop: 'stop', length: 'length', toolUse: 'tool-calls', error: 'error', aborted: 'interrupted' } as const)[stop as 'stop'] ?? ('other' as const),
@@ -103,7 +106,12 @@ function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
     io: { mode: 'pipes', maxLineBytes: 1024 * 1024 },
     lifetime: 'session',
     // agent_end repeats the whole run and can outgrow the line cap: a prefix matcher still sees it. A rejected prompt gets no agent run.
-    turnEnd: [{ prefix: '{"type":"agent_end"' }, { prefix: '{"id":"harness-prompt","type":"response","command":"prompt","success":false' }],
+    // doCompact's compact command runs no agent either: its response (after compaction_end) ends that internal turn, either way.
+    turnEnd: [
+      { prefix: '{"type":"agent_end"' },
+      { prefix: '{"id":"harness-prompt","type":"response","command":"prompt","success":false' },
+      { prefix: `{"id":"${compactId}","type":"response","command":"compact",` },
+    ],
     interrupt: { input: line({ type: 'abort' }) },
   };
 }
@@ -124,7 +132,11 @@ function step(s: PiState, record: JournalRecord): { state: PiState; parts: Harne
   const L = read.value;
   if (L.type === 'response') {
     if (L.command === 'get_state' && L.id === 'harness-state') out.start(L.data?.model?.id);
-    else if (L.command === 'prompt' && !L.success && (L.id === 'harness-prompt' || L.id === 'harness-steer')) {
+    else if (L.command === 'compact' && L.id === compactId) {
+      // The answer to doCompact's command (the compaction part came with compaction_end): it ends the internal turn.
+      if (!L.success) out.push({ type: 'error', error: { message: `pi did not compact: ${L.error ?? 'no reason given'}` } });
+      out.finish(L.success ? { unified: 'stop', raw: 'compacted' } : { unified: 'error', raw: 'compact failed' });
+    } else if (L.command === 'prompt' && !L.success && (L.id === 'harness-prompt' || L.id === 'harness-steer')) {
       s.rejected ||= L.id === 'harness-prompt';
       out.push({ type: 'error', error: { message: L.error ?? 'pi rejected the prompt' } });
     } else if (!L.success) raw();
@@ -188,6 +200,16 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     // Delivered after the running assistant turn's tool calls, before the next model call.
     encodeUserMessage: (text) => line({ id: 'harness-steer', type: 'prompt', message: text, streamingBehavior: 'steer' }),
     encodeApproval: ({ approvalId, approved }) => line({ type: 'extension_ui_response', id: approvalId, confirmed: approved }),
+    // rpc `compact`: pi summarises the session with the model, following customInstructions, and keeps its newest
+    // messages (settings compaction.keepRecentTokens, 20k by default). Between turns only: pi's compact aborts a
+    // running agent run first and prints none of that run's ending (no agent_end), so the turn would be cut short.
+    encodeCompact: (customInstructions, context) => {
+      if (context?.duringTurn) {
+        throw new HarnessCapabilityUnsupportedError({ message: 'pi compacts between turns only (its compact command aborts the running turn)', harnessId: id });
+      }
+      if (!context?.threadId) throw new Error('pi: no session to compact yet (prompt a turn first)');
+      return line({ id: compactId, type: 'compact', ...(customInstructions ? { customInstructions } : {}) });
+    },
     skillFiles: (skills, sessionWorkDir) =>
       skills.map((skill) => {
         const name = skill.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 64);

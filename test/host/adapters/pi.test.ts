@@ -13,6 +13,7 @@ import { piAdapter, piChatCompletionsProvider, type PiState } from '../../../hos
 import { PI_EXTENSION_ENV, piExtensionFile, piExtensionSource } from '../../../host/adapters/pi-extension.ts';
 import { piBuiltinTools } from '../../../host/adapters/pi-tools.ts';
 import { TurnTranslation } from '../../../host/turn-translation.ts';
+import { HarnessCapabilityUnsupportedError } from '../../../protocol/harness-v1/errors.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
@@ -49,13 +50,14 @@ const endsTurn = compiled.test;
 /**
  * One turn per prompt, cut the way the bridge cuts a long-lived process's output: a turn's first line
  * is the get_state answer (the first thing its input asks for) and its last the line a turnEnd matcher
- * fires on. Lines in between turns (the abort ack) belong to no turn.
+ * fires on. doCompact's internal turn (a compact command) starts at compaction_start. Lines in between
+ * turns (the abort ack) belong to no turn.
  */
 function turnsOf(name: string): string[][] {
   const turns: string[][] = [];
   let current: string[] | null = null;
   for (const line of lines(name)) {
-    if (line.startsWith('{"id":"harness-state"')) current = [];
+    if (line.startsWith('{"id":"harness-state"') || (!current && line.startsWith('{"type":"compaction_start"'))) current = [];
     if (!current) continue;
     current.push(line);
     if (endsTurn('stdout', line)) {
@@ -118,8 +120,8 @@ function ctx(over: Partial<LaunchContext> = {}): LaunchContext {
 
 describe('every fixture, every turn', () => {
   it('the fixtures are all there and cut into the expected turns', () => {
-    expect(fixtures).toEqual(['abort', 'approve', 'bash-write', 'deny', 'edit', 'fail', 'mcp', 'resume', 'resume-first', 'steer', 'text', 'thinking', 'two-prompts']);
-    expect(fixtures.map((f) => turnsOf(f).length)).toEqual([2, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2]);
+    expect(fixtures).toEqual(['abort', 'approve', 'bash-write', 'compact', 'compact-fail', 'compact-mid-turn', 'deny', 'edit', 'fail', 'mcp', 'resume', 'resume-first', 'steer', 'text', 'thinking', 'two-prompts']);
+    expect(fixtures.map((f) => turnsOf(f).length)).toEqual([2, 1, 1, 4, 3, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2]);
   });
 
   for (const name of fixtures) {
@@ -333,6 +335,68 @@ describe('fixture by fixture', () => {
     expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'error', raw: 'rejected' });
   });
 
+  it('compact: doCompact\'s command with its custom instructions; the internal turn is compaction_start, compaction_end, the answer → a manual compaction part with the summary, finish stop', () => {
+    const threadId = journal(lines('compact')).flatMap((r) => adapter.threadId(r) ?? [])[0];
+    const written = adapter.encodeCompact!('COMPACT-FOCUS keep the file names', { threadId, duringTurn: false });
+    expect(written.endsWith('\n')).toBe(true);
+    expect(JSON.parse(written)).toEqual(stdinOf('compact')[2]);
+    expect(stdinOf('compact')[2]).toEqual({ id: 'harness-compact', type: 'compact', customInstructions: 'COMPACT-FOCUS keep the file names' });
+    const turn = turnsOf('compact')[1]!;
+    expect(turn.map((l) => JSON.parse(l).type)).toEqual(['compaction_start', 'compaction_end', 'response']);
+    const { parts, bySeq } = translate(journal(turn));
+    expect(types(parts)).toEqual(['stream-start', 'compaction', 'finish']);
+    // The scripted model echoes the focus it was given: pi put the instructions into its summarisation request.
+    const summary = 'Scripted summary of a conversation with 0 earlier user message(s), focus "COMPACT-FOCUS keep the file names".';
+    expect(ofType(parts, 'compaction')).toEqual([{ type: 'compaction', trigger: 'manual', summary, tokensBefore: 15 }]);
+    expect(bySeq.get(3), 'the compaction part comes with compaction_end').toEqual([{ type: 'stream-start' }, ofType(parts, 'compaction')[0]]);
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'stop', raw: 'compacted' });
+    expect(ofType(parts, 'error')).toEqual([]);
+  });
+
+  it('compact: pi keeps its newest messages after the summary (keepRecentTokens), and the next prompt\'s model request starts with the summary', () => {
+    const meta = JSON.parse(readFileSync(`${fixtureDir}compact.meta.json`, 'utf8')) as { modelRequests: Array<{ scenario: string; messages: string[] }> };
+    expect(meta.modelRequests.map((r) => r.scenario)).toEqual(['text', 'compact', 'text']);
+    expect(meta.modelRequests[1]!.messages[1], 'nothing old enough to summarise in a small session').toMatch(/^user \| <conversation>\n\n<\/conversation>/);
+    expect(meta.modelRequests[2]!.messages.slice(1)).toEqual([
+      expect.stringMatching(/^user \| The conversation history before this point was compacted into the following summary:\n\n<summary>\nScri/),
+      'user | SCENARIO:text a turn to compact',
+      'assistant | Scripted reply 1 (text): you said "a turn to compact".',
+      'user | SCENARIO:text after compact',
+    ]);
+    expect(text(turnParts('compact', 3).parts), 'the summary is not a user prompt').toBe('Scripted reply 2 (text): you said "after compact".');
+  });
+
+  it('compact: a compact without instructions sends none; pi refusing it ("Already compacted", no model call) → error part and finish error (doCompact rejects compact-failed)', () => {
+    const threadId = '/w/t.jsonl';
+    expect(JSON.parse(adapter.encodeCompact!(undefined, { threadId, duringTurn: false }))).toEqual(stdinOf('compact')[3]);
+    expect(JSON.parse(adapter.encodeCompact!('', { threadId, duringTurn: false }))).toEqual({ id: 'harness-compact', type: 'compact' });
+    const { parts } = turnParts('compact', 2);
+    expect(types(parts)).toEqual(['stream-start', 'error', 'finish']);
+    expect(ofType(parts, 'error')[0]!.error).toEqual({ message: 'pi did not compact: Already compacted' });
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'error', raw: 'compact failed' });
+  });
+
+  it('compact-fail: the summarisation request fails (HTTP 400) → no compaction part, error with pi\'s reason, finish error; the next prompt works', () => {
+    const { parts } = turnParts('compact-fail', 1);
+    expect(types(parts)).toEqual(['stream-start', 'error', 'finish']);
+    expect(ofType(parts, 'error')[0]!.error).toEqual({ message: 'pi did not compact: Summarization failed: 400 scripted failure' });
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'error', raw: 'compact failed' });
+    expect(text(turnParts('compact-fail', 2).parts)).toBe('Scripted reply 2 (text): you said "after the failed compact".');
+  });
+
+  it('compact-mid-turn: a compact command during a turn cuts the run off (no message_end, turn_end or agent_end; the partial reply is dropped), so encodeCompact refuses mid-turn', () => {
+    const cut = turnsOf('compact-mid-turn')[0]!;
+    const typesOf = cut.map((l) => JSON.parse(l).type);
+    expect(typesOf.slice(-3)).toEqual(['compaction_start', 'compaction_end', 'response']);
+    expect(typesOf.filter((t) => ['message_end', 'turn_end', 'agent_end'].includes(t)), 'only the user message ended').toEqual(['message_end']);
+    const meta = JSON.parse(readFileSync(`${fixtureDir}compact-mid-turn.meta.json`, 'utf8')) as { modelRequests: Array<{ outcome: string; messages: string[] }> };
+    expect(meta.modelRequests[0]!.outcome, 'pi hung up on the streaming model call').toBe('client-closed');
+    expect(meta.modelRequests[2]!.messages.some((m) => m.startsWith('assistant')), 'the cut reply is not in the history').toBe(false);
+    expect(() => adapter.encodeCompact!(undefined, { threadId: '/w/t.jsonl', duringTurn: true })).toThrow(HarnessCapabilityUnsupportedError);
+    expect(() => adapter.encodeCompact!('x', { threadId: undefined, duringTurn: false }), 'no session yet').toThrow(/no session to compact yet/);
+    expect(text(turnParts('compact-mid-turn', 1).parts)).toBe('Scripted reply 2 (text): you said "after the mid-turn compact".');
+  });
+
   it('threadId: the session file from get_state; the resumed process (other cwd, --session <file>) reports the same file', () => {
     const ids = (name: string) => journal(lines(name)).map((r) => adapter.threadId(r)).filter((t): t is string => t !== undefined);
     expect(ids('resume-first')).toEqual(['/tmp/hb-pi-fixtures/resume/state/pi/sessions/thread.jsonl']);
@@ -341,10 +405,14 @@ describe('fixture by fixture', () => {
     expect(text(turnParts('resume').parts)).toBe('Scripted reply 2 (text): you said "what was the word".');
   });
 
-  it('the turn-end matchers fire on agent_end lines only (and on a rejected prompt), never on anything else pi printed', () => {
+  it('the turn-end matchers fire on agent_end lines and on the answers to our compact commands (and on a rejected prompt), never on anything else pi printed', () => {
     for (const name of fixtures) {
-      for (const line of lines(name)) expect(endsTurn('stdout', line), `${name}: ${line.slice(0, 60)}`).toBe(line.startsWith('{"type":"agent_end"'));
+      for (const line of lines(name)) {
+        const ends = line.startsWith('{"type":"agent_end"') || line.startsWith('{"id":"harness-compact","type":"response","command":"compact",');
+        expect(endsTurn('stdout', line), `${name}: ${line.slice(0, 60)}`).toBe(ends);
+      }
     }
+    expect(lines('compact').filter((l) => endsTurn('stdout', l)).map((l) => JSON.parse(l).type), 'the prompt, both compacts, the prompt').toEqual(['agent_end', 'response', 'response', 'agent_end']);
     const agentEnd = lines('text').find((l) => l.startsWith('{"type":"agent_end"'))!;
     expect(endsTurn('stdout', agentEnd.slice(0, 40), false), 'on the first piece of an over-long agent_end').toBe(true);
   });
