@@ -12,17 +12,23 @@
 // ending the turn at that result while a message is not yet `started`, so the
 // answer stays in the turn. The translator therefore finishes at the turn-end
 // record, from the last `result` (usage summed over the turn's results).
+//
+// Snapshots (Translator.snapshot / restore): the whole state, tagged claude-code
+// v1 and validated on restore — the turn's results so far, the open step, the
+// builtin tool names and pending permission inputs, a line still being joined.
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { z } from 'zod';
-import type { LanguageModelV4FinishReason } from '@ai-sdk/provider';
+import type { JSONValue, LanguageModelV4FinishReason } from '@ai-sdk/provider';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import { finishReasonSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
 import type { JournalRecord } from '../../protocol/v1/record.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../adapter.ts';
 import { anthropicFinishReason, anthropicUsage, anthropicUsageSchema, mergeAnthropicUsage, type AnthropicUsage } from '../translate/anthropic.ts';
 import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../translate/json-lines.ts';
 import { createStreamState, partWriter, type StreamState } from '../translate/part-writer.ts';
+import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot } from '../translate/snapshot.ts';
 import { claudeCodeBuiltinTools, claudeToolName } from './claude-code-tools.ts';
 
 export const claudeCodeVersion = '2.1.328';
@@ -105,6 +111,31 @@ export type ClaudeCodeState = {
   /** The turn's `result` lines so far, summed; `last` is the latest run's, until another run starts. The finish is made from them at turn-end. */
   results: { usage: AnthropicUsage | undefined; numTurns: number | undefined; costUsd: number | undefined; last: LanguageModelV4FinishReason | null } | null;
 };
+
+/**
+ * A snapshot holds the whole state (rerun too: restore gets no turn). JSON drops undefined values; the
+ * transforms put back the keys the state type declares (a finish reason's `raw`, a step's `usage`). A usage
+ * object is checked against the line schema's and kept as it is (a parse would reorder its keys).
+ */
+const savedUsage = z.custom<AnthropicUsage>((value) => anthropicUsageSchema.safeParse(value).success, 'not an Anthropic usage object').optional();
+const snapshotShape = {
+  rerun: z.boolean(),
+  lines: lineBuffersSchema,
+  stream: streamStateSchema,
+  streamed: z.string().nullable(),
+  step: z
+    .strictObject({ id: z.string(), usage: savedUsage, stop: z.string().nullable(), tools: z.boolean() })
+    .transform(({ id: stepId, usage: stepUsage, stop, tools }) => ({ id: stepId, usage: stepUsage, stop, tools }))
+    .nullable(),
+  tools: z.record(z.string(), z.string()),
+  approvals: z.record(z.string(), z.json()),
+  compaction: z.strictObject({ trigger: z.enum(['manual', 'auto']), tokensBefore: z.number().optional(), tokensAfter: z.number().optional() }).nullable(),
+  results: z
+    .strictObject({ usage: savedUsage, numTurns: z.number().optional(), costUsd: z.number().optional(), last: finishReasonSchema.nullable() })
+    .transform(({ usage: sum, numTurns, costUsd, last }) => ({ usage: sum, numTurns, costUsd, last }))
+    .nullable(),
+};
+const snapshotVersion = 1;
 
 const stdinLine = (value: unknown) => `${JSON.stringify(value)}\n`;
 /** A user message. The uuid names it in Claude's command_lifecycle lines ("started" is the inputAck the bridge waits for). */
@@ -330,6 +361,8 @@ export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<C
         results: null,
       }),
       step,
+      snapshot: (state): JSONValue => takeSnapshot(id, snapshotVersion, state),
+      restore: (snapshot): ClaudeCodeState => readSnapshot(id, snapshotVersion, snapshotShape, snapshot),
     },
   });
 }

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { completeLine, createLineBuffers, parseJsonObject, readJsonLine } from '../../../host/translate/json-lines.ts';
 import { claudeCodeAdapter, hostMcpArgs, type ClaudeCodeState } from '../../../host/adapters/claude-code.ts';
 import { claudeCodeBuiltinTools, claudeToolName } from '../../../host/adapters/claude-code-tools.ts';
+import { codexAdapter } from '../../../host/adapters/codex.ts';
+import { piAdapter } from '../../../host/adapters/pi.ts';
 import { TurnTranslation } from '../../../host/turn-translation.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { compileInputAck } from '../../../bridge/turn-end.ts';
@@ -16,7 +18,7 @@ import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/record.ts';
 import type { LaunchContext } from '../../../host/adapter.ts';
-import { expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
+import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/claude-code/', import.meta.url));
 const fixtures = readdirSync(fixtureDir)
@@ -120,8 +122,21 @@ describe('every fixture, every turn', () => {
         const whole = normalizeIds(translate(records).parts);
         expect(normalizeIds(translate(journal(turn, { piece: 97 })).parts), where).toEqual(whole);
       });
+
+      it(`${where}: every cut point k — snapshot, restore in a fresh translator, the rest: exactly the uninterrupted parts`, () => {
+        expectEveryCutResumes(() => claudeCodeAdapter(), records, where);
+      });
+
+      it(`${where}: every cut point k inside split lines (cont pieces) — the snapshot carries the partial line`, () => {
+        expectEveryCutResumes(() => claudeCodeAdapter(), journal(turn, { piece: 97 }), `${where} (pieces)`);
+      });
     });
   }
+
+  it('the list covers every capture, the mid-turn ones included', () => {
+    expect(fixtures).toEqual(expect.arrayContaining(['mid-turn-injected', 'mid-turn-queued', 'compact', 'interrupt', 'permission-allow', 'error']));
+    expect(fixtures.length).toBe(readdirSync(fixtureDir).filter((f) => f.endsWith('.meta.json')).length);
+  });
 });
 
 describe('fixture by fixture', () => {
@@ -508,6 +523,135 @@ describe('launch and encoders', () => {
     expect(['Bash', 'Write', 'Edit', 'Read', 'Glob', 'Grep', 'WebSearch', 'WebFetch', 'Monitor'].map(claudeToolName)).toEqual([
       'bash', 'write', 'edit', 'read', 'glob', 'grep', 'webSearch', 'WebFetch', 'Monitor',
     ]);
+  });
+});
+
+describe('translator snapshots', () => {
+  const queued = turnsOf('mid-turn-queued')[0]!;
+  const records = journal(queued);
+  const isResult = (r: JournalRecord) => r.kind === 'stdout' && /^\{"duration_api_ms"|"type":"result"/.test(r.data.text) && !r.data.text.startsWith('{"type":"stream_event"');
+  const firstResult = records.findIndex(isResult);
+  const stateAfter = (recs: JournalRecord[], k: number, rerun = false) => {
+    let state = adapter.translator.init({ turnId: 'turn-1', rerun });
+    for (const record of recs.slice(0, k)) state = adapter.translator.step(state, record).state;
+    return state;
+  };
+  const snapshotAfter = (k: number, rerun = false) => JSON.parse(JSON.stringify(adapter.translator.snapshot!(stateAfter(records, k, rerun)))) as Record<string, any>;
+
+  it('small plain JSON tagged cli claude-code v1, carrying the results so far (summed at turn-end) between the two runs', () => {
+    expect(firstResult).toBeGreaterThan(0);
+    const afterFirst = snapshotAfter(firstResult + 1);
+    expect(Object.keys(afterFirst)).toEqual(['cli', 'v', 'state']);
+    expect(afterFirst).toMatchObject({ cli: 'claude-code', v: 1, state: { rerun: false, results: { numTurns: 1, usage: { input_tokens: 10, output_tokens: 5 }, last: { unified: 'stop', raw: 'end_turn' } } } });
+    expect(JSON.stringify(afterFirst).length).toBeLessThan(2048);
+    // The queued message's run has begun (its init): the first result no longer finishes the turn, but its counts stay.
+    const secondInit = records.findIndex((r, i) => i > firstResult && r.kind === 'stdout' && r.data.text.includes('"subtype":"init"'));
+    expect(snapshotAfter(secondInit + 1).state.results).toMatchObject({ numTurns: 1, last: null });
+    const restored = claudeCodeAdapter().translator.restore!(snapshotAfter(secondInit + 1));
+    let state = restored;
+    const tail = records.slice(secondInit + 1).flatMap((r) => {
+      const out = adapter.translator.step(state, r);
+      state = out.state;
+      return out.parts;
+    });
+    const [finish] = ofType(tail, 'finish');
+    expect(finish!.totalUsage.inputTokens.total, 'usage of both results').toBe(20);
+    expect(finish!.harnessMetadata?.['claude-code']).toMatchObject({ numTurns: 2 });
+  });
+
+  it('a line still being joined is carried: cut between the pieces of the first result line', () => {
+    const split = journal(queued, { piece: 97 });
+    const at = split.findIndex((r) => r.kind === 'stdout' && r.data.cont === true && r.data.text.startsWith('{"duration_api_ms"'));
+    expect(at).toBeGreaterThan(0);
+    const snapshot = JSON.parse(JSON.stringify(adapter.translator.snapshot!(stateAfter(split, at + 1))));
+    expect(snapshot.state.lines.stdout.text).toMatch(/^\{"duration_api_ms"/);
+  });
+
+  it('a rerun turn keeps its rerun flag (restore gets no turn) and resumes at every cut point', () => {
+    expect(claudeCodeAdapter().translator.restore!(snapshotAfter(5, true)).rerun).toBe(true);
+    expectEveryCutResumes(() => claudeCodeAdapter(), journal(turnsOf('bash-write')[0]!), 'bash-write rerun', true);
+  });
+
+  it('turns the bridge ended early resume at every cut point too (aborted after a result, aborted in the next run, interrupted)', () => {
+    const cut = (n: number, end: TurnEnd) => journal(queued.slice(0, n), { end });
+    const resultLine = queued.findIndex((l) => l.startsWith('{"duration_api_ms"'));
+    expectEveryCutResumes(() => claudeCodeAdapter(), cut(resultLine + 1, { reason: 'aborted' }), 'aborted after the result');
+    expectEveryCutResumes(() => claudeCodeAdapter(), cut(resultLine + 8, { reason: 'aborted' }), 'aborted in the second run');
+    expectEveryCutResumes(() => claudeCodeAdapter(), cut(resultLine + 1, { reason: 'interrupted' }), 'interrupted after the result');
+    expectEveryCutResumes(() => claudeCodeAdapter(), journal(turnsOf('text-partial')[0]!.slice(0, 6), { end: { reason: 'exit', code: 1 } }), 'exit mid-stream');
+  });
+
+  it('a permission request asked before the cut: the restored state still answers it (encodeApproval needs its input)', () => {
+    const approve = journal(turnsOf('permission-allow')[0]!);
+    const at = approve.findIndex((r) => r.kind === 'stdout' && r.data.text.startsWith('{"type":"control_request"'));
+    const snapshot = JSON.parse(JSON.stringify(adapter.translator.snapshot!(stateAfter(approve, at + 1))));
+    const restored = claudeCodeAdapter().translator.restore!(snapshot);
+    const [request] = ofType(translate(approve).parts, 'tool-approval-request');
+    expect(JSON.parse(adapter.encodeApproval!({ approvalId: request!.approvalId, approved: true }, restored))).toEqual(stdinOf('permission-allow')[1]);
+  });
+
+  it('restore refuses foreign and corrupt snapshots with a clear error; the kit then replays the turn', () => {
+    const restore = adapter.translator.restore!;
+    const good = snapshotAfter(firstResult + 1);
+    expect(() => restore(null)).toThrow('claude-code: not a claude-code translator snapshot v1 (found cli none, v none)');
+    expect(() => restore({ textId: null, finished: false }), "the fixture adapter's").toThrow(/not a claude-code translator snapshot v1/);
+    const pi = piAdapter().translator;
+    expect(() => restore(pi.snapshot!(pi.init({ turnId: 't', rerun: false }))), "pi's").toThrow(/^claude-code: not a claude-code translator snapshot v1 \(found cli "pi", v \d+\)$/);
+    const codex = codexAdapter().translator;
+    expect(() => restore(codex.snapshot!(codex.init({ turnId: 't', rerun: false }))), "codex's").toThrow(/found cli "codex", v \d+/);
+    expect(() => restore({ ...good, v: 2 }), 'a newer version').toThrow(/found cli "claude-code", v 2/);
+    expect(() => restore({ ...good, state: { ...good.state, surprise: true } }), 'an unknown field').toThrow(/claude-code: corrupt translator snapshot:[\s\S]*surprise/);
+    const { results: _results, ...missing } = good.state;
+    expect(() => restore({ ...good, state: missing }), 'a missing field').toThrow(/claude-code: corrupt translator snapshot:[\s\S]*results/);
+    expect(() => restore({ ...good, state: { ...good.state, results: { ...good.state.results, numTurns: '1' } } })).toThrow(/corrupt translator snapshot:[\s\S]*numTurns/);
+    expect(() => restore({ ...good, state: { ...good.state, results: { ...good.state.results, usage: { input_tokens: 'ten' } } } })).toThrow(/corrupt translator snapshot:[\s\S]*usage/);
+    expect(() => restore({ ...good, state: { ...good.state, results: { ...good.state.results, last: { unified: 'done' } } } })).toThrow(/corrupt translator snapshot:[\s\S]*unified/);
+    expect(() => restore({ ...good, state: { ...good.state, tools: { toolu_1: 7 } } })).toThrow(/corrupt translator snapshot:[\s\S]*tools/);
+    expect(() => restore({ ...good, state: { ...good.state, step: { id: 'm', stop: null, tools: false, extra: 1 } } })).toThrow(/corrupt translator snapshot:[\s\S]*step/);
+    expect(() => restore({ ...good, state: { ...good.state, compaction: { trigger: 'sometimes' } } })).toThrow(/corrupt translator snapshot:[\s\S]*compaction/);
+    expect(() => restore({ ...good, state: { ...good.state, lines: { stdout: { text: 'x' }, stderr: null } } })).toThrow(/corrupt translator snapshot:[\s\S]*lines/);
+
+    // Through the kit: a refused snapshot gives no restored slice, and the session replays the turn from its first record.
+    const turn = { turnId: 'turn-1', rerun: false };
+    const cursor = records[firstResult]!.seq;
+    const corrupt = { seq: cursor, adapter: { ...good, state: { ...good.state, streamed: 5 } }, toolCalls: [], approvals: [], unansweredParts: [] };
+    expect(TurnTranslation.restore(adapter, turn, corrupt, new Set()), 'no restore: the session replays').toBeNull();
+    const foreign = { ...corrupt, adapter: pi.snapshot!(pi.init(turn)) };
+    expect(TurnTranslation.restore(adapter, turn, foreign, new Set())).toBeNull();
+    const replay = new TurnTranslation(claudeCodeAdapter(), turn, cursor, new Set());
+    const want = translate(records).bySeq;
+    expect(records.flatMap((r) => replay.push(r)), 'the replay emits exactly the tail').toEqual(records.filter((r) => r.seq > cursor).flatMap((r) => want.get(r.seq)!));
+    expect(TurnTranslation.restore(adapter, turn, { ...corrupt, adapter: good }, new Set())).not.toBeNull();
+  });
+
+  it('the snapshot shares nothing with the live state (the translator keeps mutating it)', () => {
+    let state = stateAfter(records, firstResult + 1);
+    const snapshot = adapter.translator.snapshot!(state);
+    const before = JSON.stringify(snapshot);
+    for (const record of records.slice(firstResult + 1)) state = adapter.translator.step(state, record).state;
+    expect(JSON.stringify(snapshot)).toBe(before);
+  });
+
+  it('a restored state translates the rest to the same JSON text as the live one (usage keys keep their order)', () => {
+    // The second result's usage without cache_read_input_tokens: the sum gains that key last, where a re-parse would move it.
+    const lastResult = queued.map((l) => l.startsWith('{"duration_api_ms"')).lastIndexOf(true);
+    const sparse = queued.map((l, i) => (i === lastResult ? l.replace('"cache_read_input_tokens":0,', '') : l));
+    expect(sparse[lastResult]).not.toBe(queued[lastResult]);
+    const turns: Array<[string, string[]]> = [...['mid-turn-injected', 'mid-turn-queued', 'bash-write'].map((name): [string, string[]] => [name, turnsOf(name)[0]!]), ['sparse usage', sparse]];
+    for (const [name, turn] of turns) {
+      const recs = journal(turn);
+      const whole = JSON.stringify(translate(recs).parts);
+      for (let k = 0; k <= recs.length; k++) {
+        const head = translate(recs.slice(0, k));
+        let state = claudeCodeAdapter().translator.restore!(JSON.parse(JSON.stringify(adapter.translator.snapshot!(head.state))));
+        const tail = recs.slice(k).flatMap((r) => {
+          const out = adapter.translator.step(state, r);
+          state = out.state;
+          return out.parts;
+        });
+        expect(JSON.stringify([...head.parts, ...tail]), `${name} cut after ${k}`).toBe(whole);
+      }
+    }
   });
 });
 
