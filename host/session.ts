@@ -372,7 +372,8 @@ export class BridgeSession<S> implements HarnessV1Session {
     }
     let parts = turn.translation.push(record);
     if (turn.rerun && record.kind === 'turn-start' && record.seq > this.cursor) parts = markRecomputed(parts, turn.turnId);
-    if (this.carryParts.length > 0 && parts.length > 0) {
+    // Carried compaction parts go to the next real turn, never into another compaction's collected parts (a failed one drops those).
+    if (this.carryParts.length > 0 && parts.length > 0 && !this.slice?.collectOnly) {
       parts = [...parts.slice(0, 1), ...this.carryParts, ...parts.slice(1)];
       this.carryParts = [];
     }
@@ -589,9 +590,21 @@ export class BridgeSession<S> implements HarnessV1Session {
 
 /** Why doCompact's internal turn failed (its error parts, or an error finish), or null when it did not. */
 function compactFailure(parts: HarnessV1StreamPart[]): string | null {
-  const errors = parts.flatMap((part) => (part.type === 'error' ? [part.error instanceof Error ? part.error.message : String(part.error)] : []));
+  const errors = parts.flatMap((part) => (part.type === 'error' ? [errorText(part.error)] : []));
   const finish = parts.find((part) => part.type === 'finish');
   if (errors.length === 0 && !(finish?.type === 'finish' && finish.finishReason.unified === 'error')) return null;
   const reason = finish?.type === 'finish' ? `turn finished ${finish.finishReason.unified} (${finish.finishReason.raw ?? 'no raw reason'})` : 'no finish';
   return errors.length > 0 ? `${errors.join('; ')}; ${reason}` : reason;
+}
+
+/** An error part's error as text: adapters emit Errors, `{ message }` objects or strings. */
+function errorText(error: unknown): string {
+  if (typeof error === 'string') return error;
+  const message = (error as { message?: unknown } | null)?.message;
+  if (typeof message === 'string') return message;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
 }

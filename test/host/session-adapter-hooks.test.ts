@@ -150,4 +150,33 @@ describe('encodeCompact', () => {
     await session.doDestroy();
     await stop();
   }, 30_000);
+
+  it('a compaction that succeeded reaches the next turn even when a later doCompact fails before it', async () => {
+    // The fixture CLI has no compaction: a 'COMPACTED' delta stands for one, and the translator turns it into a compaction part.
+    const adapter = variant((base) => ({
+      encodeCompact: (instructions) =>
+        instructions === 'crash' ? `${JSON.stringify({ type: 'crash' })}\n` : `${JSON.stringify({ type: 'prompt', text: `COMPACTED-${instructions}`, lines: 1 })}\n`,
+      translator: {
+        ...base.translator,
+        step: (state, record) => {
+          const out = base.translator.step(state, record);
+          const compacted = /COMPACTED-(\w+)/.exec(out.parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join(''));
+          if (!compacted) return out;
+          return { state: out.state, parts: [...out.parts, { type: 'compaction', trigger: 'manual', summary: `summary ${compacted[1]}` }] };
+        },
+      },
+    }));
+    const { session, stop } = await open('compact-carry', adapter);
+    await runTurn(session, 'first LINES:1');
+    await session.doCompact('one');
+    await expect(session.doCompact('crash')).rejects.toMatchObject({ code: 'compact-failed' });
+    const next = await runTurn(session, 'next LINES:1');
+    expect(
+      next.filter((p) => p.type === 'compaction').map((p) => (p.type === 'compaction' ? p.summary : '')),
+      "the first compaction's part, once, in the next turn",
+    ).toEqual(['summary one']);
+    expect(next[0]?.type, 'stream-start comes first').toBe('stream-start');
+    await session.doDestroy();
+    await stop();
+  }, 30_000);
 });
