@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { JSONValue } from '@ai-sdk/provider';
 import type { HarnessV1ResumeState } from '../protocol/harness-v1/session.ts';
+import { streamPartSchema } from '../protocol/harness-v1/stream-part-schema.ts';
 import { ResumeStateError } from './session-errors.ts';
 
 export const RESUME_DATA_VERSION = 1;
@@ -48,6 +49,8 @@ export const resumeDataSchema = z.object({
   /** True once the first prompt went out: instructions are never applied again. */
   prompted: z.boolean(),
   turn: inFlightTurnSchema.optional(),
+  /** Compaction parts a doCompact produced between turns, not yet delivered: the next turn emits them after its stream-start. */
+  carry: z.array(streamPartSchema.refine((part) => part.type === 'compaction', 'only compaction parts are carried')).optional(),
   /** Why the state was produced: suspend, detach or stop. */
   reason: z.enum(['suspend', 'detach', 'stop']),
 });

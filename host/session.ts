@@ -31,6 +31,8 @@ import { sendRequest, type SendContext } from './session-send.ts';
 export type { OpenChannel, SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 export { promptText } from './session-util.ts';
 
+type CompactionPart = Extract<HarnessV1StreamPart, { type: 'compaction' }>;
+
 type TurnState<S> = InFlightTurn & {
   translation: TurnTranslation<S> | undefined;
   abortRequested: boolean;
@@ -65,7 +67,7 @@ export class BridgeSession<S> implements HarnessV1Session {
   /** Recent turn starts and stdin writes, to settle requests whose ack a dropped connection swallowed. */
   private readonly writes = new WriteLog(HOST_SESSION_LIMITS.maxRememberedWrites);
   /** Parts a compaction produced between turns, emitted on the next turn. */
-  private carryParts: HarnessV1StreamPart[] = [];
+  private carryParts: CompactionPart[] = [];
 
   constructor(
     private readonly ctx: SessionContext<S>,
@@ -81,6 +83,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     this.threadId = resume?.threadId;
     this.prompted = resume?.prompted ?? false;
     this.pendingRerun = init.rungs.includes('rerun') && resume?.turn !== undefined;
+    if (resume?.carry) this.carryParts = [...resume.carry];
     if (resume?.turn) {
       this.turn = { ...resume.turn, translation: undefined, abortRequested: false, redeliverSet: new Set(resume.turn.redeliver) };
     }
@@ -167,7 +170,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     await done;
     const failure = compactFailure(collected);
     if (failure !== null) throw new BridgeSessionError('compact-failed', `${this.ctx.adapter.harnessId} did not compact: ${failure}`);
-    this.carryParts.push(...collected.filter((part) => part.type === 'compaction'));
+    this.carryParts.push(...collected.filter((part): part is CompactionPart => part.type === 'compaction'));
   }
 
   // ---- lifecycle ---------------------------------------------------------
@@ -542,6 +545,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       prompted: this.prompted,
       reason,
       ...(this.threadId === undefined ? {} : { threadId: this.threadId }),
+      ...(this.carryParts.length === 0 ? {} : { carry: this.carryParts }),
       ...(turn
         ? {
             turn: {

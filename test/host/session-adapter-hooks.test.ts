@@ -29,6 +29,25 @@ function variant(patch: (base: CliAdapter<State>) => Partial<CliAdapter<State>>)
   return defineCliAdapter<State>({ ...base, ...patch(fixtureAdapter()) });
 }
 
+/**
+ * The fixture CLI has no compaction: doCompact(x) sends a prompt whose 'COMPACTED-x' delta stands for one, and the
+ * translator adds a compaction part `summary x` for it. `override` may return another input for some instructions.
+ */
+function compacting(override: (instructions: string | undefined) => string | undefined = () => undefined): CliAdapter<State> {
+  return variant((base) => ({
+    encodeCompact: (instructions) => override(instructions) ?? `${JSON.stringify({ type: 'prompt', text: `COMPACTED-${instructions}`, lines: 1 })}\n`,
+    translator: {
+      ...base.translator,
+      step: (state, record) => {
+        const out = base.translator.step(state, record);
+        const compacted = /COMPACTED-(\w+)/.exec(out.parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join(''));
+        if (!compacted) return out;
+        return { state: out.state, parts: [...out.parts, { type: 'compaction', trigger: 'manual', summary: `summary ${compacted[1]}` }] };
+      },
+    },
+  }));
+}
+
 async function open(sessionId: string, adapter: CliAdapter<State>) {
   const sandbox = await provider.createSession({ sessionId });
   const workDir = join(sandbox.defaultWorkingDirectory, `hooks-${sessionId}`);
@@ -152,20 +171,7 @@ describe('encodeCompact', () => {
   }, 30_000);
 
   it('a compaction that succeeded reaches the next turn even when a later doCompact fails before it', async () => {
-    // The fixture CLI has no compaction: a 'COMPACTED' delta stands for one, and the translator turns it into a compaction part.
-    const adapter = variant((base) => ({
-      encodeCompact: (instructions) =>
-        instructions === 'crash' ? `${JSON.stringify({ type: 'crash' })}\n` : `${JSON.stringify({ type: 'prompt', text: `COMPACTED-${instructions}`, lines: 1 })}\n`,
-      translator: {
-        ...base.translator,
-        step: (state, record) => {
-          const out = base.translator.step(state, record);
-          const compacted = /COMPACTED-(\w+)/.exec(out.parts.map((p) => (p.type === 'text-delta' ? p.delta : '')).join(''));
-          if (!compacted) return out;
-          return { state: out.state, parts: [...out.parts, { type: 'compaction', trigger: 'manual', summary: `summary ${compacted[1]}` }] };
-        },
-      },
-    }));
+    const adapter = compacting((instructions) => (instructions === 'crash' ? `${JSON.stringify({ type: 'crash' })}\n` : undefined));
     const { session, stop } = await open('compact-carry', adapter);
     await runTurn(session, 'first LINES:1');
     await session.doCompact('one');
@@ -177,6 +183,27 @@ describe('encodeCompact', () => {
     ).toEqual(['summary one']);
     expect(next[0]?.type, 'stream-start comes first').toBe('stream-start');
     await session.doDestroy();
+    await stop();
+  }, 30_000);
+
+  it('a compaction done between turns survives doDetach: a new host resumed from the state emits it in its next turn', async () => {
+    const adapter = compacting();
+    const { session, stop } = await open('compact-detach', adapter);
+    await runTurn(session, 'first LINES:1');
+    await session.doCompact('kept');
+    const state = await session.doDetach();
+    expect(JSON.stringify(state), 'the resume state carries the undelivered compaction').toContain('summary kept');
+    const sandbox = await provider.resumeSession({ sessionId: 'compact-detach' });
+    const resumed = await createBridgeHarness(adapter, { probeTimeoutMs: 1_500 }).doStart({
+      sessionId: 'compact-detach',
+      sandboxSession: sandbox,
+      sessionWorkDir: join(sandbox.defaultWorkingDirectory, 'hooks-compact-detach'),
+      resumeFrom: state,
+    });
+    const next = await runTurn(resumed, 'next LINES:1');
+    expect(next.filter((p) => p.type === 'compaction').map((p) => (p.type === 'compaction' ? p.summary : '')), 'delivered once, by the new host').toEqual(['summary kept']);
+    expect(textOf(next)).toBe('next LINES:1 #0\n');
+    await resumed.doDestroy();
     await stop();
   }, 30_000);
 });

@@ -174,6 +174,10 @@ describe('BridgeSession over the fixture CLI', () => {
       (e: unknown) => BridgeSessionError.isInstance(e) && e.code === 'bad-resume-state' && /cursor/.test(e.message),
     );
     await expect(kit.resume('refuse', { nonsense: true } as never)).rejects.toMatchObject({ code: 'bad-resume-state' });
+    const carriesText = { ...state, data: { ...(state.data as object), carry: [{ type: 'text-delta', id: 't', delta: 'x' }] } };
+    await expect(kit.resume('refuse', carriesText), 'only compaction parts may be carried').rejects.toSatisfy(
+      (e: unknown) => BridgeSessionError.isInstance(e) && e.code === 'bad-resume-state' && /carry/.test(e.message),
+    );
     const ok = await kit.resume('refuse', state);
     await ok.session.doDestroy();
   });
