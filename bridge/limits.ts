@@ -167,6 +167,16 @@ export const SUPERVISOR_LIMITS = {
    * exit record and turn-end are not held back forever. Not counted while paused.
    */
   exitDrainMs: 2_000,
+  /**
+   * Default launch.inputAck.maxWaitMs: how long a turnEnd match held for
+   * unacknowledged inputs waits for an ack before the turn ends at it anyway
+   * (the turn-end then lists the ids). Claude Code prints `command_lifecycle`
+   * `started` for a queued message right after the result it was held behind
+   * (test/fixtures/claude-code/mid-turn-queued.jsonl: two lines later), so
+   * 30 s is orders of magnitude of slack for a loaded sandbox, while a CLI that
+   * drops a message (a bug) holds a finished turn open for 30 s, not until exit.
+   */
+  inputAckMaxWaitMs: 30_000,
 } as const;
 
 export type SupervisorLimits = { -readonly [K in keyof typeof SUPERVISOR_LIMITS]: number };

@@ -19,7 +19,9 @@
 // - launch.inputAck (session only): stdin lines that name an id stay pending until
 //   an output line acknowledges that id; a turnEnd match while any is pending does
 //   not end the turn (exit, abort and stop still do — an aborting or stopping
-//   turn ends at its next match whatever is pending).
+//   turn ends at its next match whatever is pending). A held match waits at most
+//   inputAck.maxWaitMs (default limits.inputAckMaxWaitMs) for an ack; then the
+//   turn ends anyway and its turn-end lists the ids never acknowledged.
 // Not guaranteed: turnEnd matchers are not used for lifetime 'turn' (exit ends
 // those turns); for a pty they see the raw terminal text, escapes included.
 import type { LaunchSpec } from '../protocol/v1/launch-spec.ts';
@@ -75,6 +77,8 @@ type Turn = {
   ack: InputAckTest | null;
   /** Ids of this turn's inputs the CLI has not acknowledged yet: turnEnd matches wait for them. */
   pending: Set<string>;
+  /** Runs from a match held for `pending` until an ack arrives; firing ends the turn anyway. */
+  ackTimer: NodeJS.Timeout | null;
   /** One JSON parse per line for `test` and `ack`. */
   json: LineJson;
   /** A prefix matcher fired on the first piece of a split line on this stream: the line's last piece ends the turn. */
@@ -97,6 +101,7 @@ export function resolveSupervisorLimits(overrides: Partial<SupervisorLimits> = {
     throw new RangeError(`SUPERVISOR_LIMITS.maxLineBytes must be within [minLineBytes, maxLineBytesCeiling], got ${limits.maxLineBytes}`);
   }
   if (limits.exitDrainMs < 1) throw new RangeError('SUPERVISOR_LIMITS.exitDrainMs must be >= 1');
+  if (limits.inputAckMaxWaitMs < 1) throw new RangeError('SUPERVISOR_LIMITS.inputAckMaxWaitMs must be >= 1');
   return limits;
 }
 
@@ -173,6 +178,7 @@ export class Supervisor {
       test: compiled.ok ? compiled.test : null,
       ack,
       pending: new Set(),
+      ackTimer: null,
       json,
       endWithLine: null,
       ending: null,
@@ -359,16 +365,32 @@ export class Supervisor {
   #takeAck(turn: Turn, stream: OutputStream, line: string): void {
     if (!turn.ack || turn.pending.size === 0) return;
     const id = turn.ack.ackedId(stream, line);
-    if (id !== undefined) turn.pending.delete(id);
+    if (id === undefined || !turn.pending.delete(id)) return;
+    // The CLI is taking inputs up: a held match no longer times out (the next held match waits afresh).
+    if (turn.ackTimer) clearTimeout(turn.ackTimer);
+    turn.ackTimer = null;
   }
 
   /** A turnEnd match ends the turn unless inputs are still unacknowledged (an aborting or stopping turn never waits). */
   #matched(turn: Turn): void {
     if (turn.pending.size > 0 && !turn.ending) {
       this.#log.debug({ turnId: turn.turnId, pending: turn.pending.size }, 'turn end held: inputs not yet acknowledged');
+      turn.ackTimer ??= this.#ackWait(turn);
       return;
     }
     this.#endTurn(turn, turn.ending ?? 'matched');
+  }
+
+  /** The bound on a held match: no ack within maxWaitMs ends the turn there, naming the ids never acknowledged. */
+  #ackWait(turn: Turn): NodeJS.Timeout {
+    const waitMs = turn.launch.inputAck?.maxWaitMs ?? this.limits.inputAckMaxWaitMs;
+    return setTimeout(() => {
+      turn.ackTimer = null;
+      if (this.#turn !== turn) return;
+      const unacknowledged = [...turn.pending];
+      this.#log.warn({ turnId: turn.turnId, unacknowledged, waitMs }, 'turn ended at a held match: inputs never acknowledged');
+      this.#endTurn(turn, turn.ending ?? 'matched', undefined, undefined, unacknowledged);
+    }, waitMs);
   }
 
   #interrupt(turn: Turn, entry: ProcEntry, reason: string): void {
@@ -390,14 +412,17 @@ export class Supervisor {
     return { ok: false, code: 'spawn-failed', message };
   }
 
-  #endTurn(turn: Turn, reason: TurnEndReason, code?: number | null, message?: string): void {
+  #endTurn(turn: Turn, reason: TurnEndReason, code?: number | null, message?: string, unacknowledged?: string[]): void {
     if (this.#turn !== turn) return;
     if (turn.abortTimer) clearTimeout(turn.abortTimer);
     turn.abortTimer = null;
+    if (turn.ackTimer) clearTimeout(turn.ackTimer);
+    turn.ackTimer = null;
     this.#turn = null;
-    const data: { reason: TurnEndReason; code?: number | null; message?: string } = { reason };
+    const data: { reason: TurnEndReason; code?: number | null; message?: string; unacknowledged?: string[] } = { reason };
     if (code !== undefined) data.code = code;
     if (message !== undefined) data.message = message;
+    if (unacknowledged !== undefined) data.unacknowledged = unacknowledged;
     this.#emit({ kind: 'turn-end', turnId: turn.turnId, data });
   }
 

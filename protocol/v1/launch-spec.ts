@@ -41,12 +41,18 @@ export type TurnEndMatcher = z.infer<typeof turnEndMatcherSchema>;
  *   the value at each `when` path equals its `equals`, and the string at `ackId`
  *   is a pending id (ids the turn is not waiting for are ignored). Only whole
  *   lines count, as for json turnEnd matchers.
+ * - `maxWaitMs` (optional; default SUPERVISOR_LIMITS.inputAckMaxWaitMs, 30 s): a
+ *   match held while inputs are pending waits at most this long for an ack. If
+ *   none arrives, the turn ends anyway (reason 'matched') and its turn-end
+ *   record lists the ids never acknowledged (`unacknowledged`). An ack restarts
+ *   the wait at the next held match.
  */
 export const inputAckSchema = z.object({
   inputId: jsonPathSchema,
   stream: z.enum(['stdout', 'stderr']).default('stdout'),
   when: z.array(jsonEqualsSchema).max(8).default([]),
   ackId: jsonPathSchema,
+  maxWaitMs: z.number().int().min(1).max(86_400_000).optional(),
 });
 export type InputAck = z.infer<typeof inputAckSchema>;
 

@@ -51,6 +51,8 @@ export const recordSchema = z.discriminatedUnion('kind', [
       reason: z.enum(['matched', 'exit', 'aborted', 'interrupted', 'stopped', 'spawn-failed']),
       code: z.number().int().nullable().optional(),
       message: z.string().optional(),
+      /** The turn ended at a match launch.inputAck held for maxWaitMs: the input ids never acknowledged. */
+      unacknowledged: z.array(z.string()).optional(),
     }),
   ),
   /** The CLI called a host tool over the MCP endpoint. */

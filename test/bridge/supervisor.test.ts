@@ -588,6 +588,69 @@ describe('Supervisor: inputAck gate (a queued mid-turn message is answered insid
     expect(rec.kinds('t1').at(-2)).toBe('stdout');
   });
 
+  /** A line naming an id the fixture never acknowledges (unknown JSON: it answers with an error line). */
+  const lost = (uuid: string) => JSON.stringify({ type: 'note', uuid }) + '\n';
+  const resultOf = (turn: number) => (d: Draft) => d.kind === 'stdout' && d.data.text.startsWith(`{"type":"result","turn":${turn}`);
+
+  it('maxWaitMs: a match held for an id the CLI never acknowledges ends the turn after the wait, naming the id', async () => {
+    const { sup, rec } = create();
+    const spec = gated([], { inputAck: { ...inputAck, maxWaitMs: 300 } });
+    await sup.start('t1', spec, slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', lost('lost'));
+    await rec.until(resultOf(1));
+    const heldAt = Date.now();
+    const end = await rec.turnEnd('t1');
+    expect(Date.now() - heldAt, 'held for the wait, not ended at the match').toBeGreaterThanOrEqual(250);
+    expect(end.data).toEqual({ reason: 'matched', unacknowledged: ['lost'] });
+    const t1 = rec.of('t1');
+    expect(t1.at(-2), 'nothing after the held result but the turn-end').toMatchObject({ kind: 'stdout', data: { text: expect.stringMatching(/^\{"type":"result","turn":1/) } });
+    // The process lives on and the next turn starts with nothing pending.
+    await sup.start('t2', spec, prompt('next', { lines: 1, uuid: 'u3' }));
+    expect((await rec.turnEnd('t2')).data).toEqual({ reason: 'matched' });
+    expect(results(rec, 't2').map((r) => r.text)).toEqual(['next']);
+    expect(rec.of(null), 'no output between turns').toEqual([]);
+  });
+
+  it('maxWaitMs: an ack within the wait keeps the turn open past it; the next held match waits afresh', async () => {
+    const { sup, rec } = create();
+    const spec = gated([], { inputAck: { ...inputAck, maxWaitMs: 300 } });
+    await sup.start('t1', spec, slow('first', 'u1'));
+    // u2 is taken right after the first result, and its run lasts ~600 ms (> maxWaitMs); "lost" never is.
+    await midTurn(sup, rec, 't1', prompt('queued', { lines: 4, intervalMs: 150, uuid: 'u2' }) + lost('lost'));
+    await rec.until(resultOf(2));
+    const heldAt = Date.now();
+    const end = await rec.turnEnd('t1');
+    expect(Date.now() - heldAt, 'the second held match waited its own maxWaitMs').toBeGreaterThanOrEqual(250);
+    expect(end.data).toEqual({ reason: 'matched', unacknowledged: ['lost'] });
+    expect(results(rec, 't1').map((r) => r.text), 'the queued run stayed in the turn').toEqual(['first', 'queued']);
+  });
+
+  it('maxWaitMs defaults to limits.inputAckMaxWaitMs; an ack that empties the set leaves no timer behind', async () => {
+    const { sup, rec } = create({ limits: { inputAckMaxWaitMs: 200 } });
+    const spec = gated();
+    await sup.start('t1', spec, slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', lost('lost'));
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'matched', unacknowledged: ['lost'] });
+    // A normally acknowledged queued message: the turn ends at its run's result, which comes after the default wait.
+    await sup.start('t2', spec, slow('second', 'u2'));
+    await midTurn(sup, rec, 't2', prompt('queued', { lines: 4, intervalMs: 100, uuid: 'u3' }));
+    expect((await rec.turnEnd('t2')).data).toEqual({ reason: 'matched' });
+    expect(results(rec, 't2').map((r) => r.text)).toEqual(['second', 'queued']);
+  });
+
+  it('exit during the wait ends the turn as exit, and the expired wait adds nothing afterwards', async () => {
+    const { sup, rec } = create();
+    const spec = gated([], { inputAck: { ...inputAck, maxWaitMs: 300 } });
+    await sup.start('t1', spec, slow('first', 'u1'));
+    await midTurn(sup, rec, 't1', lost('lost'));
+    await rec.until(resultOf(1));
+    expect(sup.write('t1', JSON.stringify({ type: 'exit', code: 0 }) + '\n')).toEqual({ ok: true });
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'exit', code: 0 });
+    await new Promise((r) => setTimeout(r, 450));
+    expect(rec.drafts.filter((d) => d.kind === 'turn-end')).toHaveLength(1);
+    expect(sup.state).toBe('idle');
+  });
+
   it('in a pty the gate holds the same way', async () => {
     const { sup, rec } = create();
     const spec = gated([], { io: { mode: 'pty', cols: 200, rows: 24 } });
@@ -630,6 +693,7 @@ describe('Supervisor: spawn failures and limits', () => {
     expect(() => new Supervisor({ emit, limits: { abortGraceMs: -1 } })).toThrow(RangeError);
     expect(() => new Supervisor({ emit, limits: { exitDrainMs: 1.5 } })).toThrow(RangeError);
     expect(() => new Supervisor({ emit, limits: { exitDrainMs: 0 } })).toThrow(RangeError);
+    expect(() => new Supervisor({ emit, limits: { inputAckMaxWaitMs: 0 } })).toThrow(RangeError);
   });
 });
 

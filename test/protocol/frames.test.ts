@@ -57,6 +57,8 @@ const hostFrames: Record<HostFrameType, Examples> = {
         },
       },
       { type: 'start', turnId: 't1', launch: { ...launch, inputAck: { inputId: ['id'], ackId: ['ack', 'id'] } } },
+      { type: 'start', turnId: 't1', launch: { ...launch, inputAck: { inputId: ['id'], ackId: ['id'], maxWaitMs: 1 } } },
+      { type: 'start', turnId: 't1', launch: { ...launch, inputAck: { inputId: ['id'], ackId: ['id'], maxWaitMs: 86_400_000 } } },
     ],
     invalid: [
       ['empty argv', { type: 'start', turnId: 't1', launch: { argv: [] } }],
@@ -71,6 +73,10 @@ const hostFrames: Record<HostFrameType, Examples> = {
       ['inputAck on an unknown stream', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], stream: 'pty' } } }],
       ['inputAck condition with an object value', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], when: [{ path: ['a'], equals: {} }] } } }],
       ['inputAck with 9 conditions', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], when: Array(9).fill({ path: ['a'], equals: 1 }) } } }],
+      ['inputAck maxWaitMs 0', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], maxWaitMs: 0 } } }],
+      ['inputAck maxWaitMs fractional', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], maxWaitMs: 1.5 } } }],
+      ['inputAck maxWaitMs over a day', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], maxWaitMs: 86_400_001 } } }],
+      ['inputAck maxWaitMs as a string', { type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['u'], ackId: ['u'], maxWaitMs: '30000' } } }],
     ],
   },
   input: {
@@ -183,8 +189,16 @@ const recordKinds: Record<RecordKind, Examples> = {
     invalid: [['code fractional', { ...record, kind: 'exit', data: { pid: 1, code: 0.5, signal: null } }]],
   },
   'turn-end': {
-    valid: [{ ...record, kind: 'turn-end', data: { reason: 'exit', code: 0 } }, { ...record, kind: 'turn-end', data: { reason: 'interrupted' } }],
-    invalid: [['unknown reason', { ...record, kind: 'turn-end', data: { reason: 'done' } }]],
+    valid: [
+      { ...record, kind: 'turn-end', data: { reason: 'exit', code: 0 } },
+      { ...record, kind: 'turn-end', data: { reason: 'interrupted' } },
+      { ...record, kind: 'turn-end', data: { reason: 'matched', unacknowledged: ['u1', 'u2'] } },
+    ],
+    invalid: [
+      ['unknown reason', { ...record, kind: 'turn-end', data: { reason: 'done' } }],
+      ['unacknowledged not a list', { ...record, kind: 'turn-end', data: { reason: 'matched', unacknowledged: 'u1' } }],
+      ['unacknowledged with a non-string id', { ...record, kind: 'turn-end', data: { reason: 'matched', unacknowledged: [1] } }],
+    ],
   },
   'tool-call': {
     valid: [{ ...record, kind: 'tool-call', data: { callId: 'c', name: 'w', input: { a: 1 } } }],
@@ -289,6 +303,15 @@ describe('host → bridge frames', () => {
     expect(parsed.type === 'start' && 'inputAck' in parsed.launch, 'inputAck is optional and gets no default').toBe(false);
     const gated = hostFrameSchema.parse({ type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['uuid'], ackId: ['uuid'] } } });
     expect(gated).toMatchObject({ launch: { inputAck: { inputId: ['uuid'], ackId: ['uuid'], stream: 'stdout', when: [] } } });
+    expect(gated.type === 'start' && 'maxWaitMs' in gated.launch.inputAck!, 'maxWaitMs is optional and gets no default (the bridge applies its own)').toBe(false);
+    const bounded = hostFrameSchema.parse({ type: 'start', turnId: 't', launch: { ...launch, inputAck: { inputId: ['uuid'], ackId: ['uuid'], maxWaitMs: 500 } } });
+    expect(bounded).toMatchObject({ launch: { inputAck: { maxWaitMs: 500 } } });
+  });
+
+  it('turn-end keeps unacknowledged ids; a turn-end without them (every 1.0 bridge) still parses', () => {
+    const base = { seq: 3, turnId: 't', ts: 1, kind: 'turn-end' };
+    expect(recordSchema.parse({ ...base, data: { reason: 'matched', unacknowledged: ['lost'] } })).toMatchObject({ data: { reason: 'matched', unacknowledged: ['lost'] } });
+    expect(recordSchema.parse({ ...base, data: { reason: 'matched' } }).data).toEqual({ reason: 'matched' });
   });
 });
 
