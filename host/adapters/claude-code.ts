@@ -16,6 +16,8 @@
 // Snapshots (Translator.snapshot / restore): the whole state, tagged claude-code
 // v1 and validated on restore — the turn's results so far, the open step, the
 // builtin tool names and pending permission inputs, a line still being joined.
+// A permission input is dropped once its answer is journaled (the stdin record
+// of our control_response), so a turn with many approvals keeps snapshots small.
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { z } from 'zod';
@@ -105,7 +107,7 @@ export type ClaudeCodeState = {
   step: { id: string; usage: AnthropicUsage | undefined; stop: string | null; tools: boolean } | null;
   /** Builtin tool_use id → toolName. Host tools are absent: the kit emits those calls from the bridge's records. */
   tools: Record<string, string>;
-  /** Pending `can_use_tool` requests (request_id → the tool input), for encodeApproval. */
+  /** Pending `can_use_tool` requests (request_id → the tool input), for encodeApproval; dropped once the answer's stdin record is seen. */
   approvals: Record<string, z.infer<typeof block>['input']>;
   compaction: { trigger: 'manual' | 'auto'; tokensBefore?: number; tokensAfter?: number } | null;
   /** The turn's `result` lines so far, summed; `last` is the latest run's, until another run starts. The finish is made from them at turn-end. */
@@ -140,6 +142,17 @@ const snapshotVersion = 1;
 const stdinLine = (value: unknown) => `${JSON.stringify(value)}\n`;
 /** A user message. The uuid names it in Claude's command_lifecycle lines ("started" is the inputAck the bridge waits for). */
 const userLine = (content: string) => stdinLine({ type: 'user', uuid: randomUUID(), message: { role: 'user', content } });
+
+/** request_ids our control_response lines in a stdin record answer (the host wrote them through encodeApproval). */
+function answeredRequests(text: string): string[] {
+  if (!text.includes('"control_response"')) return [];
+  const ids: string[] = [];
+  for (const line of text.split('\n')) {
+    const json = parseJsonObject(line) as { type?: unknown; response?: { request_id?: unknown } } | undefined;
+    if (json?.type === 'control_response' && typeof json.response?.request_id === 'string') ids.push(json.response.request_id);
+  }
+  return ids;
+}
 
 /** Counts of two Anthropic usage reports added up (other keys: the later report's). */
 function addUsage(a: AnthropicUsage | undefined, b: AnthropicUsage | undefined): AnthropicUsage | undefined {
@@ -238,6 +251,11 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
       const meta = { ...(r.costUsd === undefined ? {} : { costUsd: r.costUsd }), ...(r.numTurns === undefined ? {} : { numTurns: r.numTurns }) };
       out.finish(r.last, anthropicUsage(r.usage), { [id]: meta });
     } else out.endTurn(record, 'claude');
+  }
+  if (record.kind === 'stdin') {
+    // An answered permission request: Claude has its answer, encodeApproval needs its input no more.
+    for (const requestId of answeredRequests(record.data.text)) delete s.approvals[requestId];
+    return { state: s, parts };
   }
   const line = readJsonLine(s.lines, record, lineSchema);
   if (!line) return { state: s, parts };

@@ -18,6 +18,7 @@ import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/record.ts';
 import type { LaunchContext } from '../../../host/adapter.ts';
+import { HOST_SESSION_LIMITS } from '../../../host/limits.ts';
 import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/claude-code/', import.meta.url));
@@ -588,6 +589,74 @@ describe('translator snapshots', () => {
     const restored = claudeCodeAdapter().translator.restore!(snapshot);
     const [request] = ofType(translate(approve).parts, 'tool-approval-request');
     expect(JSON.parse(adapter.encodeApproval!({ approvalId: request!.approvalId, approved: true }, restored))).toEqual(stdinOf('permission-allow')[1]);
+  });
+
+  describe('a turn with many large permission requests', () => {
+    // permission-allow's tool round trip repeated: each request's input is ~8 KiB, 40 of them ~320 KiB of
+    // inputs, past HOST_SESSION_LIMITS.maxSnapshotChars were they all kept. The host answers each through
+    // encodeApproval (its stdin record follows the request), alternating allow and deny.
+    const [init, toolUse, request, toolResult, ...rest] = turnsOf('permission-allow')[0]!;
+    const command = 'echo hi > f.txt && cat f.txt';
+    const ids = { message: 'msg_7453ae43d2897902', tool: 'toolu_fc2226faf149113000', request: 'f7b71216-8c93-4ce0-8020-7f6c467c8338' };
+    const n = 40;
+    const round = (line: string, i: number) =>
+      line.replaceAll(ids.message, `${ids.message}-${i}`).replaceAll(ids.tool, `${ids.tool}-${i}`).replaceAll(ids.request, `req-${i}`).replaceAll(command, `echo ${i} ${'x'.repeat(8000)}`);
+    /** The turn's records; `answered(i)` false leaves request i without its stdin answer. */
+    const build = (answered: (i: number) => boolean) => {
+      const out: JournalRecord[] = [];
+      let state = adapter.translator.init({ turnId: 'turn-1', rerun: false });
+      const add = (kind: 'stdout' | 'stdin', text: string) => {
+        const record = { seq: out.length + 1, turnId: 'turn-1', ts: 0, kind, data: { text } } as JournalRecord;
+        out.push(record);
+        state = adapter.translator.step(state, record).state;
+      };
+      out.push({ seq: 1, turnId: 'turn-1', ts: 0, kind: 'turn-start', data: { input: 'x' } });
+      add('stdout', init!);
+      for (let i = 0; i < n; i++) {
+        add('stdout', round(toolUse!, i));
+        add('stdout', round(request!, i));
+        if (answered(i)) add('stdin', adapter.encodeApproval!({ approvalId: `req-${i}`, approved: i % 2 === 0, reason: 'no' }, state));
+        add('stdout', round(toolResult!, i));
+      }
+      for (const line of rest) add('stdout', line);
+      out.push({ seq: out.length + 1, turnId: 'turn-1', ts: 0, kind: 'turn-end', data: { reason: 'matched' } });
+      return out;
+    };
+    const sizeAfter = (recs: JournalRecord[], k: number) => JSON.stringify(adapter.translator.snapshot!(stateAfter(recs, k))).length;
+
+    it('an answered request leaves the snapshot: it stays small all turn (kept, the inputs would not fit)', () => {
+      const all = build(() => true);
+      expect(ofType(translate(all).parts, 'tool-approval-request')).toHaveLength(n);
+      const sizes = all.map((_, k) => sizeAfter(all, k + 1));
+      expect(Math.max(...sizes), 'at most one ~8 KiB input pending at a time').toBeLessThan(20_000);
+      expect(JSON.parse(JSON.stringify(adapter.translator.snapshot!(stateAfter(all, all.length)))).state.approvals).toEqual({});
+      const unanswered = build(() => false);
+      expect(sizeAfter(unanswered, unanswered.length), 'the same turn with no answer journaled').toBeGreaterThan(HOST_SESSION_LIMITS.maxSnapshotChars);
+    });
+
+    it('every cut point resumes, and every snapshot is under maxSnapshotChars (expectEveryCutResumes)', () => {
+      expectEveryCutResumes(() => claudeCodeAdapter(), build(() => true), 'many approvals');
+    });
+
+    it('an unanswered request keeps its input, also after a restore, while answered ones around it are gone', () => {
+      const recs = build((i) => i !== 7);
+      const at = recs.findIndex((r) => r.kind === 'stdout' && r.data.text.startsWith('{"type":"control_request","request_id":"req-9"'));
+      const restored = claudeCodeAdapter().translator.restore!(JSON.parse(JSON.stringify(adapter.translator.snapshot!(stateAfter(recs, at + 1)))));
+      expect(Object.keys(restored.approvals).sort()).toEqual(['req-7', 'req-9']);
+      const allow = (approvalId: string, state: ClaudeCodeState) => JSON.parse(adapter.encodeApproval!({ approvalId, approved: true }, state));
+      const input = (i: number) => (JSON.parse(round(request!, i)) as { request: { input: unknown } }).request.input;
+      for (const i of [7, 9]) {
+        expect(allow(`req-${i}`, restored).response, `req-${i} after a restore`).toEqual({ subtype: 'success', request_id: `req-${i}`, response: { behavior: 'allow', updatedInput: input(i) } });
+        expect(allow(`req-${i}`, stateAfter(recs, at + 1)), `req-${i} live`).toEqual(allow(`req-${i}`, restored));
+      }
+      expect(() => adapter.encodeApproval!({ approvalId: 'req-8', approved: true }, restored), 'answered already').toThrow(/no permission request/);
+      // Other stdin (a user message, an approval for a request the turn never saw) prunes nothing.
+      let state = restored;
+      for (const text of [adapter.encodeUserMessage!('more', state), adapter.encodeApproval!({ approvalId: 'elsewhere', approved: false }, state), 'not json\n']) {
+        state = adapter.translator.step(state, { seq: 999, turnId: 'turn-1', ts: 0, kind: 'stdin', data: { text } }).state;
+      }
+      expect(Object.keys(state.approvals).sort()).toEqual(['req-7', 'req-9']);
+    });
   });
 
   it('restore refuses foreign and corrupt snapshots with a clear error; the kit then replays the turn', () => {
