@@ -36,7 +36,7 @@ export const entries = [
     outfile: 'dist/cli.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
     // The `fixture` adapter's CLI (host/adapters/fixture.ts looks for it next to the bundle).
-    assets: [{ from: 'test/fixtures/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' }],
+    assets: [{ from: 'host/adapters/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' }],
   },
 ];
 

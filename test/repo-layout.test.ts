@@ -2,8 +2,10 @@
 // test tree: nothing there imports a module under test/, and the bundles built
 // from it (dist/bridge.mjs, dist/cli.mjs) contain no test module. Checked two
 // ways: every import/export/import() specifier in the product sources,
-// resolved, and esbuild's own list of the inputs of each bundle.
-import { readdirSync, readFileSync } from 'node:fs';
+// resolved, and esbuild's own list of the inputs of each bundle. Files read at
+// run time count too: no `new URL(…, import.meta.url)` in the product points
+// into test/, and no asset the build copies into dist/ comes from test/.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -63,5 +65,29 @@ describe('the product does not depend on test/', () => {
       }
     }
     for (const [entryPoint, testInputs] of Object.entries(bundled)) expect(testInputs, `test modules bundled into ${entryPoint}`).toEqual([]);
+  });
+
+  it('no product source looks up a file under test/ at run time (new URL(path, import.meta.url))', () => {
+    const lookups: string[] = [];
+    const found: string[] = [];
+    for (const file of productDirs.flatMap(sourceFiles)) {
+      const text = readFileSync(join(root, file), 'utf8');
+      for (const match of text.matchAll(/new URL\(\s*(['"`])([^'"`]+)\1\s*,\s*import\.meta\.url\s*\)/g)) {
+        const target = relative(root, resolve(root, dirname(file), match[2]!));
+        found.push(`${file} -> ${target}`);
+        if (inTestTree(target)) lookups.push(`${file} -> ${target}`);
+      }
+    }
+    expect(found, 'the scan sees the fixture adapter find its CLI').toContain('host/adapters/fixture.ts -> host/adapters/fixture-cli.mjs');
+    expect(lookups.sort(), 'product → test/ run-time file lookups').toEqual([]);
+  });
+
+  it('the assets the build copies next to the bundles come from the product tree, not test/', () => {
+    const assets = entries.flatMap((entry) => entry.assets ?? []);
+    expect(assets, 'the CLI ships the fixture CLI').toContainEqual({ from: 'host/adapters/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' });
+    for (const { from } of assets) {
+      expect(inTestTree(relative(root, resolve(root, from))), `asset ${from} is under test/`).toBe(false);
+      expect(existsSync(join(root, from)), `asset ${from} exists`).toBe(true);
+    }
   });
 });

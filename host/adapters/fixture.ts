@@ -8,7 +8,6 @@
 // Prompt markers (read from the prompt text): LINES:n (deltas, default 3),
 // INTERVAL:ms (delay between deltas, default 0), TOOL:name (a host tool
 // round trip over stdin before the result).
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
@@ -16,20 +15,13 @@ import type { JournalRecord } from '../../protocol/v1/record.ts';
 import { defineCliAdapter, type CliAdapter } from '../adapter.ts';
 
 /**
- * The fixture CLI script. A build ships it next to the bundle (dist/fixture-cli.mjs,
- * copied by esbuild.config.mjs), so dist/cli.mjs needs no source tree; run from
- * source, this module uses the source tree's copy, test/fixtures/fixture-cli.mjs,
- * where its tests and its reference (test/fixtures/README.md) live. Neither
- * present: the shipped path, which node then fails to load, so the turn ends
+ * The fixture CLI script, next to this module: host/adapters/fixture-cli.mjs
+ * run from source, dist/fixture-cli.mjs in a build (esbuild.config.mjs copies it
+ * next to the bundle), so neither needs the test tree. Its reference is
+ * test/fixtures/README.md. Missing: node fails to load it, so the turn ends
  * with an error (exit) and the CLI's stderr in the journal names the path.
  */
-export const fixtureCliPath = locateFixtureCli();
-
-function locateFixtureCli(): string {
-  const shipped = fileURLToPath(new URL('./fixture-cli.mjs', import.meta.url));
-  const source = fileURLToPath(new URL('../../test/fixtures/fixture-cli.mjs', import.meta.url));
-  return [shipped, source].find((path) => existsSync(path)) ?? shipped;
-}
+export const fixtureCliPath = fileURLToPath(new URL('./fixture-cli.mjs', import.meta.url));
 
 const lineSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('session'), id: z.string() }),

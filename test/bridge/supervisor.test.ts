@@ -9,7 +9,7 @@ import { Supervisor } from '../../bridge/supervisor.ts';
 import { launchSpecSchema, type LaunchSpec, type LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
 import type { RecordDraft } from '../../protocol/v1/record.ts';
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/fixture-cli.mjs', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../../host/adapters/fixture-cli.mjs', import.meta.url));
 const FILL = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 function launch(args: string[], extra: Omit<LaunchSpecInput, 'argv'> = {}): LaunchSpec {
