@@ -9,7 +9,9 @@
 import './young-generation.ts'; // first: caps the young generation before the rest allocates
 import type { Server, Socket } from 'node:net';
 import type { LogLevel, RecordDraft } from '../protocol/v1/index.ts';
+import { adoptSurvivor } from './adopt.ts';
 import type { Journal } from './journal.ts';
+import type { Adopted } from './main.ts';
 import { createBridgeLogger, type BridgeLogger, type Logger } from './logger.ts';
 import { McpEndpoint, withMcp } from './mcp.ts';
 import { createBridgeServer, type BridgeServer } from './server.ts';
@@ -36,6 +38,8 @@ export type AfterReadyContext = {
   /** The fdatasync main.ts started right after the ready line (a fresh journal's creation included). */
   readonly synced: Promise<void>;
   readonly unfinishedTurnId: string | undefined;
+  /** A surviving CLI (launch `survive`) to re-adopt, journaled in this bridge's `bridge-start`. */
+  readonly adopted?: Adopted;
   /** Log calls made before the logger existed. */
   readonly early: EarlyLogCall[];
   /** Connections that arrived before the server was attached (paused, unread), and the listener that holds them. */
@@ -71,8 +75,17 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     'journal open',
   );
 
-  const supervisor = new Supervisor({ emit: ctx.record, log: logger.child('supervisor') });
+  const supervisor = new Supervisor({
+    emit: ctx.record,
+    log: logger.child('supervisor'),
+    stateDir: ctx.stateDir,
+    afterDurable: (fn) => void journal.flush().then(fn, () => undefined),
+  });
   wiring.supervisor = supervisor;
+  if (ctx.adopted !== undefined) {
+    mainLog.info({ adopted: ctx.adopted }, 'adopting a surviving CLI');
+    await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record: ctx.record });
+  }
   // Host tools for the CLI (DESIGN D6): its own token, 127.0.0.1 only; the CLI learns both from env (MCP_ENV_V1).
   const mcp = new McpEndpoint({
     record: ctx.record,

@@ -11,10 +11,14 @@
 //   (valid input), and no piece is empty.
 // - A final line without `\n` is emitted by `end()`.
 // - Memory: at most about `maxLineBytes` + one input chunk is buffered.
+// - Each piece comes with `off`: the count of stream bytes consumed up to the end
+//   of that piece (after its `\n` for a line's last piece). A new splitter fed
+//   the stream from `off` on continues exactly where this one stopped
+//   (surviving CLIs resume from a capture file at the last journaled offset).
 // Not guaranteed: invalid UTF-8 is decoded with U+FFFD replacement; a lone `\r`
 // at the very end of the stream is kept as text.
 
-export type LineSink = (text: string, cont: boolean) => void;
+export type LineSink = (text: string, cont: boolean, off: number) => void;
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -39,13 +43,16 @@ export class LineSplitter {
    */
   #carry: Buffer = Buffer.allocUnsafeSlow(carryBytes);
   #pendingBytes = 0;
+  /** Stream bytes pushed before the current chunk (a stream's start offset when constructed with one). */
+  #base = 0;
 
-  constructor(maxLineBytes: number, onLine: LineSink) {
+  constructor(maxLineBytes: number, onLine: LineSink, startOffset = 0) {
     if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 4) {
       throw new RangeError(`maxLineBytes must be an integer >= 4, got ${maxLineBytes}`);
     }
     this.maxLineBytes = maxLineBytes;
     this.#onLine = onLine;
+    this.#base = startOffset;
   }
 
   /** Bytes buffered for the current unterminated line. */
@@ -56,25 +63,28 @@ export class LineSplitter {
   push(chunk: Buffer): void {
     let pos = 0;
     const len = chunk.length;
+    const base = this.#base;
+    this.#base = base + len;
     while (pos < len) {
       const nl = chunk.indexOf(LF, pos);
       if (nl === -1) {
-        this.#hold(chunk, pos, len);
+        this.#hold(chunk, pos, len, base + len);
         return;
       }
       if (this.#pendingBytes === 0) {
         // Fast path: the whole line is inside this chunk, no copy.
         let end = nl;
         if (end > pos && chunk[end - 1] === CR) end--;
-        if (end - pos <= this.maxLineBytes) this.#onLine(chunk.toString('utf8', pos, end), false);
-        else this.#emitPieces(chunk, pos, end);
+        if (end - pos <= this.maxLineBytes) this.#onLine(chunk.toString('utf8', pos, end), false, base + nl + 1);
+        else this.#emitPieces(chunk, pos, end, base, base + nl + 1);
       } else {
+        const carryBase = base + pos - this.#pendingBytes;
         this.#append(chunk, pos, nl);
         const line = this.#carry;
         let end = this.#pendingBytes;
         if (end > 0 && line[end - 1] === CR) end--;
         this.#pendingBytes = 0;
-        this.#emitPieces(line, 0, end);
+        this.#emitPieces(line, 0, end, carryBase, base + nl + 1);
         if (line.length > carryBytes) this.#carry = Buffer.allocUnsafeSlow(carryBytes);
       }
       pos = nl + 1;
@@ -86,7 +96,7 @@ export class LineSplitter {
     if (this.#pendingBytes === 0) return;
     const length = this.#pendingBytes;
     this.#pendingBytes = 0;
-    this.#emitPieces(this.#carry, 0, length);
+    this.#emitPieces(this.#carry, 0, length, this.#base - length, this.#base);
   }
 
   /** Copies chunk[start, end) after the pending bytes, growing the carry buffer when needed. */
@@ -102,7 +112,7 @@ export class LineSplitter {
   }
 
   /** Keeps bytes of an unterminated line; cuts `cont` pieces off once it is surely over the cap. */
-  #hold(chunk: Buffer, start: number, end: number): void {
+  #hold(chunk: Buffer, start: number, end: number, endOffset: number): void {
     if (end === start) return;
     this.#append(chunk, start, end);
     // Cut only while more than cap+1 bytes wait: the piece then leaves at least
@@ -110,10 +120,11 @@ export class LineSplitter {
     // a piece of its own (the rest of the line is never empty after stripping it).
     if (this.#pendingBytes <= this.maxLineBytes + 1) return;
     const buf = this.#carry;
+    const carryBase = endOffset - this.#pendingBytes;
     let from = 0;
     while (this.#pendingBytes - from > this.maxLineBytes + 1) {
       const cut = utf8Cut(buf, from, from + this.maxLineBytes);
-      this.#onLine(buf.toString('utf8', from, cut), true);
+      this.#onLine(buf.toString('utf8', from, cut), true, carryBase + cut);
       from = cut;
     }
     buf.copyWithin(0, from, this.#pendingBytes);
@@ -121,13 +132,13 @@ export class LineSplitter {
   }
 
   /** Emits buf[start, end) as one line: in cap-sized `cont` pieces when too long, the last piece with cont=false. */
-  #emitPieces(buf: Buffer, start: number, end: number): void {
+  #emitPieces(buf: Buffer, start: number, end: number, bufBase: number, lastOff: number): void {
     while (end - start > this.maxLineBytes) {
       const cut = utf8Cut(buf, start, start + this.maxLineBytes);
-      this.#onLine(buf.toString('utf8', start, cut), true);
+      this.#onLine(buf.toString('utf8', start, cut), true, bufBase + cut);
       start = cut;
     }
-    this.#onLine(buf.toString('utf8', start, end), false);
+    this.#onLine(buf.toString('utf8', start, end), false, lastOff);
   }
 }
 

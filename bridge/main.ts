@@ -16,8 +16,8 @@
 // a string, so Node does not even parse it before the ready line. Upgrades
 // that arrive meanwhile are held and handed to the server once it is
 // attached; log lines are queued for the logger.
-import { closeSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import { closeSync, existsSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { RecordDraft } from '../protocol/v1/index.ts';
 import type { AfterReadyContext, EarlyLogCall } from './after-ready.ts';
@@ -26,9 +26,10 @@ import { loadToken } from './auth.ts';
 import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './state-lock.ts';
 import { ensurePrivateDir } from './journal-file.ts';
 import { Journal } from './journal.ts';
+import { KEEPER_FILES, runKeeper } from './keeper.ts';
 import { SERVER_LIMITS } from './limits.ts';
 import { prepareRandom, randomUUID } from './random.ts';
-import { TurnLog, recoverTurns } from './turns.ts';
+import { TurnLog, recoverTurns, type KeptInfo } from './turns.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 const usage = 'usage: node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]';
@@ -191,14 +192,28 @@ async function main(): Promise<void> {
   // for a fresh journal also its creation's) has returned, so every record a host sees was
   // written first (DESIGN D2), and these come before any record of this bridge's own.
   const unfinished = turns.unfinished;
-  if (unfinished !== undefined) {
+  // A kept CLI (launch `survive`) whose keeper still answers, or wrote its exit: adopt it (and the
+  // turn running on it) instead of ending that turn 'interrupted'. Stage 2 reads what it printed since.
+  const kept = turns.kept;
+  const adopted = kept !== undefined && (await keeperAlive(join(stateDir, 'keepers', kept.keeper))) ? kept : undefined;
+  const adoptedTurnId = adopted === undefined ? undefined : (unfinished?.turnId ?? null);
+  if (unfinished !== undefined && adopted === undefined) {
     record({
       kind: 'turn-end',
       turnId: unfinished.turnId,
       data: { reason: 'interrupted', message: 'the bridge running this turn exited before the turn ended' },
     });
   }
-  record({ kind: 'bridge-start', turnId: null, data: { bridgeId, version: BRIDGE_VERSION, recovered: { ...journal.recovered } } });
+  record({
+    kind: 'bridge-start',
+    turnId: null,
+    data: {
+      bridgeId,
+      version: BRIDGE_VERSION,
+      recovered: { ...journal.recovered },
+      ...(adopted === undefined ? {} : { adopted: { turnId: adoptedTurnId ?? null, pid: adopted.pid, keeper: adopted.keeper } }),
+    },
+  });
 
   // A signal before the server is attached stops the bridge once it is.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -223,7 +238,8 @@ async function main(): Promise<void> {
     turns,
     record,
     synced,
-    unfinishedTurnId: unfinished?.turnId,
+    unfinishedTurnId: adopted === undefined ? unfinished?.turnId : undefined,
+    ...(adopted === undefined ? {} : { adopted: { ...adopted, turnId: adoptedTurnId ?? null, turnFirstSeq: unfinished?.firstSeq } }),
     early,
     held,
     hold,
@@ -235,6 +251,21 @@ async function main(): Promise<void> {
     removeStateDir: () => rmSync(stateDir, { recursive: true, force: true }),
   });
 }
+
+/** A keeper dir whose CLI can be adopted: its exit is written, or its keeper answers on its socket. */
+function keeperAlive(dir: string): Promise<boolean> {
+  if (existsSync(join(dir, KEEPER_FILES.exit))) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const socket = connect(join(dir, KEEPER_FILES.sock));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(existsSync(join(dir, KEEPER_FILES.exit))));
+  });
+}
+
+export type Adopted = KeptInfo & { turnId: string | null; turnFirstSeq: number | undefined };
 
 function installCrashHandlers(getLogger: () => AfterReadyContext['wiring']['logger']): void {
   const crash = (kind: string) => (error: unknown) => {
@@ -250,4 +281,9 @@ function installCrashHandlers(getLogger: () => AfterReadyContext['wiring']['logg
   process.on('unhandledRejection', crash('unhandled rejection'));
 }
 
-main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+if (process.argv[2] === '--keeper' && process.argv[3] !== undefined) {
+  // Keeper mode (launch `survive`): this same file runs a CLI for bridges (keeper.ts).
+  runKeeper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
+} else {
+  main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+}

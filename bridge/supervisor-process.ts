@@ -18,8 +18,8 @@ export type SupervisorLogger = {
 };
 
 export type ProcessEvents = {
-  /** A line (or `cont` piece) from a pipe. */
-  line(stream: OutputStream, text: string, cont: boolean): void;
+  /** A line (or `cont` piece) from a pipe. `off`: a kept CLI's capture offset after the piece (launch `survive`). */
+  line(stream: OutputStream, text: string, cont: boolean, off?: number): void;
   /** A chunk from a pty, decoded as UTF-8. */
   chunk(text: string): void;
   /** The process exited and its output has been fully delivered; called once. */

@@ -37,6 +37,9 @@ import {
   type SupervisedProcess,
   type SupervisorLogger,
 } from './supervisor-process.ts';
+import { adoptKept, hashKey, KeptProcess, spawnKept, type KeptStart } from './kept-process.ts';
+import { randomBytes } from 'node:crypto';
+import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import { compileInputAck, compileTurnEnd, LineJson, type InputAckTest, type OutputStream, type TurnEndTest } from './turn-end.ts';
 
 export type { SupervisorLogger } from './supervisor-process.ts';
@@ -52,6 +55,26 @@ export type SupervisorOptions = {
   log?: SupervisorLogger;
   /** How node-pty is imported (default: `import('node-pty')`); tests inject a failing one. */
   ptyImporter?: PtyImporter;
+  /** The state dir: launches with `survive` keep their CLI's keeper dir under `<stateDir>/keepers/`. */
+  stateDir?: string;
+  /** Runs `fn` once every record emitted so far is durable (a kept CLI's dir is removed only after its exit is journaled). */
+  afterDurable?: (fn: () => void) => void;
+};
+
+/** A surviving CLI a restarted bridge takes over (launch `survive`; see adopt()). */
+export type Adoption = {
+  /** The unfinished turn running on it, or null (a session process between turns). */
+  turnId: string | null;
+  pid: number;
+  dir: string;
+  launch: LaunchSpec;
+  /** The saved reuse identity (a hash: env is never written to disk). */
+  key: string;
+  /** Capture offsets after the last journaled piece of each stream, and whether that piece was `cont`. */
+  from: KeptStart;
+  cont: { stdout: boolean; stderr: boolean };
+  /** The turn's stdin writes and complete output lines so far, in order, for its inputAck pending set (launch.inputAck only). */
+  history: Array<{ stdin: string } | { stream: OutputStream; line: string }>;
 };
 
 /** One spawned process and what the supervisor tracks about its output. */
@@ -114,6 +137,23 @@ function processKey(launch: LaunchSpec): string {
   return JSON.stringify([launch.argv, launch.env ?? null, launch.cwd ?? null, launch.stdin, launch.io]);
 }
 
+/** A process entry's reuse identity: for a kept CLI its hash (saved in the keeper dir, so an adopting bridge can compare it without the env). */
+function entryKey(launch: LaunchSpec): string {
+  return launch.survive === true ? `sha256:${hashKey(survivorKey(launch))}` : processKey(launch);
+}
+
+/**
+ * A kept CLI's identity across bridge processes: the bridge's MCP endpoint variables are left out
+ * (each bridge process has its own port and token, so an adopted CLI would otherwise never be reused).
+ */
+function survivorKey(launch: LaunchSpec): string {
+  if (launch.env === undefined) return processKey(launch);
+  const env = { ...launch.env };
+  delete env[MCP_ENV_V1.urlEnvVar];
+  delete env[MCP_ENV_V1.tokenEnvVar];
+  return processKey({ ...launch, env });
+}
+
 export class Supervisor {
   readonly limits: SupervisorLimits;
   readonly #emit: (draft: RecordDraft) => void;
@@ -126,9 +166,13 @@ export class Supervisor {
   readonly #retiring = new Set<ProcEntry>();
   #stopping: Promise<void> | null = null;
   #paused = false;
+  readonly #stateDir: string | undefined;
+  readonly #afterDurable: (fn: () => void) => void;
 
   constructor(options: SupervisorOptions) {
     this.limits = resolveSupervisorLimits(options.limits);
+    this.#stateDir = options.stateDir;
+    this.#afterDurable = options.afterDurable ?? (() => undefined);
     this.#emit = options.emit;
     this.#log = options.log ?? NOOP_LOG;
     this.#ptyImporter = options.ptyImporter;
@@ -168,7 +212,7 @@ export class Supervisor {
     const ack = compiled.ok && compiled.test && launch.inputAck ? compileInputAck(launch.inputAck, json) : null;
     const live = this.#current;
     const reuse =
-      live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === processKey(launch);
+      live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === entryKey(launch);
     if (live && !reuse && compiled.ok) this.#retire(live);
 
     const turn: Turn = {
@@ -212,6 +256,18 @@ export class Supervisor {
       const spawned = spawnPty(load.pty, launch, options, shell.events);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message);
       entry = shell.attach(spawned.proc);
+    } else if (launch.survive === true) {
+      if (this.#stateDir === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
+      const shell = this.#newEntry(launch);
+      const spawned = await spawnKept(this.#stateDir, randomBytes(6).toString('hex'), launch, survivorKey(launch), options, shell.events);
+      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message);
+      entry = shell.attach(spawned.proc);
+      if (this.#stopping) {
+        // Stopped while the keeper started: stop() did not see this process.
+        spawned.proc.killGroup('SIGKILL');
+        spawned.proc.begin();
+        return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
+      }
     } else {
       const shell = this.#newEntry(launch);
       const spawned = spawnPipes(launch, options, shell.events);
@@ -220,7 +276,14 @@ export class Supervisor {
     }
     this.#current = entry;
     turn.entry = entry;
-    this.#emit({ kind: 'spawn', turnId, data: { pid: entry.proc.pid, argv: launch.argv, pty: entry.proc.pty } });
+    const kept = entry.proc instanceof KeptProcess ? entry.proc : null;
+    this.#emit({
+      kind: 'spawn',
+      turnId,
+      data: { pid: entry.proc.pid, argv: launch.argv, pty: entry.proc.pty, ...(kept ? { keeper: kept.keeper } : {}) },
+    });
+    kept?.begin();
+    if (kept && turn.ending === 'aborted' && this.#turn === turn) this.#abortNow(turn, entry, this.limits.abortGraceMs);
     this.#writeInput(turn, entry, input);
     return { ok: true };
   }
@@ -256,7 +319,13 @@ export class Supervisor {
     if (turn.ending) return { ok: true };
     turn.ending = 'aborted';
     const entry = turn.entry;
-    if (!entry) return { ok: true }; // still spawning: start() ends the turn without spawning
+    if (!entry) return { ok: true }; // still spawning: start() ends the turn without spawning (a kept CLI: aborts it once spawned)
+    this.#abortNow(turn, entry, graceMs);
+    return { ok: true };
+  }
+
+  #abortNow(turn: Turn, entry: ProcEntry, graceMs: number): void {
+    const turnId = turn.turnId;
     this.#interrupt(turn, entry, 'abort');
     turn.abortTimer = setTimeout(() => {
       turn.abortTimer = null;
@@ -265,7 +334,49 @@ export class Supervisor {
       entry.proc.killGroup('SIGKILL');
       entry.proc.resume(); // a paused process could not deliver its exit
     }, graceMs);
-    return { ok: true };
+  }
+
+  /**
+   * Takes over a surviving CLI (launch `survive`) that the previous bridge
+   * process left running: its output is read from the capture offsets the
+   * journal holds, and its unfinished turn (if any) continues as if this
+   * supervisor had started it — input, signals, abort, stop, turnEnd matchers,
+   * the inputAck gate. Call before any start().
+   */
+  async adopt(adoption: Adoption): Promise<void> {
+    const { launch } = adoption;
+    const shell = this.#newEntry(launch);
+    const options = { maxLineBytes: this.#lineCap(launch), exitDrainMs: this.limits.exitDrainMs, paused: this.#paused, log: this.#log };
+    const proc = await adoptKept(adoption.dir, adoption.pid, launch, adoption.from, options, shell.events);
+    const entry = shell.attach(proc);
+    entry.key = adoption.key;
+    entry.cont = { ...adoption.cont };
+    this.#current = entry;
+    if (adoption.turnId !== null) {
+      const json = new LineJson();
+      const compiled = launch.lifetime === 'session' ? compileTurnEnd(launch.turnEnd, json) : ({ ok: true, test: null } as const);
+      const ack = compiled.ok && compiled.test && launch.inputAck ? compileInputAck(launch.inputAck, json) : null;
+      const turn: Turn = {
+        turnId: adoption.turnId,
+        launch,
+        entry,
+        test: compiled.ok ? compiled.test : null,
+        ack,
+        pending: new Set(),
+        ackTimer: null,
+        json,
+        endWithLine: null,
+        ending: null,
+        abortTimer: null,
+      };
+      for (const item of ack ? adoption.history : []) {
+        if ('stdin' in item) this.#awaitAcks(turn, item.stdin);
+        else this.#takeAck(turn, item.stream, item.line);
+      }
+      json.forget();
+      this.#turn = turn;
+    }
+    proc.begin();
   }
 
   /**
@@ -446,7 +557,7 @@ export class Supervisor {
   #newEntry(launch: LaunchSpec): { events: ProcessEvents; attach(proc: SupervisedProcess): ProcEntry } {
     let entry: ProcEntry | null = null;
     const events: ProcessEvents = {
-      line: (stream, text, cont) => entry && this.#onLine(entry, stream, text, cont),
+      line: (stream, text, cont, off) => entry && this.#onLine(entry, stream, text, cont, off),
       chunk: (text) => entry && this.#onChunk(entry, text),
       exit: (code, signal) => entry && this.#onExit(entry, code, signal),
     };
@@ -456,7 +567,7 @@ export class Supervisor {
         entry = {
           proc,
           lifetime: launch.lifetime,
-          key: processKey(launch),
+          key: entryKey(launch),
           cont: { stdout: false, stderr: false },
           ptyLine: '',
           ptyLineOverlong: false,
@@ -466,9 +577,10 @@ export class Supervisor {
     };
   }
 
-  #onLine(entry: ProcEntry, stream: OutputStream, text: string, cont: boolean): void {
+  #onLine(entry: ProcEntry, stream: OutputStream, text: string, cont: boolean, off: number | undefined): void {
     const turnId = this.#turnIdOf(entry);
-    const data = cont ? { text, cont: true } : { text };
+    const data: { text: string; cont?: boolean; off?: number } = cont ? { text, cont: true } : { text };
+    if (off !== undefined) data.off = off;
     this.#emit(stream === 'stdout' ? { kind: 'stdout', turnId, data } : { kind: 'stderr', turnId, data });
     const first = !entry.cont[stream];
     entry.cont[stream] = cont;
@@ -517,6 +629,8 @@ export class Supervisor {
   #onExit(entry: ProcEntry, code: number | null, signal: string | null): void {
     const turnId = this.#turnIdOf(entry);
     this.#emit({ kind: 'exit', turnId, data: { pid: entry.proc.pid, code, signal } });
+    const proc = entry.proc;
+    if (proc instanceof KeptProcess) this.#afterDurable(() => proc.cleanUp());
     if (this.#current === entry) this.#current = null;
     this.#retiring.delete(entry);
     const turn = this.#turn;

@@ -5,6 +5,7 @@
 import type { JournalRecord, RecordDraft, TurnInfo } from '../protocol/v1/index.ts';
 
 type TurnStatus = TurnInfo['status'];
+export type KeptInfo = { pid: number; keeper: string; spawnSeq: number };
 type TurnEndReason = Extract<JournalRecord, { kind: 'turn-end' }>['data']['reason'];
 
 const statusByReason: Record<TurnEndReason, TurnStatus> = {
@@ -23,6 +24,10 @@ export class TurnLog {
   readonly #recent: TurnInfo[] = [];
   /** Every turn id seen (insertion order, oldest forgotten first). */
   readonly #known = new Set<string>();
+  /** The newest spawn's seq (any spawn). */
+  #lastSpawnSeq = 0;
+  /** The newest kept CLI (launch `survive`) without an exit record, if any. */
+  #kept: KeptInfo | undefined;
 
   constructor(options: { maxHelloTurns: number; maxKnownTurns: number }) {
     this.#maxRecent = options.maxHelloTurns;
@@ -31,6 +36,10 @@ export class TurnLog {
 
   /** Called for every record the bridge journals, with the seq the journal assigned. Cheap for non-turn records. */
   observe(draft: RecordDraft, seq: number): void {
+    if (draft.kind === 'spawn') {
+      this.#lastSpawnSeq = seq;
+      if (draft.data.keeper !== undefined) this.#kept = { pid: draft.data.pid, keeper: draft.data.keeper, spawnSeq: seq };
+    } else if (draft.kind === 'exit' && this.#kept?.pid === draft.data.pid) this.#kept = undefined;
     const current = this.#recent[this.#recent.length - 1];
     if (draft.kind === 'turn-start') {
       if (draft.turnId !== null) this.#begin(draft.turnId, seq, draft.data.rerun === true);
@@ -41,7 +50,7 @@ export class TurnLog {
     if (draft.kind === 'turn-end') current.status = statusByReason[draft.data.reason];
   }
 
-  /** A record read back from the journal at open (only turn-start/turn-end matter). */
+  /** A record read back from the journal at open (only turn-start/turn-end, spawn and exit matter). */
   observeRecord(record: JournalRecord): void {
     this.observe(record, record.seq);
   }
@@ -50,6 +59,14 @@ export class TurnLog {
   get unfinished(): TurnInfo | undefined {
     const current = this.#recent[this.#recent.length - 1];
     return current?.status === 'running' ? current : undefined;
+  }
+
+  /**
+   * The kept CLI (launch `survive`) a restarted bridge may adopt: no exit record yet, and no later
+   * spawn (a later one replaced it, so no turn can be running on it).
+   */
+  get kept(): KeptInfo | undefined {
+    return this.#kept !== undefined && this.#kept.spawnSeq === this.#lastSpawnSeq ? this.#kept : undefined;
   }
 
   has(turnId: string): boolean {
@@ -97,7 +114,9 @@ export async function recoverTurns(turns: TurnLog, lines: AsyncIterable<string[]
   let unreadable = 0;
   for await (const batch of lines) {
     for (const line of batch) {
-      if (!line.includes('"kind":"turn-')) continue;
+      // The first `"kind":"` is the record's own (written before data): one short search per line.
+      const k = line.indexOf('"kind":"') + 8;
+      if (k === 7 || !(line.startsWith('turn-', k) || line.startsWith('spawn"', k) || line.startsWith('exit"', k))) continue;
       let json: unknown;
       try {
         json = JSON.parse(line);
@@ -131,6 +150,11 @@ function asTurnRecord(json: unknown): JournalRecord | null {
     if (data.input !== undefined && typeof data.input !== 'string') return null;
     return json as JournalRecord;
   }
+  if (r.kind === 'spawn') {
+    if (!Number.isSafeInteger(data.pid) || (data.keeper !== undefined && typeof data.keeper !== 'string')) return null;
+    return json as JournalRecord;
+  }
+  if (r.kind === 'exit') return Number.isSafeInteger(data.pid) ? (json as JournalRecord) : null;
   if (r.kind === 'turn-end') return typeof data.reason === 'string' && Object.hasOwn(statusByReason, data.reason) ? (json as JournalRecord) : null;
   return null;
 }

@@ -87,6 +87,17 @@ export const launchSpecSchema = z.object({
   interrupt: z
     .union([z.object({ input: z.string() }), z.object({ signal: signalNameSchema })])
     .default({ signal: 'SIGINT' }),
+  /**
+   * Opt-in: the CLI outlives a bridge crash (docs/bridge-internals.md, "Surviving
+   * CLIs"). The bridge spawns a keeper process (the bridge file in keeper mode,
+   * its own session) that runs the CLI with pipes and captures its output to
+   * files in the state dir; a bridge restarted on that state dir re-adopts the
+   * CLI and its unfinished turn instead of ending it 'interrupted'. Pipes only.
+   */
+  survive: z.boolean().optional(),
+}).refine((launch) => !(launch.survive === true && launch.io.mode === 'pty'), {
+  message: "survive: true needs io mode 'pipes' (a pty cannot be handed from a dead bridge to a new one)",
+  path: ['survive'],
 });
 export type LaunchSpec = z.infer<typeof launchSpecSchema>;
 export type LaunchSpecInput = z.input<typeof launchSpecSchema>;

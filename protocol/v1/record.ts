@@ -18,7 +18,11 @@ function variant<K extends string, D extends z.ZodType>(kind: K, data: D) {
 }
 
 /** A piece of an output line. `cont: true` marks a piece split off an over-long line; the next piece continues it. */
-const lineData = z.object({ text: z.string(), cont: z.boolean().optional() });
+/**
+ * `off` (launches with `survive` only): the byte offset in the CLI's captured
+ * stream right after this piece, so a restarted bridge resumes exactly there.
+ */
+const lineData = z.object({ text: z.string(), cont: z.boolean().optional(), off: z.number().int().nonnegative().optional() });
 
 export const recordSchema = z.discriminatedUnion('kind', [
   /** A turn began. `input`: what was written to stdin for it. `rerun`: started by `rerun`, so its output is recomputed. */
@@ -31,7 +35,8 @@ export const recordSchema = z.discriminatedUnion('kind', [
       rerun: z.boolean().optional(),
     }),
   ),
-  variant('spawn', z.object({ pid: z.number().int(), argv: z.array(z.string()), pty: z.boolean() })),
+  /** `keeper` (launches with `survive` only): the keeper's dir under `<stateDir>/keepers/`, where the CLI's output is captured. */
+  variant('spawn', z.object({ pid: z.number().int(), argv: z.array(z.string()), pty: z.boolean(), keeper: z.string().optional() })),
   variant('stdout', lineData),
   variant('stderr', lineData),
   /** A PTY chunk, decoded as UTF-8. */
@@ -79,6 +84,12 @@ export const recordSchema = z.discriminatedUnion('kind', [
       recovered: z
         .object({ droppedBytes: z.number().int().nonnegative(), droppedRecords: z.number().int().nonnegative() })
         .optional(),
+      /**
+       * This bridge re-adopted a surviving CLI (launch `survive`) that the previous
+       * bridge process left running: its turn (null: a session process between
+       * turns) continues instead of ending 'interrupted'.
+       */
+      adopted: z.object({ turnId: turnIdSchema.nullable(), pid: z.number().int(), keeper: z.string() }).optional(),
     }),
   ),
 ]);

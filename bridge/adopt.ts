@@ -1,0 +1,74 @@
+// Stage 2 of a restart that found a surviving CLI (launch `survive`; main.ts
+// decided and journaled `bridge-start {adopted}`): reads the journal from the
+// kept CLI's spawn (or its turn's start) to find where each capture stream's
+// journaled output ends (the last `off`), whether that piece was `cont`, and
+// (launch.inputAck) the turn's stdin writes and complete lines; then hands the
+// CLI to the supervisor. A keeper dir without its saved launch cannot be
+// driven: its group is killed and the turn ends 'interrupted' as before.
+import type { JournalRecord, RecordDraft } from '../protocol/v1/index.ts';
+import type { Journal } from './journal.ts';
+import { keeperDir, readSavedLaunch } from './kept-process.ts';
+import { SERVER_LIMITS } from './limits.ts';
+import type { Adopted } from './main.ts';
+import type { Adoption, Supervisor } from './supervisor.ts';
+
+export async function adoptSurvivor(options: {
+  stateDir: string;
+  adopted: Adopted;
+  journal: Journal;
+  supervisor: Supervisor;
+  record: (draft: RecordDraft) => number | null;
+}): Promise<void> {
+  const { adopted, journal } = options;
+  const dir = keeperDir(options.stateDir, adopted.keeper);
+  const saved = readSavedLaunch(dir);
+  if (saved === null) {
+    try {
+      process.kill(-adopted.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    if (adopted.turnId !== null) {
+      options.record({
+        kind: 'turn-end',
+        turnId: adopted.turnId,
+        data: { reason: 'interrupted', message: 'the bridge running this turn exited, and its surviving CLI could not be adopted (keeper files unreadable)' },
+      });
+    }
+    return;
+  }
+  const launch = { ...saved.launch } as Adoption['launch'];
+  const adoption: Adoption = {
+    turnId: adopted.turnId,
+    pid: adopted.pid,
+    dir,
+    launch,
+    key: `sha256:${saved.key}`,
+    from: { stdout: 0, stderr: 0 },
+    cont: { stdout: false, stderr: false },
+    history: [],
+  };
+  const wantHistory = adopted.turnId !== null && launch.inputAck !== undefined;
+  const from = Math.min(adopted.spawnSeq, adopted.turnFirstSeq ?? adopted.spawnSeq);
+  for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
+    for (const line of batch) {
+      const k = line.indexOf('"kind":"') + 8;
+      const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
+      if (!output && !(wantHistory && line.startsWith('stdin"', k))) continue;
+      const record = JSON.parse(line) as JournalRecord;
+      if (record.kind === 'stdin') {
+        if (record.turnId === adopted.turnId) adoption.history.push({ stdin: record.data.text });
+        continue;
+      }
+      if (record.kind !== 'stdout' && record.kind !== 'stderr') continue;
+      if (record.seq > adopted.spawnSeq && record.data.off !== undefined) {
+        adoption.from[record.kind] = record.data.off;
+        adoption.cont[record.kind] = record.data.cont === true;
+      }
+      if (wantHistory && record.turnId === adopted.turnId && record.data.cont !== true) {
+        adoption.history.push({ stream: record.kind, line: record.data.text });
+      }
+    }
+  }
+  await options.supervisor.adopt(adoption);
+}

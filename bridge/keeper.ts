@@ -1,0 +1,148 @@
+// Keeper mode of the bridge file: `node bridge.mjs --keeper DIR` (launch
+// `survive`, docs/bridge-internals.md "Surviving CLIs"). The bridge spawns this
+// detached (own session) instead of the CLI; it runs the CLI with pipes, so the
+// CLI's pipes belong to the keeper and outlive a SIGKILLed bridge:
+// - DIR/spec.json (written by the bridge): argv, cwd, stdin, exitDrainMs. The
+//   env is the keeper's own (the bridge spawned it with the CLI's env).
+// - stdout/stderr bytes are appended, as they arrive, to DIR/stdout and
+//   DIR/stderr (0600). Bridges read these files; nothing is streamed through
+//   the socket but small notices.
+// - stdin: held open for the CLI's life; bytes arrive over the socket.
+// - DIR/sock: one bridge at a time (a new connection replaces the old one).
+//   Keeper → bridge, one JSON object per line: {"t":"grew"} after each append,
+//   {"t":"exit","code","signal","stdout","stderr"} once the CLI exited and both
+//   pipes ended (sizes = the files' final sizes). Bridge → keeper:
+//   {"t":"in","b":<base64>} (stdin bytes), {"t":"eof"} (close stdin).
+// - DIR/exit.json: the same exit object, written (atomically) before it is
+//   sent, so a bridge that connects after the keeper exited still learns it.
+// - The first line on the keeper's stdout (a pipe to the spawning bridge) is
+//   {"pid":N} once the CLI runs (or {"error":…}); then stdout is closed.
+// - DIR/keeper.pid: the keeper's own pid (operators, tests).
+// The keeper exits right after the exit is written and sent.
+// Stage-1 cost: this module only defines functions; its builtins beyond
+// node:fs/node:net are imported dynamically, in keeper mode only.
+import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+
+export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number };
+export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
+
+export const KEEPER_FILES = { spec: 'spec.json', launch: 'launch.json', sock: 'sock', exit: 'exit.json', stdout: 'stdout', stderr: 'stderr', keeperPid: 'keeper.pid' } as const;
+
+export async function runKeeper(dir: string): Promise<void> {
+  const { spawn } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const spec = JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec;
+  const say = (obj: object): void => {
+    try {
+      process.stdout.write(`${JSON.stringify(obj)}\n`);
+      process.stdout.end();
+    } catch {
+      // the spawning bridge is gone already; it will learn the rest from the files
+    }
+  };
+  process.stdout.on('error', () => undefined);
+  for (const signal of ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGPIPE'] as const) process.on(signal, () => undefined); // only the CLI's exit ends a keeper
+
+  const files = {
+    stdout: openSync(join(dir, KEEPER_FILES.stdout), 'a', 0o600),
+    stderr: openSync(join(dir, KEEPER_FILES.stderr), 'a', 0o600),
+  };
+  const sizes = { stdout: 0, stderr: 0 };
+  const [file, ...args] = spec.argv as [string, ...string[]];
+  const child = spawn(file, args, {
+    cwd: spec.cwd,
+    env: process.env,
+    stdio: [spec.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    detached: true, // the CLI's own process group: the bridge signals -pid, never the keeper
+  });
+  if (child.pid === undefined) {
+    const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
+    say({ error: err.code === 'ENOENT' ? `cannot spawn '${file}': not found (ENOENT)` : `cannot spawn '${file}': ${err.message}` });
+    process.exit(0);
+  }
+  const pid = child.pid;
+  child.on('error', () => undefined);
+  child.stdin?.on('error', () => undefined);
+
+  let bridge: Socket | null = null;
+  const notify = (line: string): void => {
+    if (bridge !== null && !bridge.destroyed) bridge.write(line);
+  };
+  for (const name of ['stdout', 'stderr'] as const) {
+    const stream = child[name]!;
+    stream.on('data', (chunk: Buffer) => {
+      for (let done = 0; done < chunk.length; ) done += writeSync(files[name], chunk, done);
+      sizes[name] += chunk.length;
+      notify('{"t":"grew"}\n');
+    });
+    stream.on('error', () => undefined);
+  }
+
+  const server = createServer((socket) => {
+    bridge?.destroy(); // one bridge at a time: the newest (the old one is gone or being replaced)
+    bridge = socket;
+    socket.on('error', () => undefined);
+    let buffered = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (text: string) => {
+      buffered += text;
+      for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        let msg: { t?: unknown; b?: unknown };
+        try {
+          msg = JSON.parse(line) as typeof msg;
+        } catch {
+          continue;
+        }
+        const stdin = child.stdin;
+        if (msg.t === 'in' && typeof msg.b === 'string' && stdin && !stdin.writableEnded) stdin.write(Buffer.from(msg.b, 'base64'));
+        else if (msg.t === 'eof' && stdin && !stdin.writableEnded) stdin.end();
+      }
+    });
+    socket.on('close', () => {
+      if (bridge === socket) bridge = null;
+    });
+    notify('{"t":"grew"}\n'); // whatever the files hold now is news to the new bridge
+  });
+  server.on('error', (error) => {
+    say({ error: `keeper socket: ${error.message}` });
+    process.kill(-pid, 'SIGKILL');
+    process.exit(1);
+  });
+  await new Promise<void>((resolve) => server.listen(join(dir, KEEPER_FILES.sock), resolve));
+  writeFileSync(join(dir, KEEPER_FILES.keeperPid), `${process.pid}\n`, { mode: 0o600 });
+  say({ pid });
+
+  let exitInfo: { code: number | null; signal: string | null } | null = null;
+  child.on('exit', (code, signal) => {
+    exitInfo = { code, signal };
+    // A leftover grandchild holding the pipes open: kill the group, as the bridge does for its own CLIs.
+    setTimeout(() => {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }, spec.exitDrainMs).unref();
+  });
+  child.on('close', (code, signal) => {
+    const info = exitInfo ?? { code, signal };
+    closeSync(files.stdout);
+    closeSync(files.stderr);
+    const exit: KeeperExit = { t: 'exit', code: info.code, signal: info.signal, stdout: sizes.stdout, stderr: sizes.stderr };
+    const line = `${JSON.stringify(exit)}\n`;
+    const path = join(dir, KEEPER_FILES.exit);
+    writeFileSync(`${path}.tmp`, line, { mode: 0o600 });
+    renameSync(`${path}.tmp`, path);
+    server.close();
+    const socket = bridge;
+    if (socket === null || socket.destroyed) process.exit(0);
+    socket.end(line, () => process.exit(0));
+    setTimeout(() => process.exit(0), 2_000).unref();
+  });
+}
