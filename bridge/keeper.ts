@@ -30,9 +30,40 @@ export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null
 
 export const KEEPER_FILES = { spec: 'spec.json', launch: 'launch.json', sock: 'sock', exit: 'exit.json', stdout: 'stdout', stderr: 'stderr', keeperPid: 'keeper.pid' } as const;
 
-export async function runKeeper(dir: string): Promise<void> {
+/** A unix socket path longer than this does not fit sockaddr_un on every platform. */
+const maxSocketPath = 100;
+
+/**
+ * A path to connect to the keeper socket in `dir`. Unix socket paths are limited to ~104-108
+ * bytes, and state dirs are often deeper than that: on Linux a longer one is reached through an
+ * open fd of the dir (`/proc/self/fd/N/sock`, short, and still guarded by the dir's 0700 mode).
+ * `release` closes that fd once the connection is made (or failed).
+ */
+export function keeperSocketPath(dir: string): { path: string; release(): void } | { error: string } {
+  const full = join(dir, KEEPER_FILES.sock);
+  if (full.length <= maxSocketPath) return { path: full, release: () => undefined };
+  if (process.platform !== 'linux') return { error: `the keeper socket path ${full} is longer than ${maxSocketPath} bytes; use a shorter state dir` };
+  let fd: number;
+  try {
+    fd = openSync(dir, 'r');
+  } catch (error) {
+    return { error: `cannot open keeper dir ${dir}: ${(error as Error).message}` };
+  }
+  let open = true;
+  return {
+    path: `/proc/self/fd/${fd}/${KEEPER_FILES.sock}`,
+    release: () => {
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
+}
+
+export async function runKeeper(given: string): Promise<void> {
   const { spawn } = await import('node:child_process');
   const { readFileSync } = await import('node:fs');
+  const { resolve } = await import('node:path');
+  const dir = resolve(given);
   const spec = JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec;
   const say = (obj: object): void => {
     try {
@@ -59,7 +90,7 @@ export async function runKeeper(dir: string): Promise<void> {
   });
   if (child.pid === undefined) {
     const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
-    say({ error: err.code === 'ENOENT' ? `cannot spawn '${file}': not found (ENOENT)` : `cannot spawn '${file}': ${err.message}` });
+    say({ error: err.code === 'ENOENT' ? `cannot spawn '${file}': not found (ENOENT), or cwd '${spec.cwd}' does not exist` : `cannot spawn '${file}': ${err.message}` });
     process.exit(0);
   }
   const pid = child.pid;
@@ -112,7 +143,9 @@ export async function runKeeper(dir: string): Promise<void> {
     process.kill(-pid, 'SIGKILL');
     process.exit(1);
   });
-  await new Promise<void>((resolve) => server.listen(join(dir, KEEPER_FILES.sock), resolve));
+  // Listen by a relative name from inside the dir: the socket path limit never applies to us.
+  process.chdir(dir);
+  await new Promise<void>((done) => server.listen(KEEPER_FILES.sock, done));
   writeFileSync(join(dir, KEEPER_FILES.keeperPid), `${process.pid}\n`, { mode: 0o600 });
   say({ pid });
 

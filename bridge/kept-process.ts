@@ -12,15 +12,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { LaunchSpec } from '../protocol/v1/launch-spec.ts';
-import { KEEPER_FILES, type KeeperExit, type KeeperSpec } from './keeper.ts';
+import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { childEnv, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from './supervisor-process.ts';
 import type { OutputStream } from './turn-end.ts';
 
-/** A unix socket path longer than this does not fit sockaddr_un on every platform. */
-const maxSocketPath = 100;
 const readChunkBytes = 64 * 1024;
 
 export type KeptStart = { stdout: number; stderr: number };
@@ -48,19 +46,23 @@ export async function spawnKept(
   options: ProcessOptions,
   events: ProcessEvents,
 ): Promise<KeptSpawn> {
-  const dir = keeperDir(stateDir, id);
-  if (join(dir, KEEPER_FILES.sock).length > maxSocketPath) {
-    return { ok: false, message: `survive: the keeper socket path ${join(dir, KEEPER_FILES.sock)} is longer than ${maxSocketPath} bytes; use a shorter state dir` };
-  }
+  const dir = resolve(keeperDir(stateDir, id));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const spec: KeeperSpec = { argv: launch.argv, stdin: launch.stdin, exitDrainMs: options.exitDrainMs, ...(launch.cwd === undefined ? {} : { cwd: launch.cwd }) };
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) {
+    rmSync(dir, { recursive: true, force: true });
+    return { ok: false, message: `survive: ${reachable.error}` };
+  }
+  reachable.release();
+  // The keeper works from inside its dir: the CLI's cwd is always explicit.
+  const spec: KeeperSpec = { argv: launch.argv, stdin: launch.stdin, exitDrainMs: options.exitDrainMs, cwd: resolve(launch.cwd ?? process.cwd()) };
   writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
   const { env: _env, ...withoutEnv } = launch;
   const saved: SavedLaunch = { launch: withoutEnv, key: hashKey(key) };
   writeFileSync(join(dir, KEEPER_FILES.launch), JSON.stringify(saved), { mode: 0o600 });
   const bridgeFile = process.argv[1]!;
   const keeper = spawn(process.execPath, [bridgeFile, '--keeper', dir], {
-    cwd: launch.cwd ?? process.cwd(),
+    cwd: dir,
     env: childEnv(launch),
     stdio: ['ignore', 'pipe', 'ignore'],
     detached: true, // its own session: a SIGKILLed bridge's group kill or terminal hangup never reaches it
@@ -184,7 +186,11 @@ export class KeptProcess implements SupervisedProcess {
   /** Connects to the keeper; if it is gone, its exit.json says how the CLI ended (or the CLI is lost: killed). */
   connect(): Promise<void> {
     return new Promise<void>((resolve) => {
-      const socket = connect(join(this.dir, KEEPER_FILES.sock));
+      const reachable = keeperSocketPath(this.dir);
+      const socket = connect('error' in reachable ? join(this.dir, KEEPER_FILES.sock) : reachable.path);
+      const release = () => ('error' in reachable ? undefined : reachable.release());
+      socket.once('connect', release);
+      socket.once('close', release);
       let buffered = '';
       socket.setEncoding('utf8');
       socket.once('connect', () => {

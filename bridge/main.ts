@@ -26,7 +26,7 @@ import { loadToken } from './auth.ts';
 import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './state-lock.ts';
 import { ensurePrivateDir } from './journal-file.ts';
 import { Journal } from './journal.ts';
-import { KEEPER_FILES, runKeeper } from './keeper.ts';
+import { KEEPER_FILES, keeperSocketPath, runKeeper } from './keeper.ts';
 import { SERVER_LIMITS } from './limits.ts';
 import { prepareRandom, randomUUID } from './random.ts';
 import { TurnLog, recoverTurns, type KeptInfo } from './turns.ts';
@@ -255,13 +255,19 @@ async function main(): Promise<void> {
 /** A keeper dir whose CLI can be adopted: its exit is written, or its keeper answers on its socket. */
 function keeperAlive(dir: string): Promise<boolean> {
   if (existsSync(join(dir, KEEPER_FILES.exit))) return Promise.resolve(true);
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const socket = connect(join(dir, KEEPER_FILES.sock));
+    const socket = connect(reachable.path);
     socket.once('connect', () => {
+      reachable.release();
       socket.destroy();
       resolve(true);
     });
-    socket.once('error', () => resolve(existsSync(join(dir, KEEPER_FILES.exit))));
+    socket.once('error', () => {
+      reachable.release();
+      resolve(existsSync(join(dir, KEEPER_FILES.exit)));
+    });
   });
 }
 

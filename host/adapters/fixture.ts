@@ -88,7 +88,11 @@ function marker(text: string, name: string): string | undefined {
 
 const snapshotSchema = z.object({ textId: z.string().nullable(), finished: z.boolean() });
 
-export function fixtureAdapter(options: { extraArgs?: string[]; snapshots?: boolean } = {}): CliAdapter<FixtureState> {
+/**
+ * `survive`: the launch opts into a CLI that outlives a SIGKILLed bridge and is
+ * re-adopted by the next one (launch spec `survive`), so a resume is lossless.
+ */
+export function fixtureAdapter(options: { extraArgs?: string[]; snapshots?: boolean; survive?: boolean } = {}): CliAdapter<FixtureState> {
   return defineCliAdapter<FixtureState>({
     harnessId: 'fixture',
     builtinTools: {},
@@ -106,6 +110,7 @@ export function fixtureAdapter(options: { extraArgs?: string[]; snapshots?: bool
       lifetime: 'session',
       turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
       interrupt: { input: '{"type":"interrupt"}\n' },
+      ...(options.survive === true ? { survive: true } : {}),
     }),
     encodePrompt: ({ text, instructions }) =>
       `${JSON.stringify({

@@ -82,7 +82,12 @@ function segmentRung(segment: Segment, previous: Segment | undefined): string | 
 }
 
 function recordMarker(record: JournalRecord): string | undefined {
-  if (record.kind === 'bridge-start' && record.seq > 1) return `bridge restarted on this journal (replay rung)${record.data.recovered?.droppedRecords ? `, recovery dropped ${record.data.recovered.droppedRecords} torn record(s)` : ''}`;
+  if (record.kind === 'bridge-start' && record.seq > 1) {
+    const adopted = record.data.adopted;
+    return `bridge restarted on this journal (replay rung)${record.data.recovered?.droppedRecords ? `, recovery dropped ${record.data.recovered.droppedRecords} torn record(s)` : ''}${
+      adopted ? `, re-adopted the surviving CLI (pid ${adopted.pid}${adopted.turnId === null ? ', between turns' : `, turn ${adopted.turnId} continues`})` : ''
+    }`;
+  }
   if (record.kind === 'turn-start' && record.data.rerun) return 'rung rerun: this turn is recomputed';
   if (record.kind === 'turn-end' && record.data.reason === 'interrupted') return 'turn interrupted: its bridge died while it ran';
   return undefined;
@@ -116,7 +121,7 @@ export function recordSummary(record: JournalRecord): string {
     case 'approval':
       return `approval ${record.data.callId} ${record.data.approved ? 'approved' : 'denied'}`;
     case 'bridge-start':
-      return `bridge-start ${short(record.data.bridgeId)} v${record.data.version}`;
+      return `bridge-start ${short(record.data.bridgeId)} v${record.data.version}${record.data.adopted ? ` adopted pid ${record.data.adopted.pid}` : ''}`;
   }
 }
 

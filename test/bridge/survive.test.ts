@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { launchSpecSchema, type JournalRecord, type RecordOf } from '../../protocol/v1/index.ts';
 import { LineSplitter } from '../../bridge/line-splitter.ts';
+import { recordSummary } from '../../host/replay/timeline.ts';
 import { connectClient, eventually, fixtureLaunch, seqProblem, sleep, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
 
 const bridges: RunningBridge[] = [];
@@ -208,6 +209,7 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
       { turnId: 'slow', pid: spawn.data.pid, keeper: spawn.data.keeper },
       { turnId: 'slow', pid: spawn.data.pid, keeper: spawn.data.keeper },
     ]);
+    expect(recordSummary(starts[1]!)).toBe(`bridge-start ${recordSummary(starts[1]!).split(' ')[1]} v${starts[1]!.data.version} adopted pid ${spawn.data.pid}`);
     // The keeper is gone and its dir removed once the exit is journaled.
     await eventually(() => keeperDirs(first.stateDir).length === 0, 10_000, 'keeper dir removed');
   });
