@@ -5,7 +5,7 @@
 // (launch.inputAck) the turn's stdin writes and complete lines; then hands the
 // CLI to the supervisor. A keeper dir without its saved launch cannot be
 // driven: its group is killed and the turn ends 'interrupted' as before.
-import type { JournalRecord, RecordDraft } from '../protocol/v1/index.ts';
+import type { HostToolSpec, JournalRecord, RecordDraft } from '../protocol/v1/index.ts';
 import type { Journal } from './journal.ts';
 import { keeperDir, readSavedLaunch } from './kept-process.ts';
 import { SERVER_LIMITS } from './limits.ts';
@@ -18,7 +18,8 @@ export async function adoptSurvivor(options: {
   journal: Journal;
   supervisor: Supervisor;
   record: (draft: RecordDraft) => number | null;
-}): Promise<void> {
+}): Promise<{ tools: HostToolSpec[] }> {
+  const tools: HostToolSpec[] = [];
   const { adopted, journal } = options;
   const dir = keeperDir(options.stateDir, adopted.keeper);
   const saved = readSavedLaunch(dir);
@@ -35,7 +36,7 @@ export async function adoptSurvivor(options: {
         data: { reason: 'interrupted', message: 'the bridge running this turn exited, and its surviving CLI could not be adopted (keeper files unreadable)' },
       });
     }
-    return;
+    return { tools };
   }
   const launch = { ...saved.launch } as Adoption['launch'];
   const adoption: Adoption = {
@@ -49,13 +50,18 @@ export async function adoptSurvivor(options: {
     history: [],
   };
   const wantHistory = adopted.turnId !== null && launch.inputAck !== undefined;
-  const from = Math.min(adopted.spawnSeq, adopted.turnFirstSeq ?? adopted.spawnSeq);
+  const from = Math.min(adopted.fromSeq, adopted.turnFirstSeq ?? adopted.fromSeq);
   for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
     for (const line of batch) {
       const k = line.indexOf('"kind":"') + 8;
       const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
-      if (!output && !(wantHistory && line.startsWith('stdin"', k))) continue;
+      if (!output && !line.startsWith('turn-start"', k) && !(wantHistory && line.startsWith('stdin"', k))) continue;
       const record = JSON.parse(line) as JournalRecord;
+      if (record.kind === 'turn-start') {
+        // The host tools the CLI may call: what every start since its spawn served (the MCP endpoint is new).
+        tools.push(...(record.data.tools ?? []));
+        continue;
+      }
       if (record.kind === 'stdin') {
         if (record.turnId === adopted.turnId) adoption.history.push({ stdin: record.data.text });
         continue;
@@ -71,4 +77,5 @@ export async function adoptSurvivor(options: {
     }
   }
   await options.supervisor.adopt(adoption);
+  return { tools };
 }

@@ -9,7 +9,9 @@
 import './young-generation.ts'; // first: caps the young generation before the rest allocates
 import type { Server, Socket } from 'node:net';
 import type { LogLevel, RecordDraft } from '../protocol/v1/index.ts';
+import type { HostToolSpec } from '../protocol/v1/index.ts';
 import { adoptSurvivor } from './adopt.ts';
+import { inheritedMcpEnv, keeperDir } from './kept-process.ts';
 import type { Journal } from './journal.ts';
 import type { Adopted } from './main.ts';
 import { createBridgeLogger, type BridgeLogger, type Logger } from './logger.ts';
@@ -82,9 +84,12 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     afterDurable: (fn) => void journal.flush().then(fn, () => undefined),
   });
   wiring.supervisor = supervisor;
+  let adoptedTools: HostToolSpec[] = [];
+  let inherited: { token: string; port: number } | null = null;
   if (ctx.adopted !== undefined) {
     mainLog.info({ adopted: ctx.adopted }, 'adopting a surviving CLI');
-    await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record: ctx.record });
+    inherited = inheritedMcpEnv(keeperDir(ctx.stateDir, ctx.adopted.keeper));
+    ({ tools: adoptedTools } = await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record: ctx.record }));
   }
   // Host tools for the CLI (DESIGN D6): its own token, 127.0.0.1 only; the CLI learns both from env (MCP_ENV_V1).
   const mcp = new McpEndpoint({
@@ -93,7 +98,9 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     flush: () => journal.flush(),
     turnId: () => supervisor.turnId,
     log: logger.child('mcp'),
+    ...(inherited === null ? {} : { token: inherited.token, port: inherited.port }),
   });
+  mcp.addTools(adoptedTools);
   await mcp.listen();
   const running = await createBridgeServer({
     host: ctx.host,

@@ -14,6 +14,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { LaunchSpec } from '../protocol/v1/launch-spec.ts';
+import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { childEnv, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from './supervisor-process.ts';
@@ -89,6 +90,31 @@ export async function spawnKept(
   const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
   await proc.connect();
   return { ok: true, proc };
+}
+
+/**
+ * The MCP endpoint an adopted CLI was given (its env is its keeper's, which the previous bridge
+ * spawned): the new bridge serves the same token, and the same port when it is free, so the CLI's
+ * host tools keep working. Read from the live keeper's /proc environ (Linux; never written to disk).
+ */
+export function inheritedMcpEnv(dir: string): { token: string; port: number } | null {
+  try {
+    const pid = Number(readFileSync(join(dir, KEEPER_FILES.keeperPid), 'utf8'));
+    if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0--keeper\0')) return null; // pid reused
+    const env = new Map<string, string>();
+    for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+      const eq = entry.indexOf('=');
+      if (eq > 0) env.set(entry.slice(0, eq), entry.slice(eq + 1));
+    }
+    const url = env.get(MCP_ENV_V1.urlEnvVar);
+    const token = env.get(MCP_ENV_V1.tokenEnvVar);
+    if (url === undefined || token === undefined) return null;
+    const port = Number(new URL(url).port);
+    return Number.isSafeInteger(port) && port > 0 ? { token, port } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Reads a keeper dir's saved launch (for adoption); env is not there, a later reuse compares `key`. */

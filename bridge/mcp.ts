@@ -57,8 +57,10 @@ export type McpEndpointOptions = {
   turnId(): string | null;
   log: Logger;
   limits?: Partial<McpLimits>;
-  /** Tests only; a fresh random token otherwise. */
+  /** Tests, and a bridge adopting a surviving CLI (its inherited token); a fresh random token otherwise. */
   token?: string;
+  /** The port to listen on when free (a bridge adopting a surviving CLI: the port in its env); default any. */
+  port?: number;
 };
 
 type Waiting = { callId: string; rpcId: RpcId; res: ServerResponse; keepalive: NodeJS.Timeout; entry: PendingCall };
@@ -107,10 +109,22 @@ export class McpEndpoint {
   }
 
   /** Loopback only, whatever host the bridge's ws listens on: the CLI runs beside us. */
-  listen(): Promise<void> {
+  async listen(): Promise<void> {
+    const wanted = this.#options.port;
+    if (wanted !== undefined) {
+      try {
+        return await this.#listenOn(wanted);
+      } catch (error) {
+        this.#log.warn({ port: wanted, err: error }, 'mcp endpoint: the inherited port is taken; an adopted CLI cannot reach its host tools');
+      }
+    }
+    return this.#listenOn(0);
+  }
+
+  #listenOn(port: number): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#http.once('error', reject);
-      this.#http.listen(0, '127.0.0.1', () => {
+      this.#http.listen(port, '127.0.0.1', () => {
         this.#http.off('error', reject);
         this.#http.on('error', (error) => this.#log.error({ err: error }, 'mcp http server error'));
         this.#log.info({ port: this.port }, 'mcp endpoint listening');

@@ -5,7 +5,8 @@
 import type { JournalRecord, RecordDraft, TurnInfo } from '../protocol/v1/index.ts';
 
 type TurnStatus = TurnInfo['status'];
-export type KeptInfo = { pid: number; keeper: string; spawnSeq: number };
+/** `fromSeq`: where the journal starts to matter for it (the spawning turn's turn-start, else the spawn). */
+export type KeptInfo = { pid: number; keeper: string; spawnSeq: number; fromSeq: number };
 type TurnEndReason = Extract<JournalRecord, { kind: 'turn-end' }>['data']['reason'];
 
 const statusByReason: Record<TurnEndReason, TurnStatus> = {
@@ -38,7 +39,11 @@ export class TurnLog {
   observe(draft: RecordDraft, seq: number): void {
     if (draft.kind === 'spawn') {
       this.#lastSpawnSeq = seq;
-      if (draft.data.keeper !== undefined) this.#kept = { pid: draft.data.pid, keeper: draft.data.keeper, spawnSeq: seq };
+      if (draft.data.keeper !== undefined) {
+        const spawning = this.#recent[this.#recent.length - 1];
+        const fromSeq = spawning !== undefined && spawning.turnId === draft.turnId ? spawning.firstSeq : seq;
+        this.#kept = { pid: draft.data.pid, keeper: draft.data.keeper, spawnSeq: seq, fromSeq };
+      }
     } else if (draft.kind === 'exit' && this.#kept?.pid === draft.data.pid) this.#kept = undefined;
     const current = this.#recent[this.#recent.length - 1];
     if (draft.kind === 'turn-start') {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { launchSpecSchema, type JournalRecord, type RecordOf } from '../../protocol/v1/index.ts';
 import { LineSplitter } from '../../bridge/line-splitter.ts';
 import { recordSummary } from '../../host/replay/timeline.ts';
-import { connectClient, eventually, fixtureLaunch, seqProblem, sleep, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
+import { connectClient, eventually, fixtureLaunch, repoRoot, seqProblem, sleep, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
 
 const bridges: RunningBridge[] = [];
 const clients: TestClient[] = [];
@@ -286,6 +286,36 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     expect(linesOf(records, 'stderr', 'short')).toHaveLength(3);
     expect(records.filter((r) => r.kind === 'exit').map((r) => r.data)).toEqual([{ pid: spawn.data.pid, code: 5, signal: null }]);
     await eventually(() => !existsSync(dir), 10_000, 'keeper dir removed');
+  });
+
+  it('host tools after adoption: the new bridge serves the MCP token and port the adopted CLI was given, and the tools its turn listed', { timeout: 60_000 }, async () => {
+    const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
+    const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
+    const first = await bridgeOn();
+    const { client, hello } = await connect(first);
+    await client.attach(hello.lastSeq);
+    await client.request({
+      type: 'start',
+      id: 's',
+      turnId: 'tools',
+      launch: { argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"after"}', '--delay-ms', '1500'], survive: true },
+      tools: [tool],
+    });
+    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
+    cliGroups.push(spawn.data.pid);
+    await client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.includes('"step":"tools/list"'));
+    await first.kill('SIGKILL');
+
+    const second = await bridgeOn(first.stateDir);
+    const { client: c2 } = await connect(second);
+    await c2.attach(0);
+    const call = (await c2.waitForRecord((r) => r.kind === 'tool-call', 20_000)) as RecordOf<'tool-call'>;
+    expect(call).toMatchObject({ turnId: 'tools', data: { name: 'echo_upper', input: { text: 'after' } } });
+    expect(await c2.request({ type: 'tool-result', id: 'r', callId: call.data.callId, output: 'AFTER' })).toMatchObject({ type: 'ack' });
+    const end = (await c2.waitForRecord((r) => r.kind === 'turn-end', 20_000)) as RecordOf<'turn-end'>;
+    expect(end.data).toEqual({ reason: 'exit', code: 0 });
+    const answered = c2.records().find((r) => r.kind === 'stdout' && r.data.text.includes('"step":"tools/call"')) as RecordOf<'stdout'>;
+    expect(JSON.parse(answered.data.text)).toMatchObject({ status: 200, body: { result: { content: [{ type: 'text', text: 'AFTER' }], isError: false } } });
   });
 
   it('the keeper killed too (no exit written): falls back to interrupted, as without survive', { timeout: 60_000 }, async () => {
