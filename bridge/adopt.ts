@@ -48,22 +48,32 @@ export async function adoptSurvivor(options: {
     from: { stdout: 0, stderr: 0 },
     cont: { stdout: false, stderr: false },
     history: [],
+    aborting: false,
   };
+  const interruptInput = 'input' in launch.interrupt ? launch.interrupt.input : undefined;
+  const turnScan = adopted.turnId !== null;
   const wantHistory = adopted.turnId !== null && launch.inputAck !== undefined;
   const from = Math.min(adopted.fromSeq, adopted.turnFirstSeq ?? adopted.fromSeq);
   for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
     for (const line of batch) {
       const k = line.indexOf('"kind":"') + 8;
       const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
-      if (!output && !line.startsWith('turn-start"', k) && !(wantHistory && line.startsWith('stdin"', k))) continue;
+      const turnRecord = turnScan && (line.startsWith('stdin"', k) || line.startsWith('signal"', k));
+      if (!output && !turnRecord && !line.startsWith('turn-start"', k)) continue;
       const record = JSON.parse(line) as JournalRecord;
       if (record.kind === 'turn-start') {
         // The host tools the CLI may call: what every start since its spawn served (the MCP endpoint is new).
         tools.push(...(record.data.tools ?? []));
         continue;
       }
+      if (record.kind === 'signal') {
+        if (record.turnId === adopted.turnId && record.data.reason === 'abort') adoption.aborting = true;
+        continue;
+      }
       if (record.kind === 'stdin') {
-        if (record.turnId === adopted.turnId) adoption.history.push({ stdin: record.data.text });
+        if (record.turnId !== adopted.turnId) continue;
+        if (record.data.text === interruptInput) adoption.aborting = true; // abort's interrupt input (stop ends the turn 'stopped' before any restart)
+        else if (wantHistory) adoption.history.push({ stdin: record.data.text });
         continue;
       }
       if (record.kind !== 'stdout' && record.kind !== 'stderr') continue;

@@ -75,6 +75,8 @@ export type Adoption = {
   cont: { stdout: boolean; stderr: boolean };
   /** The turn's stdin writes and complete output lines so far, in order, for its inputAck pending set (launch.inputAck only). */
   history: Array<{ stdin: string } | { stream: OutputStream; line: string }>;
+  /** The previous bridge had begun aborting the turn (its interrupt is journaled). */
+  aborting: boolean;
 };
 
 /** One spawned process and what the supervisor tracks about its output. */
@@ -325,8 +327,13 @@ export class Supervisor {
   }
 
   #abortNow(turn: Turn, entry: ProcEntry, graceMs: number): void {
-    const turnId = turn.turnId;
     this.#interrupt(turn, entry, 'abort');
+    this.#armAbortKill(turn, entry, graceMs);
+  }
+
+  /** SIGKILL for the group if the aborting turn has not ended after graceMs. */
+  #armAbortKill(turn: Turn, entry: ProcEntry, graceMs: number): void {
+    const turnId = turn.turnId;
     turn.abortTimer = setTimeout(() => {
       turn.abortTimer = null;
       if (this.#turn !== turn || entry.proc.exited) return;
@@ -375,6 +382,11 @@ export class Supervisor {
       }
       json.forget();
       this.#turn = turn;
+      if (adoption.aborting) {
+        // The previous bridge had interrupted it: the turn ends 'aborted', and the grace restarts here.
+        turn.ending = 'aborted';
+        this.#armAbortKill(turn, entry, this.limits.abortGraceMs);
+      }
     }
     proc.begin();
   }

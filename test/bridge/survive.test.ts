@@ -261,6 +261,32 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     await eventually(() => !alive(spawn.data.pid) && !alive(keeper), 10_000, 'CLI and keeper gone after stop');
   });
 
+  it('an abort under way when the bridge dies is carried over: the new bridge restarts the grace and ends the turn aborted', { timeout: 60_000 }, async () => {
+    const first = await bridgeOn();
+    const { client, hello } = await connect(first);
+    await client.attach(hello.lastSeq);
+    // --hang: the CLI ignores SIGINT, so only the grace's SIGKILL ends the aborted turn.
+    const launch = { ...echoLaunch(['--hang']), interrupt: { signal: 'SIGINT' as const } };
+    await client.request({ type: 'start', id: 's', turnId: 'stuck', launch, input: '{"type":"prompt","text":"H","lines":400,"intervalMs":40}\n' });
+    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
+    cliGroups.push(spawn.data.pid);
+    await client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.includes('"n":2'));
+    expect(await client.request({ type: 'abort', id: 'a', turnId: 'stuck', graceMs: 60_000 })).toMatchObject({ type: 'ack' });
+    await first.kill('SIGKILL');
+
+    const second = await bridgeOn(first.stateDir);
+    const { client: c2 } = await connect(second);
+    await c2.attach(0);
+    const end = (await c2.waitForRecord((r) => r.kind === 'turn-end', 20_000)) as RecordOf<'turn-end'>;
+    expect(end.data.reason).toBe('aborted');
+    const records = c2.records();
+    expect(records.filter((r) => r.kind === 'signal').map((r) => (r as RecordOf<'signal'>).data)).toEqual([
+      { signal: 'SIGINT', reason: 'abort' },
+      { signal: 'SIGKILL', reason: 'abort-grace-expired' },
+    ]);
+    expect(records.filter((r) => r.kind === 'exit').map((r) => (r as RecordOf<'exit'>).data.signal)).toEqual(['SIGKILL']);
+  });
+
   it('the CLI exits while no bridge runs: the next bridge journals the rest of its output and its exit', { timeout: 60_000 }, async () => {
     const first = await bridgeOn();
     const { client, hello } = await connect(first);
