@@ -11,7 +11,7 @@ import type { Server, Socket } from 'node:net';
 import type { LogLevel, RecordDraft } from '../protocol/v1/index.ts';
 import type { HostToolSpec } from '../protocol/v1/index.ts';
 import { adoptSurvivor } from './adopt.ts';
-import { inheritedMcpEnv, keeperDir } from './kept-process.ts';
+import { inheritedMcpEnv, keeperDir, removeStaleKeeperDirs } from './kept-process.ts';
 import type { Journal } from './journal.ts';
 import type { Adopted } from './main.ts';
 import { createBridgeLogger, type BridgeLogger, type Logger } from './logger.ts';
@@ -91,6 +91,9 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     inherited = inheritedMcpEnv(keeperDir(ctx.stateDir, ctx.adopted.keeper));
     ({ tools: adoptedTools } = await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record: ctx.record }));
   }
+  // Keeper dirs a crash left behind (exit journaled but the dir not yet removed, or a keeper that died).
+  const stale = await removeStaleKeeperDirs(ctx.stateDir, ctx.adopted?.keeper);
+  if (stale.length > 0) mainLog.info({ keepers: stale }, 'removed stale keeper dirs');
   // Host tools for the CLI (DESIGN D6): its own token, 127.0.0.1 only; the CLI learns both from env (MCP_ENV_V1).
   const mcp = new McpEndpoint({
     record: ctx.record,

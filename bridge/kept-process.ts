@@ -9,7 +9,7 @@
 // exactly once across any number of bridge crashes.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -115,6 +115,46 @@ export function inheritedMcpEnv(dir: string): { token: string; port: number } | 
   } catch {
     return null;
   }
+}
+
+/**
+ * Removes keeper dirs nothing will read again: every dir but `keep` whose keeper is done (exit.json)
+ * or gone (its socket does not answer). A dir whose keeper still answers is left alone. Run before
+ * the server attaches (no start can be creating a dir meanwhile).
+ */
+export async function removeStaleKeeperDirs(stateDir: string, keep: string | undefined): Promise<string[]> {
+  const root = join(stateDir, 'keepers');
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (name === keep) continue;
+    const dir = join(root, name);
+    const done = existsSync(join(dir, KEEPER_FILES.exit)) || !(await answers(dir));
+    if (!done) continue;
+    rmSync(dir, { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+function answers(dir: string): Promise<boolean> {
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const socket = connect(reachable.path);
+    const done = (ok: boolean) => {
+      reachable.release();
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }
 
 /** Reads a keeper dir's saved launch (for adoption); env is not there, a later reuse compares `key`. */

@@ -365,5 +365,6 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     const records = c2.records();
     expect(records.filter((r) => r.kind === 'turn-end').map((r) => (r as RecordOf<'turn-end'>).data.reason)).toEqual(['interrupted']);
     expect(records.filter((r) => r.kind === 'bridge-start').every((r) => (r as RecordOf<'bridge-start'>).data.adopted === undefined)).toBe(true);
+    expect(existsSync(dir), 'the dead keeper dir is removed by the new bridge').toBe(false);
   });
 });
