@@ -14,11 +14,14 @@ import { runTurn, textOf } from './session-helpers.ts';
 
 let root: string;
 let provider: LocalSandboxProvider;
+/** Every sandbox a test opened: stopped after the file even when a test failed before its own stop(). */
+const opened: Array<{ stop(): Promise<void> }> = [];
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'hb-adapter-hooks-'));
   provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
 });
 afterAll(async () => {
+  for (const sandbox of opened) await sandbox.stop().catch(() => undefined);
   await rm(root, { recursive: true, force: true });
 });
 
@@ -50,6 +53,7 @@ function compacting(override: (instructions: string | undefined) => string | und
 
 async function open(sessionId: string, adapter: CliAdapter<State>) {
   const sandbox = await provider.createSession({ sessionId });
+  opened.push(sandbox);
   const workDir = join(sandbox.defaultWorkingDirectory, `hooks-${sessionId}`);
   await mkdir(workDir, { recursive: true });
   const session = await createBridgeHarness(adapter, { probeTimeoutMs: 1_500 }).doStart({ sessionId, sandboxSession: sandbox, sessionWorkDir: workDir });
@@ -194,6 +198,7 @@ describe('encodeCompact', () => {
     const state = await session.doDetach();
     expect(JSON.stringify(state), 'the resume state carries the undelivered compaction').toContain('summary kept');
     const sandbox = await provider.resumeSession({ sessionId: 'compact-detach' });
+    opened.push(sandbox);
     const resumed = await createBridgeHarness(adapter, { probeTimeoutMs: 1_500 }).doStart({
       sessionId: 'compact-detach',
       sandboxSession: sandbox,
