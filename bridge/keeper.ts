@@ -17,8 +17,10 @@
 //   sent, so a bridge that connects after the keeper exited still learns it.
 // - The first line on the keeper's stdout (a pipe to the spawning bridge) is
 //   {"pid":N} once the CLI runs (or {"error":…}); then stdout is closed.
-// - DIR/keeper.pid: the keeper's own pid (operators, tests).
-// The keeper exits right after the exit is written and sent.
+// - DIR/keeper.pid: the keeper's own pid, and DIR/cli.pid the CLI's (its
+//   process group): what a host's forced destroy kills when no bridge is left.
+// The keeper exits right after the exit is written and sent, or, with the CLI
+// killed first, once DIR is gone (the session was destroyed under it).
 // Stage-1 cost: this module only defines functions; its builtins beyond
 // node:fs/node:net are imported dynamically, in keeper mode only.
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
@@ -28,7 +30,19 @@ import { join } from 'node:path';
 export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number };
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
-export const KEEPER_FILES = { spec: 'spec.json', launch: 'launch.json', sock: 'sock', exit: 'exit.json', stdout: 'stdout', stderr: 'stderr', keeperPid: 'keeper.pid' } as const;
+export const KEEPER_FILES = {
+  spec: 'spec.json',
+  launch: 'launch.json',
+  sock: 'sock',
+  exit: 'exit.json',
+  stdout: 'stdout',
+  stderr: 'stderr',
+  keeperPid: 'keeper.pid',
+  cliPid: 'cli.pid',
+} as const;
+
+/** How often a keeper checks that its dir still exists (a destroyed session removes it: then the CLI and the keeper go). */
+const dirCheckMs = 1_000;
 
 /** A unix socket path longer than this does not fit sockaddr_un on every platform. */
 const maxSocketPath = 100;
@@ -147,7 +161,21 @@ export async function runKeeper(given: string): Promise<void> {
   process.chdir(dir);
   await new Promise<void>((done) => server.listen(KEEPER_FILES.sock, done));
   writeFileSync(join(dir, KEEPER_FILES.keeperPid), `${process.pid}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, KEEPER_FILES.cliPid), `${pid}\n`, { mode: 0o600 });
   say({ pid });
+  // Nothing can adopt a CLI whose dir is gone (its session was destroyed, perhaps with no bridge left to
+  // stop it): kill its group and go, rather than run on unseen.
+  const { existsSync } = await import('node:fs');
+  const dirCheck = setInterval(() => {
+    if (existsSync(join(dir, KEEPER_FILES.spec))) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+    process.exit(0);
+  }, dirCheckMs);
+  dirCheck.unref();
 
   let exitInfo: { code: number | null; signal: string | null } | null = null;
   child.on('exit', (code, signal) => {

@@ -1,7 +1,7 @@
 // Launch `survive` through the built bridge, with real processes and sockets:
 // the CLI runs under a keeper and outlives SIGKILLed bridges; a new bridge on
 // the same state dir re-adopts it and journals every byte exactly once.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { launchSpecSchema, type JournalRecord, type RecordOf } from '../../protocol/v1/index.ts';
@@ -366,5 +366,22 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     expect(records.filter((r) => r.kind === 'turn-end').map((r) => (r as RecordOf<'turn-end'>).data.reason)).toEqual(['interrupted']);
     expect(records.filter((r) => r.kind === 'bridge-start').every((r) => (r as RecordOf<'bridge-start'>).data.adopted === undefined)).toBe(true);
     expect(existsSync(dir), 'the dead keeper dir is removed by the new bridge').toBe(false);
+  });
+
+  it('a keeper whose dir is removed (its session destroyed with no bridge left) kills its CLI and exits', { timeout: 30_000 }, async () => {
+    const first = await bridgeOn();
+    const { client, hello } = await connect(first);
+    await client.attach(hello.lastSeq);
+    await client.request({ type: 'start', id: 's', turnId: 'gone', launch: fixtureLaunch(['--json', '--lines', '1000', '--interval-ms', '20'], { survive: true }) });
+    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
+    cliGroups.push(spawn.data.pid);
+    await client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.includes('"n":2'));
+    const dir = join(first.stateDir, 'keepers', spawn.data.keeper!);
+    const keeper = keeperPid(dir);
+    expect(readFileSync(join(dir, 'cli.pid'), 'utf8').trim(), 'cli.pid names the CLI (what a forced destroy kills)').toBe(String(spawn.data.pid));
+    await first.kill('SIGKILL');
+    expect([alive(keeper), alive(spawn.data.pid)], 'both outlive the bridge').toEqual([true, true]);
+    rmSync(first.stateDir, { recursive: true, force: true });
+    await eventually(() => !alive(keeper) && !alive(spawn.data.pid), 10_000, 'keeper and CLI gone after their dir was removed');
   });
 });

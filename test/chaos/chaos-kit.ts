@@ -37,8 +37,8 @@ const marker = (text: string, name: string): string | undefined => new RegExp(`$
  * launch differs again and respawns a healthy one). Found by the suite: two
  * consecutive turns with one launch share a process and its delta count.
  */
-export function chaosAdapter(): CliAdapter<unknown> {
-  const base = fixtureAdapter() as unknown as CliAdapter<unknown>;
+export function chaosAdapter(options: { survive?: boolean } = {}): CliAdapter<unknown> {
+  const base = fixtureAdapter(options.survive === true ? { survive: true } : {}) as unknown as CliAdapter<unknown>;
   return defineCliAdapter<unknown>({
     ...base,
     launch: (ctx) => {
@@ -155,13 +155,14 @@ export type ChaosKit = {
   cleanup(): Promise<void>;
 };
 
-export async function createChaosKit(name: string): Promise<ChaosKit> {
+/** `survive`: the fixture CLI runs under a keeper and outlives a SIGKILLed bridge (launch spec `survive`). */
+export async function createChaosKit(name: string, options: { survive?: boolean } = {}): Promise<ChaosKit> {
   const root = await mkdtemp(join(tmpdir(), `hb-chaos-${name}-`));
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   const diagnostics: HarnessV1Diagnostic[] = [];
   const sessionIds = new Set<string>();
   const workDirs = new Map<string, string>();
-  const adapter = chaosAdapter();
+  const adapter = chaosAdapter(options);
   return {
     root,
     provider,

@@ -38,22 +38,28 @@ const seed =
     : Number(process.env.HB_CHAOS_SEED ?? 680955427);
 /** Shrinking re-runs real processes: bound it so a failure is reported well inside the test timeout. HB_CHAOS_NO_SHRINK=1 reports the first failure as is. */
 const fcOptions = { endOnFailure: process.env.HB_CHAOS_NO_SHRINK === '1', skipAllAfterTimeLimit: 90_000 };
-const counts = { replay: scaled(850, 5), live: scaled(100, 3), sigkill: scaled(50, 2) };
+const counts = { replay: scaled(850, 5), live: scaled(100, 3), sigkill: scaled(50, 2), survive: scaled(25, 2) };
 
-const faults = { probeDrop: 0, drop: 0, dropMiss: 0, stall: 0, slow: 0, suspend: 0, cliCrash: 0, sigkill: 0, rerun: 0 };
+const faults = { probeDrop: 0, drop: 0, dropMiss: 0, stall: 0, slow: 0, suspend: 0, cliCrash: 0, sigkill: 0, rerun: 0, surviveResumes: 0 };
 const totals = { schedules: 0, gaps: 0, duplicates: 0, parts: 0, markers: 0 };
-const lanes = { replay: 0, live: 0, sigkill: 0 };
+const lanes = { replay: 0, live: 0, sigkill: 0, survive: 0 };
+/** Recomputed markers seen in the survive lane: a CLI that outlives its bridge must never need the rerun rung. */
+let surviveMarkers = 0;
 const started = Date.now();
 
 let kit: ChaosKit;
+let surviveKit: ChaosKit;
 beforeAll(async () => {
   kit = await createChaosKit('chaos');
+  surviveKit = await createChaosKit('survive', { survive: true });
 });
 afterAll(async () => {
   await kit.cleanup();
+  await surviveKit.cleanup();
   console.log(
-    `[figures] chaos schedules=${totals.schedules} (replay=${lanes.replay} live=${lanes.live} sigkill=${lanes.sigkill}) ` +
-      `faults={probeDrop:${faults.probeDrop},drop:${faults.drop},stall:${faults.stall},slow:${faults.slow},suspend:${faults.suspend},cliCrash:${faults.cliCrash},sigkill:${faults.sigkill},rerun:${faults.rerun}} ` +
+    `[figures] chaos schedules=${totals.schedules} (replay=${lanes.replay} live=${lanes.live} sigkill=${lanes.sigkill} sigkill-survive=${lanes.survive}) ` +
+      `faults={probeDrop:${faults.probeDrop},drop:${faults.drop},stall:${faults.stall},slow:${faults.slow},suspend:${faults.suspend},cliCrash:${faults.cliCrash},sigkill:${faults.sigkill},rerun:${faults.rerun},surviveResumes:${faults.surviveResumes}} ` +
+      `survive-lane-markers=${surviveMarkers} ` +
       `gaps=${totals.gaps} duplicates=${totals.duplicates} parts=${totals.parts} markers=${totals.markers} seed=${seed} scale=${process.env.HB_CHAOS_SCALE ?? 1} ` +
       `wall=${((Date.now() - started) / 1000).toFixed(1)}s (journal crash-consistency: test/bridge/journal-recovery.test.ts, journal-kill.test.ts)`,
   );
@@ -271,7 +277,7 @@ describe('chaos', () => {
             );
             state = result.suspended;
             if (state === null) {
-              if (result.dropped) await rotate(mine);
+              if (result.dropped) await rotate(kit, mine);
               break;
             }
             if (i > 8) throw new Error('more than 8 slices: suspend did not make progress');
@@ -301,108 +307,134 @@ describe('chaos', () => {
   // ── lane 3: bridge SIGKILL + respawn (the ladder) ─────────────────────────
 
   it(`${counts.sigkill} seeded SIGKILL schedules (kill the bridge mid-turn, suspend before or after, resume in a fresh host; more drops/suspends after): lossless replay, or a recomputed marker exactly where the rerun begins`, { timeout: 300_000 }, async () => {
-    let generation = 0;
-    let current: { id: string; host: HostInstance } | null = null;
-    const schedule = fc.record({
-      lines: fc.integer({ min: 10, max: 50 }),
-      intervalMs: fc.integer({ min: 1, max: 4 }),
-      crashAt: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined, freq: 6 }),
-      killAtPart: fc.integer({ min: 1, max: 40 }),
-      suspendFirst: fc.boolean(),
-      after: fc.array(slicePlan(80, 150), { maxLength: 2 }),
-    });
-    await fc.assert(
-      fc.asyncProperty(schedule, async ({ lines, intervalMs, crashAt, killAtPart, suspendFirst, after }) => withDeadline('sigkill schedule', async () => {
-        if (current === null) {
-          const id = `kill-${++generation}`;
-          current = { id, host: await kit.open(id) };
-        }
-        const mine = current;
-        let healthy = false;
-        try {
-          const prompt = `kill-${totals.schedules} LINES:${lines} INTERVAL:${intervalMs}${crashAt === undefined ? '' : ` CRASHAT:${crashAt}`}`;
-          const shape = shapeOf(prompt);
-          if (crashAt !== undefined && crashAt <= lines) faults.cliCrash++;
-          const parts: Part[] = [];
-          const pid = await kit.bridgePid(mine.id);
-          // Slice 0: kill the bridge after killAtPart parts; suspend just before or just after the kill.
-          let killed: Promise<HarnessV1ResumeState> | null = null;
-          const session = mine.host.session;
-          const kill = async (): Promise<void> => {
-            faults.sigkill++;
-            process.kill(pid, 'SIGKILL');
-            for (let i = 0; i < 200 && alive(pid); i++) await sleep(5);
-          };
-          const control = await session.doPromptTurn({
-            prompt,
-            emit: (part) => {
-              parts.push(part);
-              if (parts.length === killAtPart && killed === null) {
-                killed = suspendFirst
-                  ? Promise.resolve(session.doSuspendTurn()).then(async (state) => (await kill(), state))
-                  : kill().then(() => session.doSuspendTurn());
-              }
-            },
-          });
-          // The turn may end before killAtPart parts: then kill after it (the journal is complete: lossless replay).
-          await control.done;
-          if (killed === null) {
-            killed = kill().then(() => session.doSuspendTurn());
-          }
-          let state: HarnessV1ResumeState = await killed!;
-          await mine.host.dispose();
-          // A fresh host resumes: the replay rung spawns a new bridge on the same journal (then, if the
-          // turn's producer died unfinished, the rerun rung re-drives it, marked).
-          for (let i = 0; ; i++) {
-            const instance = await kit.open(mine.id, state);
-            mine.host = instance;
-            if ((state.data as { turn?: unknown }).turn === undefined) break;
-            const plan = after[i] ?? { cut: 0, dropAtParts: [], dropAtMs: [], stall: null, slow: null };
-            const rungs = (instance.session as unknown as { rungs: string[] }).rungs;
-            // A rerun frame is at-most-once: faults start once the recomputed run is flowing (its ack is in).
-            let marked = false;
-            const result = await runSlice(instance, plan, parts, (emit) => Promise.resolve(instance.session.doContinueTurn({ emit })), {
-              armWhen: (part) => {
-                if (isRecomputedMarker(part)) marked = true;
-                return marked && part.type === 'text-delta';
-              },
-            });
-            if (rungs.includes('rerun')) faults.rerun++;
-            if (result.suspended === null) {
-              if (result.dropped) await rotate(mine);
-              break;
-            }
-            state = result.suspended;
-            await instance.dispose();
-            if (i > 8) throw new Error('more than 8 slices: suspend did not make progress');
-          }
-          const verdict = record(shape, parts, 'sigkill');
-          if (!verdict.ok) throw new Error(verdict.problem);
-          healthy = true;
-        } finally {
-          if (!healthy) {
-            current = null;
-            if (process.env.HB_CHAOS_KEEP !== '1') await Promise.resolve(mine.host.session.doDestroy()).catch(() => undefined);
-            await mine.host.dispose();
-          }
-        }
-      })),
-      { ...fcOptions, numRuns: counts.sigkill, seed: seed ^ 0x2222 },
-    );
-    if (current !== null) {
-      const last: { host: HostInstance } = current;
-      await last.host.session.doDestroy();
-      await last.host.dispose();
-    }
+    await sigkillSchedules({ name: 'sigkill', kit, runs: counts.sigkill, seedXor: 0x2222 });
     expect(faults.rerun, 'some kills landed mid-turn and took the rerun rung').toBeGreaterThan(0);
+  });
+
+  it(`${counts.survive} seeded SIGKILL schedules with a surviving CLI (launch survive: the CLI outlives its bridge and the next bridge adopts it): every part once, in order, never a rerun`, { timeout: 300_000 }, async () => {
+    const rerunsBefore = faults.rerun;
+    await sigkillSchedules({ name: 'survive', kit: surviveKit, runs: counts.survive, seedXor: 0x3333 });
+    expect(faults.rerun - rerunsBefore, 'no resume of a surviving CLI took the rerun rung').toBe(0);
+    expect(surviveMarkers, 'no recomputed marker').toBe(0);
+    expect(faults.surviveResumes, "resumes of surviving CLIs happened (each without a rerun)").toBeGreaterThan(0);
   });
 
   it('adds up: no gap and no duplicate in any schedule', () => {
     expect(totals.gaps).toBe(0);
     expect(totals.duplicates).toBe(0);
-    expect(totals.schedules).toBe(counts.replay + counts.live + counts.sigkill);
+    expect(totals.schedules).toBe(counts.replay + counts.live + counts.sigkill + counts.survive);
   });
 });
+
+/**
+ * SIGKILL schedules on one kit: kill the bridge mid-turn (suspend just before or after), resume in fresh
+ * hosts through the ladder, with more drops and suspends after. `sigkill`: the CLI dies with its bridge,
+ * so a kill mid-turn takes the rerun rung (a recomputed marker exactly where the rerun begins).
+ * `survive`: the CLI runs under a keeper and the next bridge adopts it: lossless, never a rerun.
+ */
+async function sigkillSchedules(lane: { name: 'sigkill' | 'survive'; kit: ChaosKit; runs: number; seedXor: number }): Promise<void> {
+  let generation = 0;
+  let current: { id: string; host: HostInstance } | null = null;
+  const schedule = fc.record({
+    lines: fc.integer({ min: 10, max: 50 }),
+    intervalMs: fc.integer({ min: 1, max: 4 }),
+    crashAt: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined, freq: 6 }),
+    // survive: kill once the CLI has printed (part 3 is its first delta), so its spawn is journaled. A kill between
+    // the turn-start and the spawn record (or while a replaced process is being swapped) still takes the rerun
+    // rung, correctly marked: the sigkill lane covers that window (docs/bridge-internals.md, Surviving CLIs).
+    killAtPart: fc.integer({ min: lane.name === 'survive' ? 3 : 1, max: 40 }),
+    suspendFirst: fc.boolean(),
+    after: fc.array(slicePlan(80, 150), { maxLength: 2 }),
+  });
+  await fc.assert(
+    fc.asyncProperty(schedule, async ({ lines, intervalMs, crashAt, killAtPart, suspendFirst, after }) => withDeadline('sigkill schedule', async () => {
+      if (current === null) {
+        const id = `${lane.name}-${++generation}`;
+        current = { id, host: await lane.kit.open(id) };
+      }
+      const mine = current;
+      let healthy = false;
+      try {
+        const prompt = `kill-${totals.schedules} LINES:${lines} INTERVAL:${intervalMs}${crashAt === undefined ? '' : ` CRASHAT:${crashAt}`}`;
+        const shape = shapeOf(prompt);
+        if (crashAt !== undefined && crashAt <= lines) faults.cliCrash++;
+        const parts: Part[] = [];
+        const pid = await lane.kit.bridgePid(mine.id);
+        // Slice 0: kill the bridge after killAtPart parts; suspend just before or just after the kill.
+        let killed: Promise<HarnessV1ResumeState> | null = null;
+        const session = mine.host.session;
+        const kill = async (): Promise<void> => {
+          faults.sigkill++;
+          process.kill(pid, 'SIGKILL');
+          for (let i = 0; i < 200 && alive(pid); i++) await sleep(5);
+        };
+        const control = await session.doPromptTurn({
+          prompt,
+          emit: (part) => {
+            parts.push(part);
+            if (parts.length === killAtPart && killed === null) {
+              killed = suspendFirst
+                ? Promise.resolve(session.doSuspendTurn()).then(async (state) => (await kill(), state))
+                : kill().then(() => session.doSuspendTurn());
+            }
+          },
+        });
+        // The turn may end before killAtPart parts: then kill after it (the journal is complete: lossless replay).
+        await control.done;
+        if (killed === null) {
+          killed = kill().then(() => session.doSuspendTurn());
+        }
+        let state: HarnessV1ResumeState = await killed!;
+        await mine.host.dispose();
+        // A fresh host resumes: the replay rung spawns a new bridge on the same journal (then, if the
+        // turn's producer died unfinished, the rerun rung re-drives it, marked).
+        for (let i = 0; ; i++) {
+          const instance = await lane.kit.open(mine.id, state);
+          mine.host = instance;
+          if ((state.data as { turn?: unknown }).turn === undefined) break;
+          const plan = after[i] ?? { cut: 0, dropAtParts: [], dropAtMs: [], stall: null, slow: null };
+          const rungs = (instance.session as unknown as { rungs: string[] }).rungs;
+          // A rerun frame is at-most-once: faults start once the recomputed run is flowing (its ack is in).
+          let marked = false;
+          const result = await runSlice(instance, plan, parts, (emit) => Promise.resolve(instance.session.doContinueTurn({ emit })), {
+            armWhen: (part) => {
+              if (isRecomputedMarker(part)) marked = true;
+              return marked && part.type === 'text-delta';
+            },
+          });
+          if (rungs.includes('rerun')) faults.rerun++;
+          if (lane.name === 'survive' && !rungs.includes('rerun')) faults.surviveResumes++;
+          if (result.suspended === null) {
+            if (result.dropped) await rotate(lane.kit, mine);
+            break;
+          }
+          state = result.suspended;
+          await instance.dispose();
+          if (i > 8) throw new Error('more than 8 slices: suspend did not make progress');
+        }
+        const verdict = record(shape, parts, lane.name);
+        if (!verdict.ok) throw new Error(verdict.problem);
+        if (lane.name === 'survive') {
+          surviveMarkers += verdict.markers;
+          if (verdict.markers > 0) throw new Error(`a CLI that survives its bridge took the rerun rung (${verdict.markers} recomputed markers)`);
+        }
+        healthy = true;
+      } finally {
+        if (!healthy) {
+          current = null;
+          if (process.env.HB_CHAOS_KEEP !== '1') await Promise.resolve(mine.host.session.doDestroy()).catch(() => undefined);
+          await mine.host.dispose();
+        }
+      }
+    })),
+    { ...fcOptions, numRuns: lane.runs, seed: seed ^ lane.seedXor },
+  );
+  if (current !== null) {
+    const last: { host: HostInstance } = current;
+    await last.host.session.doDestroy();
+    await last.host.dispose();
+  }
+}
 
 /**
  * A drop at a turn's last part leaves the reused host's channel reconnecting;
@@ -410,10 +442,10 @@ describe('chaos', () => {
  * outcome-unknown (start is at-most-once; see the report on issue 8). Move
  * the session to a fresh host instance instead, as an app would after a loss.
  */
-async function rotate(mine: { id: string; host: HostInstance }): Promise<void> {
+async function rotate(on: ChaosKit, mine: { id: string; host: HostInstance }): Promise<void> {
   const state = await mine.host.session.doDetach();
   await mine.host.dispose();
-  mine.host = await kit.open(mine.id, state);
+  mine.host = await on.open(mine.id, state);
 }
 
 /** Fails a schedule that hangs (with the latest kit diagnostics), so fast-check reports its seed and shrinks it. */

@@ -2,7 +2,8 @@
 // mid-turn, a fresh host resumes, and the new bridge has re-adopted the CLI —
 // the replay rung only, no rerun, no recomputed marker, and the parts are those
 // of an uninterrupted run.
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
@@ -57,4 +58,39 @@ describe('session with a surviving CLI', () => {
     expect(next.at(-1)?.type).toBe('finish');
     await resumed.session.doDestroy();
   });
+
+  it('doDestroy with the bridge gone (SIGKILLed) still kills the surviving CLI and its keeper', { timeout: 60_000 }, async () => {
+    const { session } = await kit.start('destroyed');
+    let reached: () => void;
+    const fifth = new Promise<void>((resolve) => (reached = resolve));
+    const { control } = await startTurn(session, 'orphan LINES:400 INTERVAL:20', (_p, n) => {
+      if (n === 5) reached();
+    });
+    await fifth;
+    const suspended = await session.doSuspendTurn();
+    await control.done;
+    const stateDir = (suspended.data as { stateDir: string }).stateDir;
+    const { pid } = JSON.parse(await readFile(join(stateDir, 'bridge.json'), 'utf8')) as { pid: number };
+    const [keeperDir] = await readdir(join(stateDir, 'keepers'));
+    const pidOf = async (name: string) => Number(await readFile(join(stateDir, 'keepers', keeperDir!, name), 'utf8'));
+    const keeper = await pidOf('keeper.pid');
+    const cli = await pidOf('cli.pid');
+    process.kill(pid, 'SIGKILL');
+    while (running(pid)) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect([running(keeper), running(cli)], 'the keeper and its CLI outlive the bridge').toEqual([true, true]);
+    // No bridge answers the destroy: the session removes the state itself (forceDestroy), keepers included.
+    await session.doDestroy();
+    for (let i = 0; i < 300 && (running(keeper) || running(cli)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect([running(keeper), running(cli)], 'no keeper or CLI left after doDestroy').toEqual([false, false]);
+  });
 });
+
+/** Alive and not a zombie. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}

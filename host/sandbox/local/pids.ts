@@ -123,3 +123,47 @@ export async function killRecorded(pidFile: string): Promise<void> {
     if (errnoCode(error) !== 'ENOENT') throw error;
   }
 }
+
+/**
+ * Processes whose working directory is `dir` or below it, other than this
+ * one: what is still running "in" a local sandbox after its recorded groups
+ * are gone — a process that left its group on purpose (a bridge's keeper runs
+ * in a session of its own, so its CLI outlives a SIGKILLed bridge). Reads
+ * /proc; elsewhere there is nothing to find.
+ */
+export async function residentPids(given: string): Promise<number[]> {
+  const { readdir, readlink, realpath } = await import('node:fs/promises');
+  const dir = await realpath(given).catch(() => given); // /proc shows resolved paths
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid || Number(entry) === process.ppid) continue;
+    let cwd: string;
+    try {
+      cwd = await readlink(`/proc/${entry}/cwd`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    const path = cwd.endsWith(' (deleted)') ? cwd.slice(0, -' (deleted)'.length) : cwd; // a removed dir still pins its residents
+    if (path === dir || path.startsWith(`${dir}/`)) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** SIGKILLs every process still living in `dir` (residentPids) and waits for them to go. */
+export async function killResidents(dir: string): Promise<void> {
+  const pids = await residentPids(dir);
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  await waitGone(pids, maxKillGraceMs);
+}

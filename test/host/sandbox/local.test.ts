@@ -3,7 +3,7 @@
 // running server reachable, bwrap missing fails closed, templates shared by
 // concurrent processes). Real processes and dirs under os.tmpdir().
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -58,6 +58,16 @@ async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   return text.trim();
 }
 
+/** Alive and not a zombie (an orphan's zombie waits for init, which may reap slowly). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 async function reachable(url: string): Promise<boolean> {
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
@@ -91,6 +101,30 @@ describe('local provider specifics', () => {
       expect(existsSync(session.defaultWorkingDirectory)).toBe(false);
     } finally {
       await server.kill();
+      await session.destroy();
+    }
+  });
+
+  it('stop() also kills a process that left its group but still lives in the sandbox dir (a keeper in a session of its own)', async () => {
+    const provider = createLocalSandboxProvider({ root: join(tempRoot, 'residents', 'sandboxes'), templatesRoot: join(tempRoot, 'residents', 'templates') });
+    const session = await provider.createSession({ sessionId: 'residents' });
+    // setsid-like: a detached grandchild with its own session, cwd inside the sandbox, that prints its pid and sleeps.
+    const run = await session.run({
+      command:
+        `node -e "const c=require('child_process').spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore',cwd:process.cwd()});c.unref();console.log(c.pid)"`,
+    });
+    const pid = Number(run.stdout.trim());
+    try {
+      expect(pid, `the detached child's pid (stdout: ${run.stdout})`).toBeGreaterThan(0);
+      expect(running(pid), 'it outlived the command that started it').toBe(true);
+      await session.stop();
+      expect(running(pid), 'stop() killed it although it was in no recorded group').toBe(false);
+    } finally {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone, as it should be
+      }
       await session.destroy();
     }
   });
