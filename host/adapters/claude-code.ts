@@ -38,7 +38,19 @@ export const claudeCodeVersion = '2.1.328';
 const hostServer = 'host';
 const id = 'claude-code';
 
-export type ClaudeCodeOptions = { modelId?: string; binPath?: string; extraEnv?: Record<string, string> };
+export type ClaudeCodeOptions = {
+  modelId?: string;
+  binPath?: string;
+  extraEnv?: Record<string, string>;
+  /**
+   * Launch `survive` (pipes only): the CLI runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the
+   * next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
+   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
+   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
+   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   */
+  survive?: boolean;
+};
 
 const usage = anthropicUsageSchema.optional();
 const nested = { parent_tool_use_id: z.string().nullish() };
@@ -209,6 +221,7 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
       ackId: ['command_uuid'],
     },
     interrupt: { input: stdinLine({ type: 'control_request', request_id: 'harness-bridge-interrupt', request: { subtype: 'interrupt' } }) },
+    ...(options.survive === true ? { survive: true } : {}), // opt-in: see ClaudeCodeOptions.survive
   };
 }
 

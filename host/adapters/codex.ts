@@ -28,6 +28,14 @@ export type CodexOptions = {
   binPath?: string;
   /** Env for the CLI. `OPENAI_BASE_URL` (ignored by Codex itself) selects a custom Responses provider there, keyed by `OPENAI_API_KEY`. */
   extraEnv?: Record<string, string>;
+  /**
+   * Launch `survive` (pipes only): the app-server runs under a keeper, outlives a SIGKILLed bridge and is re-adopted
+   * by the next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
+   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
+   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
+   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   */
+  survive?: boolean;
 };
 
 const toml = (value: string | boolean) => JSON.stringify(value); // a JSON string or boolean is a TOML one
@@ -58,6 +66,7 @@ export function codexLaunch(options: CodexOptions, ctx: LaunchContext): LaunchSp
       { regex: `^\\{"error":.*"id":"(${rpc.rpcIds.turnStart}|${rpc.rpcIds.threadStart}|${rpc.rpcIds.compactStart})"\\}$` }, // refused: no turn/completed follows
     ],
     interrupt: { input: '' }, // turn/interrupt names the running turn: encodeInterrupt sends it
+    ...(options.survive === true ? { survive: true } : {}), // opt-in: see CodexOptions.survive
   };
 }
 

@@ -23,7 +23,20 @@ const id = 'pi';
 
 /** A pi model provider (pi's ProviderConfig plus its id), registered by the extension; `${VAR}` in strings expands from the CLI's env. */
 export type PiProvider = { readonly id: string } & Readonly<Record<string, JSONValue>>;
-export type PiOptions = { modelId?: string; binPath?: string; extraEnv?: Record<string, string>; provider?: PiProvider };
+export type PiOptions = {
+  modelId?: string;
+  binPath?: string;
+  extraEnv?: Record<string, string>;
+  provider?: PiProvider;
+  /**
+   * Launch `survive` (pipes only): pi runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the next
+   * bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
+   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
+   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
+   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   */
+  survive?: boolean;
+};
 
 const usage = z.object({ input: z.number(), output: z.number(), cacheRead: z.number(), cacheWrite: z.number() }).partial().catchall(z.json());
 const message = z.object({ role: z.string(), stopReason: z.string().optional(), errorMessage: z.string().optional(), usage: usage.optional() });
@@ -113,6 +126,7 @@ function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
       { prefix: `{"id":"${compactId}","type":"response","command":"compact",` },
     ],
     interrupt: { input: line({ type: 'abort' }) },
+    ...(options.survive === true ? { survive: true } : {}), // opt-in: see PiOptions.survive
   };
 }
 

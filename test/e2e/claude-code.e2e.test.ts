@@ -37,7 +37,8 @@ const env = useE2eEnv({
   name: 'claude-code',
   install: () => ensureCli('claude-code'),
   // The CLI is installed on this machine (no npm inside the namespace).
-  adapter: (bin, modelUrl) => recordingRestores(withHostInstalledCli(claudeCodeAdapter({ binPath: bin, extraEnv: { ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'sk-test' } }))),
+  adapter: (bin, modelUrl, variant) =>
+    recordingRestores(withHostInstalledCli(claudeCodeAdapter({ binPath: bin, extraEnv: { ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'sk-test' }, ...variant }))),
   requestPath: '/v1/messages',
 });
 

@@ -12,8 +12,8 @@ const env = useE2eEnv({
   name: 'codex',
   install: () => ensureCli('codex'),
   // The CLI is installed on this machine (no npm inside the namespace); OPENAI_BASE_URL selects the adapter's custom provider.
-  adapter: (bin, modelUrl) =>
-    withHostInstalledCli(codexAdapter({ binPath: bin, modelId: 'gpt-5.5', extraEnv: { OPENAI_BASE_URL: `${modelUrl}/v1`, OPENAI_API_KEY: 'sk-test' } })),
+  adapter: (bin, modelUrl, variant) =>
+    withHostInstalledCli(codexAdapter({ binPath: bin, modelId: 'gpt-5.5', extraEnv: { OPENAI_BASE_URL: `${modelUrl}/v1`, OPENAI_API_KEY: 'sk-test' }, ...variant })),
   requestPath: '/v1/responses',
 });
 

@@ -16,8 +16,10 @@ const env = useE2eEnv({
   name: 'pi',
   install: () => ensureCli('pi'),
   // The CLI is installed on this host (no npm inside the namespace); the extension file still comes with the recipe.
-  adapter: (bin, modelUrl) =>
-    withHostInstalledCli(piAdapter({ binPath: bin, provider: piChatCompletionsProvider({ id: 'fake', baseUrl: `${modelUrl}/v1`, apiKey: 'sk-test', models: ['fake-model'] }) })),
+  adapter: (bin, modelUrl, variant) =>
+    withHostInstalledCli(
+      piAdapter({ binPath: bin, provider: piChatCompletionsProvider({ id: 'fake', baseUrl: `${modelUrl}/v1`, apiKey: 'sk-test', models: ['fake-model'] }), ...variant }),
+    ),
   requestPath: '/v1/chat/completions',
 });
 

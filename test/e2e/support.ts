@@ -32,12 +32,15 @@ export const textOf = (parts: Part[]) => ofType(parts, 'text-delta').map((p) => 
 const unixForward = fileURLToPath(new URL('../fixtures/unix-forward.mjs', import.meta.url));
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** Adapter options a case can choose per session (a fresh harness is built with them). Unset: the adapter's default. */
+export type E2eVariant = { readonly survive?: boolean };
+
 export type E2eEnv = {
   /** Valid inside tests (set by beforeAll). */
   readonly model: IsolatedModelServer;
   /** A new harness, as a fresh host process builds it. */
-  harness(): HarnessV1;
-  open(sessionId: string, permissionMode?: HarnessV1PermissionMode, resumeFrom?: HarnessV1ResumeState, skills?: HarnessV1Skill[]): Promise<Opened>;
+  harness(variant?: E2eVariant): HarnessV1;
+  open(sessionId: string, permissionMode?: HarnessV1PermissionMode, resumeFrom?: HarnessV1ResumeState, skills?: HarnessV1Skill[], variant?: E2eVariant): Promise<Opened>;
   /** The model requests on this CLI's API path, from index `since` on. */
   requests(since?: number): RecordedRequest[];
   /** A conformance context over this env (cleanups run by the caller). */
@@ -51,7 +54,7 @@ export type E2eEnv = {
 export function useE2eEnv(options: {
   name: string;
   install(): Promise<{ binPath: string }>;
-  adapter(bin: string, modelUrl: string): CliAdapter<any>;
+  adapter(bin: string, modelUrl: string, variant: E2eVariant): CliAdapter<any>;
   /** The API path this CLI's model requests hit (/v1/messages, /v1/chat/completions, /v1/responses). */
   requestPath: string;
 }): E2eEnv {
@@ -151,16 +154,16 @@ export function useE2eEnv(options: {
     return { sandbox: wrapped, workDir };
   }
 
-  const harness = () => createBridgeHarness(options.adapter(bin, isolated().url), { probeTimeoutMs: 3_000 });
+  const harness = (variant: E2eVariant = {}) => createBridgeHarness(options.adapter(bin, isolated().url, variant), { probeTimeoutMs: 3_000 });
 
   return {
     get model() {
       return isolated();
     },
     harness,
-    async open(sessionId, permissionMode = 'allow-all', resumeFrom, skills) {
+    async open(sessionId, permissionMode = 'allow-all', resumeFrom, skills, variant) {
       const { sandbox: box, workDir } = await sandbox(sessionId, resumeFrom !== undefined, (c) => void cleanups.push(c as () => void));
-      const session = await harness().doStart({
+      const session = await harness(variant).doStart({
         sessionId,
         sandboxSession: box,
         sessionWorkDir: workDir,
@@ -172,7 +175,7 @@ export function useE2eEnv(options: {
     },
     requests: (since = 0) => isolated().requests().filter((r) => r.path === options.requestPath).slice(since),
     conformance: (prompts, defer) => ({
-      harness,
+      harness: () => harness(),
       createSandbox: (id) => sandbox(id, false, defer),
       resumeSandbox: (id) => sandbox(id, true, defer),
       prompts,

@@ -438,6 +438,15 @@ describe('launch and encoders', () => {
     expect(spec.env).toMatchObject({ HOME: '/w/.harness-bridge/sessions/s1/claude-home', CLAUDE_CONFIG_DIR: '/w/.harness-bridge/sessions/s1/claude-home/.claude', ENABLE_TOOL_SEARCH: 'false', DISABLE_TELEMETRY: '1' });
   });
 
+  it('launch survive is opt-in (options.survive): off by default, on and valid (pipes) when asked, the rest of the spec unchanged', () => {
+    const plain = launchSpecSchema.parse(adapter.launch(ctx()));
+    expect(plain.survive).toBeUndefined();
+    const kept = launchSpecSchema.parse(claudeCodeAdapter({ survive: true }).launch(ctx()));
+    expect(kept.survive).toBe(true);
+    expect({ ...kept, survive: undefined }).toEqual({ ...plain, survive: undefined });
+    expect(claudeCodeAdapter({ survive: false }).launch(ctx())).toEqual(adapter.launch(ctx()));
+  });
+
   it('argv and env do not change between fresh, resume and rerun (the bridge reuses the live process only then)', () => {
     const fresh = adapter.launch(ctx());
     for (const mode of ['resume', 'rerun'] as const) expect(adapter.launch(ctx({ mode, threadId: 'abc' })), mode).toEqual(fresh);

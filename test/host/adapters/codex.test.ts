@@ -342,6 +342,15 @@ describe('encoders and launch', () => {
     expect(plain.argv[2]).toBe('mkdir -p "$CODEX_HOME" && exec "$0" "$@"');
   });
 
+  it('launch survive is opt-in (options.survive): off by default, on and valid (pipes) when asked, the rest of the spec unchanged', () => {
+    const plain = launchSpecSchema.parse(codexLaunch({}, ctx()));
+    expect(plain.survive).toBeUndefined();
+    const kept = launchSpecSchema.parse(codexLaunch({ survive: true }, ctx()));
+    expect(kept.survive).toBe(true);
+    expect({ ...kept, survive: undefined }).toEqual({ ...plain, survive: undefined });
+    expect(codexLaunch({ survive: false }, ctx())).toEqual(codexLaunch({}, ctx()));
+  });
+
   it('turnEnd matchers fire on turn/completed, our thread/start answer and refused starts — on no other captured line', () => {
     for (const name of fixtures) {
       for (const line of lines(name)) {

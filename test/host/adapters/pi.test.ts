@@ -490,6 +490,15 @@ describe('launch, encoders and the extension', () => {
     expect(withMcp.env).toMatchObject({ [PI_EXTENSION_ENV.mcpUrlVar]: 'HARNESS_BRIDGE_MCP_URL', [PI_EXTENSION_ENV.mcpTokenVar]: 'HARNESS_BRIDGE_MCP_TOKEN' });
   });
 
+  it('launch survive is opt-in (options.survive): off by default, on and valid (pipes) when asked, the rest of the spec unchanged', () => {
+    const plain = launchSpecSchema.parse(piAdapter().launch(ctx()));
+    expect(plain.survive).toBeUndefined();
+    const kept = launchSpecSchema.parse(piAdapter({ survive: true }).launch(ctx()));
+    expect(kept.survive).toBe(true);
+    expect({ ...kept, survive: undefined }).toEqual({ ...plain, survive: undefined });
+    expect(piAdapter({ survive: false }).launch(ctx())).toEqual(piAdapter().launch(ctx()));
+  });
+
   it('argv is the same for the fresh turn and every resumed turn of the session (the bridge keeps the live process)', () => {
     const fresh = launchSpecSchema.parse(adapter.launch(ctx()));
     const [threadId] = journal(lines('text')).flatMap((r) => adapter.threadId(r) ?? []);
