@@ -5,6 +5,10 @@
 // (launch.inputAck) the turn's stdin writes and complete lines; then hands the
 // CLI to the supervisor. A keeper dir without its saved launch cannot be
 // driven: its group is killed and the turn ends 'interrupted' as before.
+// Host tool calls the adopted turn made that have no result yet died with the
+// old bridge's MCP connection (the CLI got a transport error as their result):
+// each gets a journaled error result here, so no host is asked again for an
+// answer nothing waits for, and the journal says what happened.
 import type { HostToolSpec, JournalRecord, RecordDraft } from '../protocol/v1/index.ts';
 import type { Journal } from './journal.ts';
 import { keeperDir, readSavedLaunch } from './kept-process.ts';
@@ -54,16 +58,26 @@ export async function adoptSurvivor(options: {
   const turnScan = adopted.turnId !== null;
   const wantHistory = adopted.turnId !== null && launch.inputAck !== undefined;
   const from = Math.min(adopted.fromSeq, adopted.turnFirstSeq ?? adopted.fromSeq);
+  const unanswered = new Set<string>();
   for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
     for (const line of batch) {
       const k = line.indexOf('"kind":"') + 8;
       const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
-      const turnRecord = turnScan && (line.startsWith('stdin"', k) || line.startsWith('signal"', k));
+      const turnRecord =
+        turnScan && (line.startsWith('stdin"', k) || line.startsWith('signal"', k) || line.startsWith('tool-call"', k) || line.startsWith('tool-result"', k));
       if (!output && !turnRecord && !line.startsWith('turn-start"', k)) continue;
       const record = JSON.parse(line) as JournalRecord;
       if (record.kind === 'turn-start') {
         // The host tools the CLI may call: what every start since its spawn served (the MCP endpoint is new).
         tools.push(...(record.data.tools ?? []));
+        continue;
+      }
+      if (record.kind === 'tool-call') {
+        if (record.turnId === adopted.turnId) unanswered.add(record.data.callId);
+        continue;
+      }
+      if (record.kind === 'tool-result') {
+        unanswered.delete(record.data.callId);
         continue;
       }
       if (record.kind === 'signal') {
@@ -85,6 +99,17 @@ export async function adoptSurvivor(options: {
         adoption.history.push({ stream: record.kind, line: record.data.text });
       }
     }
+  }
+  for (const callId of unanswered) {
+    options.record({
+      kind: 'tool-result',
+      turnId: adopted.turnId,
+      data: {
+        callId,
+        isError: true,
+        output: 'the bridge exited while this host tool call was pending; the CLI received a transport error for it, so no answer is accepted any more',
+      },
+    });
   }
   await options.supervisor.adopt(adoption);
   return { tools };

@@ -384,4 +384,36 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     rmSync(first.stateDir, { recursive: true, force: true });
     await eventually(() => !alive(keeper) && !alive(spawn.data.pid), 10_000, 'keeper and CLI gone after their dir was removed');
   });
+
+  it('a host tool call pending when the bridge dies gets a journaled error result on adoption, and a late answer is refused', { timeout: 60_000 }, async () => {
+    const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
+    const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
+    const first = await bridgeOn();
+    const { client, hello } = await connect(first);
+    await client.attach(hello.lastSeq);
+    await client.request({
+      type: 'start',
+      id: 's',
+      turnId: 'pending',
+      launch: { argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"lost"}'], survive: true },
+      tools: [tool],
+    });
+    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
+    cliGroups.push(spawn.data.pid);
+    const call = (await client.waitForRecord((r) => r.kind === 'tool-call')) as RecordOf<'tool-call'>;
+    await first.kill('SIGKILL'); // the CLI's tools/call request dies with the bridge's MCP connection
+
+    const second = await bridgeOn(first.stateDir);
+    const { client: c2 } = await connect(second);
+    await c2.attach(0);
+    const result = (await c2.waitForRecord((r) => r.kind === 'tool-result', 20_000)) as RecordOf<'tool-result'>;
+    expect(result).toMatchObject({ turnId: 'pending', data: { callId: call.data.callId, isError: true } });
+    expect(String(result.data.output)).toMatch(/bridge exited while this host tool call was pending/);
+    expect(await c2.request({ type: 'tool-result', id: 'late', callId: call.data.callId, output: 'LOST' }), 'nothing waits for this answer').toMatchObject({
+      type: 'error',
+      code: 'unknown-call',
+    });
+    await c2.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'pending', 20_000);
+    expect(c2.records().filter((r) => r.kind === 'tool-result' && r.data.callId === call.data.callId), 'one result for the call').toHaveLength(1);
+  });
 });
