@@ -17,7 +17,7 @@ import type { LaunchSpec } from '../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { childEnv, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from './supervisor-process.ts';
+import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from './supervisor-process.ts';
 import type { OutputStream } from './turn-end.ts';
 
 const readChunkBytes = 64 * 1024;
@@ -178,16 +178,6 @@ export async function adoptKept(
   const proc = new KeptProcess(dir, pid, launch, from, options, events);
   await proc.connect();
   return proc;
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals, log: SupervisorLogger): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch (err) {
-    log.debug({ pid, signal, code: (err as NodeJS.ErrnoException).code }, 'kill process group failed');
-    return false;
-  }
 }
 
 class Reader {

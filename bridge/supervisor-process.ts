@@ -62,7 +62,8 @@ export function childEnv(launch: LaunchSpec): Record<string, string> {
   return launch.env ? Object.assign(env, launch.env) : env;
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals, log: SupervisorLogger): boolean {
+/** Signals a CLI's whole process group; false when it is gone already (logged at debug). */
+export function killGroup(pid: number, signal: NodeJS.Signals, log: SupervisorLogger): boolean {
   try {
     process.kill(-pid, signal);
     return true;

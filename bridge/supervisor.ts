@@ -113,6 +113,30 @@ type Turn = {
   abortTimer: NodeJS.Timeout | null;
 };
 
+/**
+ * A turn's state with its launch's turnEnd (lifetime 'session') and inputAck compiled over one
+ * LineJson; `compiled` is not ok when a matcher does not compile (the start then fails as spawn-failed).
+ */
+function newTurn(turnId: string, launch: LaunchSpec, entry: ProcEntry | null): { turn: Turn; compiled: ReturnType<typeof compileTurnEnd> | { ok: true; test: null } } {
+  const json = new LineJson();
+  const compiled = launch.lifetime === 'session' ? compileTurnEnd(launch.turnEnd, json) : ({ ok: true, test: null } as const);
+  const ack = compiled.ok && compiled.test && launch.inputAck ? compileInputAck(launch.inputAck, json) : null;
+  const turn: Turn = {
+    turnId,
+    launch,
+    entry,
+    test: compiled.ok ? compiled.test : null,
+    ack,
+    pending: new Set(),
+    ackTimer: null,
+    json,
+    endWithLine: null,
+    ending: null,
+    abortTimer: null,
+  };
+  return { turn, compiled };
+}
+
 const NOOP_LOG: SupervisorLogger = { debug() {}, warn() {} };
 
 export function resolveSupervisorLimits(overrides: Partial<SupervisorLimits> = {}): SupervisorLimits {
@@ -209,27 +233,12 @@ export class Supervisor {
     if (this.#stopping) return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
     if (this.#turn) return { ok: false, code: 'turn-busy', message: `turn ${this.#turn.turnId} is still running` };
 
-    const json = new LineJson();
-    const compiled = launch.lifetime === 'session' ? compileTurnEnd(launch.turnEnd, json) : ({ ok: true, test: null } as const);
-    const ack = compiled.ok && compiled.test && launch.inputAck ? compileInputAck(launch.inputAck, json) : null;
+    const { turn, compiled } = newTurn(turnId, launch, null);
     const live = this.#current;
     const reuse =
       live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === entryKey(launch);
     if (live && !reuse && compiled.ok) this.#retire(live);
 
-    const turn: Turn = {
-      turnId,
-      launch,
-      entry: null,
-      test: compiled.ok ? compiled.test : null,
-      ack,
-      pending: new Set(),
-      ackTimer: null,
-      json,
-      endWithLine: null,
-      ending: null,
-      abortTimer: null,
-    };
     this.#turn = turn;
     const data: { input?: string; tools?: HostToolSpec[]; argv: string[]; rerun?: boolean } = { argv: launch.argv };
     if (input !== undefined) data.input = input;
@@ -360,27 +369,12 @@ export class Supervisor {
     entry.cont = { ...adoption.cont };
     this.#current = entry;
     if (adoption.turnId !== null) {
-      const json = new LineJson();
-      const compiled = launch.lifetime === 'session' ? compileTurnEnd(launch.turnEnd, json) : ({ ok: true, test: null } as const);
-      const ack = compiled.ok && compiled.test && launch.inputAck ? compileInputAck(launch.inputAck, json) : null;
-      const turn: Turn = {
-        turnId: adoption.turnId,
-        launch,
-        entry,
-        test: compiled.ok ? compiled.test : null,
-        ack,
-        pending: new Set(),
-        ackTimer: null,
-        json,
-        endWithLine: null,
-        ending: null,
-        abortTimer: null,
-      };
-      for (const item of ack ? adoption.history : []) {
+      const { turn } = newTurn(adoption.turnId, launch, entry);
+      for (const item of turn.ack ? adoption.history : []) {
         if ('stdin' in item) this.#awaitAcks(turn, item.stdin);
         else this.#takeAck(turn, item.stream, item.line);
       }
-      json.forget();
+      turn.json.forget();
       this.#turn = turn;
       if (adoption.aborting) {
         // The previous bridge had interrupted it: the turn ends 'aborted', and the grace restarts here.

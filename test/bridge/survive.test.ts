@@ -71,6 +71,25 @@ afterEach(async () => {
 const cliGroups: number[] = [];
 
 /** Joins stdout pieces into lines (a `cont` piece continues into the next). */
+/** A surviving turn whose CLI is the MCP client stand-in: it lists the host tools, then calls echo_upper with `args`. */
+async function startToolTurn(turnId: string, args: string, extra: string[] = []) {
+  const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
+  const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
+  const first = await bridgeOn();
+  const { client, hello } = await connect(first);
+  await client.attach(hello.lastSeq);
+  await client.request({
+    type: 'start',
+    id: 's',
+    turnId,
+    launch: { argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', args, ...extra], survive: true },
+    tools: [tool],
+  });
+  const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
+  cliGroups.push(spawn.data.pid);
+  return { first, client, spawn };
+}
+
 function linesOf(records: readonly JournalRecord[], kind: 'stdout' | 'stderr', turnId: string): string[] {
   const lines: string[] = [];
   let carry = '';
@@ -315,20 +334,7 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
   });
 
   it('host tools after adoption: the new bridge serves the MCP token and port the adopted CLI was given, and the tools its turn listed', { timeout: 60_000 }, async () => {
-    const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
-    const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
-    const first = await bridgeOn();
-    const { client, hello } = await connect(first);
-    await client.attach(hello.lastSeq);
-    await client.request({
-      type: 'start',
-      id: 's',
-      turnId: 'tools',
-      launch: { argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"after"}', '--delay-ms', '1500'], survive: true },
-      tools: [tool],
-    });
-    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
-    cliGroups.push(spawn.data.pid);
+    const { first, client } = await startToolTurn('tools', '{"text":"after"}', ['--delay-ms', '1500']);
     await client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.includes('"step":"tools/list"'));
     await first.kill('SIGKILL');
 
@@ -386,20 +392,7 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
   });
 
   it('a host tool call pending when the bridge dies gets a journaled error result on adoption, and a late answer is refused', { timeout: 60_000 }, async () => {
-    const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
-    const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
-    const first = await bridgeOn();
-    const { client, hello } = await connect(first);
-    await client.attach(hello.lastSeq);
-    await client.request({
-      type: 'start',
-      id: 's',
-      turnId: 'pending',
-      launch: { argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"lost"}'], survive: true },
-      tools: [tool],
-    });
-    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
-    cliGroups.push(spawn.data.pid);
+    const { first, client } = await startToolTurn('pending', '{"text":"lost"}');
     const call = (await client.waitForRecord((r) => r.kind === 'tool-call')) as RecordOf<'tool-call'>;
     await first.kill('SIGKILL'); // the CLI's tools/call request dies with the bridge's MCP connection
 

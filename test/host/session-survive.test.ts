@@ -2,10 +2,10 @@
 // mid-turn, a fresh host resumes, and the new bridge has re-adopted the CLI —
 // the replay rung only, no rerun, no recomputed marker, and the parts are those
 // of an uninterrupted run.
-import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive } from '../../host/sandbox/local/pids.ts';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
@@ -76,21 +76,11 @@ describe('session with a surviving CLI', () => {
     const keeper = await pidOf('keeper.pid');
     const cli = await pidOf('cli.pid');
     process.kill(pid, 'SIGKILL');
-    while (running(pid)) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect([running(keeper), running(cli)], 'the keeper and its CLI outlive the bridge').toEqual([true, true]);
+    while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect([isAlive(keeper), isAlive(cli)], 'the keeper and its CLI outlive the bridge').toEqual([true, true]);
     // No bridge answers the destroy: the session removes the state itself (forceDestroy), keepers included.
     await session.doDestroy();
-    for (let i = 0; i < 300 && (running(keeper) || running(cli)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect([running(keeper), running(cli)], 'no keeper or CLI left after doDestroy').toEqual([false, false]);
+    for (let i = 0; i < 300 && (isAlive(keeper) || isAlive(cli)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect([isAlive(keeper), isAlive(cli)], 'no keeper or CLI left after doDestroy').toEqual([false, false]);
   });
 });
-
-/** Alive and not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}

@@ -3,11 +3,12 @@
 // running server reachable, bwrap missing fails closed, templates shared by
 // concurrent processes). Real processes and dirs under os.tmpdir().
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive } from '../../../host/sandbox/local/pids.ts';
 import { createConformanceContext, sandboxProviderConformance } from '../../../host/conformance/sandbox-provider.ts';
 import { createLocalSandboxProvider, findBwrap, findFreeLoopbackPorts, LocalSandboxError } from '../../../host/sandbox/local.ts';
 
@@ -58,16 +59,6 @@ async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   return text.trim();
 }
 
-/** Alive and not a zombie (an orphan's zombie waits for init, which may reap slowly). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
 async function reachable(url: string): Promise<boolean> {
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
@@ -116,9 +107,9 @@ describe('local provider specifics', () => {
     const pid = Number(run.stdout.trim());
     try {
       expect(pid, `the detached child's pid (stdout: ${run.stdout})`).toBeGreaterThan(0);
-      expect(running(pid), 'it outlived the command that started it').toBe(true);
+      expect(isAlive(pid), 'it outlived the command that started it').toBe(true);
       await session.stop();
-      expect(running(pid), 'stop() killed it although it was in no recorded group').toBe(false);
+      expect(isAlive(pid), 'stop() killed it although it was in no recorded group').toBe(false);
     } finally {
       try {
         process.kill(pid, 'SIGKILL');
