@@ -125,14 +125,16 @@ export async function killRecorded(pidFile: string): Promise<void> {
 }
 
 /**
- * Processes whose working directory is `dir` or below it, other than this
- * one: what is still running "in" a local sandbox after its recorded groups
- * are gone — a process that left its group on purpose (a bridge's keeper runs
- * in a session of its own, so its CLI outlives a SIGKILLed bridge). Reads
- * /proc; elsewhere there is nothing to find.
+ * Bridge keepers still running in a local sandbox after its recorded groups
+ * are gone: a keeper (launch `survive`) runs in a session of its own so its
+ * CLI outlives a SIGKILLed bridge, so no recorded group holds it. Found by
+ * their working directory (a keeper runs in its keeper dir, under `dir`) and
+ * their `--keeper` argument; each comes with its CLI's group from
+ * `cli.pid` in that dir. Nothing else that merely has its cwd there (a
+ * developer's shell) is touched. Reads /proc; elsewhere there is nothing to find.
  */
-export async function residentPids(given: string): Promise<number[]> {
-  const { readdir, readlink, realpath } = await import('node:fs/promises');
+export async function residentKeepers(given: string): Promise<Array<{ pid: number; cliGroup: number | undefined }>> {
+  const { readdir, readFile, readlink, realpath } = await import('node:fs/promises');
   const dir = await realpath(given).catch(() => given); // /proc shows resolved paths
   let entries: string[];
   try {
@@ -140,30 +142,36 @@ export async function residentPids(given: string): Promise<number[]> {
   } catch {
     return [];
   }
-  const found: number[] = [];
+  const found: Array<{ pid: number; cliGroup: number | undefined }> = [];
   for (const entry of entries) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid || Number(entry) === process.ppid) continue;
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     let cwd: string;
+    let argv: string[];
     try {
       cwd = await readlink(`/proc/${entry}/cwd`);
+      argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
     } catch {
       continue; // gone, or not ours to read
     }
     const path = cwd.endsWith(' (deleted)') ? cwd.slice(0, -' (deleted)'.length) : cwd; // a removed dir still pins its residents
-    if (path === dir || path.startsWith(`${dir}/`)) found.push(Number(entry));
+    if (!(path === dir || path.startsWith(`${dir}/`)) || !argv.includes('--keeper')) continue;
+    const cli = Number((await readFile(`${path}/cli.pid`, 'utf8').catch(() => '')).trim());
+    found.push({ pid: Number(entry), cliGroup: Number.isInteger(cli) && cli > 0 ? cli : undefined });
   }
   return found;
 }
 
-/** SIGKILLs every process still living in `dir` (residentPids) and waits for them to go. */
-export async function killResidents(dir: string): Promise<void> {
-  const pids = await residentPids(dir);
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
+/** SIGKILLs every keeper still running in `dir` and its CLI's group (residentKeepers), and waits for them to go. */
+export async function killResidentKeepers(dir: string): Promise<void> {
+  const keepers = await residentKeepers(dir);
+  for (const { pid, cliGroup } of keepers) {
+    for (const target of cliGroup === undefined ? [pid] : [-cliGroup, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // gone (or no longer ours to signal)
+      }
     }
   }
-  await waitGone(pids, maxKillGraceMs);
+  await waitGone(keepers.flatMap(({ pid, cliGroup }) => (cliGroup === undefined ? [pid] : [pid, cliGroup])), maxKillGraceMs);
 }

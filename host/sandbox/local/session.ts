@@ -9,7 +9,7 @@ import { bwrapArgv, requireBwrap, type Isolation } from './bwrap.ts';
 import { LocalSandboxError } from './errors.ts';
 import { createFileMethods } from './files.ts';
 import { isInside, pidFileName, resolveIn } from './paths.ts';
-import { killRecorded, killResidents } from './pids.ts';
+import { killRecorded, killResidentKeepers } from './pids.ts';
 import { loopbackUrl } from './ports.ts';
 import { runProcess, spawnProcess, type LiveProcess, type ProcessHost } from './process.ts';
 
@@ -89,7 +89,7 @@ export function createLocalSession(options: LocalSessionOptions): LocalSandboxSe
     stopping ??= (async () => {
       await Promise.all([...live].map((entry) => entry.kill()));
       await killRecorded(pidFile);
-      await killResidents(dir); // what left its group (a keeper and its CLI) but still lives in the sandbox
+      await killResidentKeepers(dir); // a bridge keeper and its CLI left every recorded group on purpose
     })().finally(() => {
       stopping = undefined;
     });

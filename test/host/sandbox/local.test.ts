@@ -96,25 +96,44 @@ describe('local provider specifics', () => {
     }
   });
 
-  it('stop() also kills a process that left its group but still lives in the sandbox dir (a keeper in a session of its own)', async () => {
+  it('stop() also kills a bridge keeper that left every recorded group (own session) and its CLI group, and leaves other processes in the dir alone', async () => {
     const provider = createLocalSandboxProvider({ root: join(tempRoot, 'residents', 'sandboxes'), templatesRoot: join(tempRoot, 'residents', 'templates') });
     const session = await provider.createSession({ sessionId: 'residents' });
-    // setsid-like: a detached grandchild with its own session, cwd inside the sandbox, that prints its pid and sleeps.
-    const run = await session.run({
-      command:
-        `node -e "const c=require('child_process').spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore',cwd:process.cwd()});c.unref();console.log(c.pid)"`,
-    });
-    const pid = Number(run.stdout.trim());
+    const keeperDir = join(session.defaultWorkingDirectory, 'state', 'keepers', 'k1');
+    await mkdir(keeperDir, { recursive: true });
+    // A stand-in keeper (argv --keeper, cwd its keeper dir, a session of its own) whose "CLI" runs in its own group
+    // and is named in cli.pid; beside it a plain detached process with its cwd in the sandbox (a developer's shell).
+    const keeperScript = [
+      "const cp=require('child_process');",
+      "const cli=cp.spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore'});",
+      "require('fs').writeFileSync('cli.pid',String(cli.pid));",
+      'setInterval(()=>{},1000);',
+    ].join('');
+    const launcher = [
+      "const cp=require('child_process');",
+      `const k=cp.spawn(process.execPath,['-e',${JSON.stringify(keeperScript)},'--','--keeper','.'],{detached:true,stdio:'ignore',cwd:${JSON.stringify(keeperDir)}});`,
+      "const o=cp.spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{detached:true,stdio:'ignore',cwd:process.cwd()});",
+      'k.unref();o.unref();console.log(k.pid,o.pid)',
+    ].join('');
+    const run = await session.run({ command: `node -e ${JSON.stringify(launcher)}` });
+    const [keeper, other] = run.stdout.trim().split(' ').map(Number) as [number, number];
+    let cli = 0;
     try {
-      expect(pid, `the detached child's pid (stdout: ${run.stdout})`).toBeGreaterThan(0);
-      expect(isAlive(pid), 'it outlived the command that started it').toBe(true);
+      for (let i = 0; i < 200 && cli === 0; i++) {
+        cli = Number(await readFile(join(keeperDir, 'cli.pid'), 'utf8').catch(() => '0'));
+        if (cli === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect([isAlive(keeper), isAlive(cli), isAlive(other)], `all three outlived the command that started them (stdout: ${run.stdout})`).toEqual([true, true, true]);
       await session.stop();
-      expect(isAlive(pid), 'stop() killed it although it was in no recorded group').toBe(false);
+      expect([isAlive(keeper), isAlive(cli)], 'stop() killed the keeper and its CLI although no recorded group held them').toEqual([false, false]);
+      expect(isAlive(other), 'a process that is no keeper is not stop()ped by its cwd').toBe(true);
     } finally {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone, as it should be
+      for (const pid of [keeper, cli, other]) {
+        try {
+          if (pid > 0) process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
       }
       await session.destroy();
     }
