@@ -47,6 +47,9 @@ describe('bridge state-dir lock', () => {
     const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d).trim()))));
     writeFileSync(join(dir, STATE_LOCK_FILE), JSON.stringify({ pid, startTime: processStartTime(pid), bridgeId: 'killed' }));
     expect(acquireStateLock(dir, 'new').ok, 'the holder is alive').toBe(false);
+    // Kill only once sh has exec'd into the non-reaping sleep: a sh still running may reap the killed child itself.
+    for (let i = 0; i < 200 && !readFileSync(`/proc/${parent.pid}/cmdline`, 'utf8').startsWith('sleep\0'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(readFileSync(`/proc/${parent.pid}/cmdline`, 'utf8'), 'the parent is the exec\'d sleep').toMatch(/^sleep\0/);
     process.kill(pid, 'SIGKILL');
     for (let i = 0; i < 100 && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 20));
     expect(readFileSync(`/proc/${pid}/stat`, 'utf8'), 'the holder is a zombie now').toContain(') Z ');
