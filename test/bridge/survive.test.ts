@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isAlive as alive } from '../../host/sandbox/local/pids.ts';
 import { launchSpecSchema, type JournalRecord, type RecordOf } from '../../protocol/v1/index.ts';
 import { LineSplitter } from '../../bridge/line-splitter.ts';
 import { recordSummary } from '../../host/replay/timeline.ts';
@@ -24,15 +25,6 @@ async function connect(bridge: RunningBridge) {
   const connected = await connectClient(bridge);
   clients.push(connected.client);
   return connected;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function keeperDirs(stateDir: string): string[] {
@@ -71,6 +63,18 @@ afterEach(async () => {
 const cliGroups: number[] = [];
 
 /** Joins stdout pieces into lines (a `cont` piece continues into the next). */
+/** A surviving turn of the fixture CLI printing 1000 lines slowly, once its third line is journaled. */
+async function startSlowSurvivor(turnId: string) {
+  const first = await bridgeOn();
+  const { client, hello } = await connect(first);
+  await client.attach(hello.lastSeq);
+  await client.request({ type: 'start', id: 's', turnId, launch: fixtureLaunch(['--json', '--lines', '1000', '--interval-ms', '20'], { survive: true }) });
+  const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
+  cliGroups.push(spawn.data.pid);
+  await client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.includes('"n":2'));
+  return { first, spawn, dir: join(first.stateDir, 'keepers', spawn.data.keeper!) };
+}
+
 /** A surviving turn whose CLI is the MCP client stand-in: it lists the host tools, then calls echo_upper with `args`. */
 async function startToolTurn(turnId: string, args: string, extra: string[] = []) {
   const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
@@ -351,14 +355,7 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
   });
 
   it('the keeper killed too (no exit written): falls back to interrupted, as without survive', { timeout: 60_000 }, async () => {
-    const first = await bridgeOn();
-    const { client, hello } = await connect(first);
-    await client.attach(hello.lastSeq);
-    await client.request({ type: 'start', id: 's', turnId: 'lost', launch: fixtureLaunch(['--json', '--lines', '1000', '--interval-ms', '20'], { survive: true }) });
-    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
-    cliGroups.push(spawn.data.pid);
-    await client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.includes('"n":2'));
-    const dir = join(first.stateDir, 'keepers', spawn.data.keeper!);
+    const { first, spawn, dir } = await startSlowSurvivor('lost');
     await first.kill('SIGKILL');
     process.kill(keeperPid(dir), 'SIGKILL');
     process.kill(-spawn.data.pid, 'SIGKILL');
@@ -375,14 +372,7 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
   });
 
   it('a keeper whose dir is removed (its session destroyed with no bridge left) kills its CLI and exits', { timeout: 30_000 }, async () => {
-    const first = await bridgeOn();
-    const { client, hello } = await connect(first);
-    await client.attach(hello.lastSeq);
-    await client.request({ type: 'start', id: 's', turnId: 'gone', launch: fixtureLaunch(['--json', '--lines', '1000', '--interval-ms', '20'], { survive: true }) });
-    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
-    cliGroups.push(spawn.data.pid);
-    await client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.includes('"n":2'));
-    const dir = join(first.stateDir, 'keepers', spawn.data.keeper!);
+    const { first, spawn, dir } = await startSlowSurvivor('gone');
     const keeper = keeperPid(dir);
     expect(readFileSync(join(dir, 'cli.pid'), 'utf8').trim(), 'cli.pid names the CLI (what a forced destroy kills)').toBe(String(spawn.data.pid));
     await first.kill('SIGKILL');

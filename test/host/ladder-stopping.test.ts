@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive as alive } from '../../host/sandbox/local/pids.ts';
 import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
@@ -50,15 +51,6 @@ function journalRecords(stateDir: string): JournalRecord[] {
   const source = loadSource(join(stateDir, 'journal.ndjson'));
   if (source.kind !== 'journal') throw new Error('expected a journal');
   return source.records.map((entry) => entry.record);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function until(predicate: () => boolean, maxMs: number, what: string): Promise<void> {
