@@ -35,8 +35,8 @@ export const entries = [
     entryPoint: 'host/cli/main.ts', // its #! line is kept at the top of the bundle
     outfile: 'dist/cli.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
-    // The `fixture` adapter's CLI (host/adapters/fixture.ts looks for it next to the bundle).
-    assets: [{ from: 'host/adapters/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' }],
+    // The `fixture` adapter's CLI (host/testing/fixture/fixture-adapter.ts looks for it next to the bundle).
+    assets: [{ from: 'host/testing/fixture/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' }],
   },
 ];
 

@@ -1,5 +1,5 @@
 // The bridge's command line, defined once. The host kit launches the bridge in
-// a sandbox with bridgeShellCommand() (host/bridge-process.ts), and the
+// a sandbox with bridgeShellCommand() (host/reach/bridge-process.ts), and the
 // benchmark spawns it with bridgeArgv() (test/bench/lib/targets.mjs): the same
 // node argv, so what the bench measures is what ships. Plain JS (with
 // bridge-command.d.mts) so the bench imports it without a TypeScript loader.

@@ -10,15 +10,15 @@ import './young-generation.ts'; // first: caps the young generation before the r
 import type { Server, Socket } from 'node:net';
 import type { LogLevel, RecordDraft } from '../protocol/v1/index.ts';
 import type { HostToolSpec } from '../protocol/v1/index.ts';
-import { adoptSurvivor } from './adopt.ts';
-import { inheritedMcpEnv, keeperDir, removeStaleKeeperDirs } from './kept-process.ts';
-import type { Journal } from './journal.ts';
+import { adoptSurvivor } from './survive/adopt-survivor.ts';
+import { inheritedMcpEnv, keeperDir, removeStaleKeeperDirs } from './survive/kept-process.ts';
+import type { Journal } from './journal/journal.ts';
 import type { Adopted } from './main.ts';
 import { createBridgeLogger, type BridgeLogger, type Logger } from './logger.ts';
-import { McpEndpoint, withMcp } from './mcp.ts';
-import { createBridgeServer, type BridgeServer } from './server.ts';
-import { Supervisor } from './supervisor.ts';
-import type { TurnLog } from './turns.ts';
+import { McpEndpoint, withMcp } from './mcp-endpoint.ts';
+import { createBridgeServer, type BridgeServer } from './server/server.ts';
+import { Supervisor } from './supervisor/supervisor.ts';
+import type { TurnLog } from './journal/turn-log.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 export type EarlyLogCall = { level: 'info' | 'warn' | 'fatal'; obj: object; msg: string };

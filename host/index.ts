@@ -1,16 +1,16 @@
 // The host kit's public entry: everything a program needs to run CLI adapters
 // as HarnessV1 sessions over the bridge. Internals (turn translation, the
 // ladder's pieces) stay importable by path for tools and tests.
-export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type LaunchContext, type LaunchMode, type PromptContext, type CompactContext, type Translator } from './adapter.ts';
+export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type LaunchContext, type LaunchMode, type PromptContext, type CompactContext, type Translator } from './adapter-kit/adapter.ts';
 export { createBridgeHarness, defaultStateDir, type BridgeHarness, type BridgeHarnessSettings } from './harness.ts';
-export { BridgeSession } from './session.ts';
-export { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from './channel.ts';
-export { BridgeChannelError, ChannelRequestError } from './errors.ts';
-export { BridgeSessionError, ResumeStateError, type SessionErrorCode } from './session-errors.ts';
-export { resumeStateSchemaFor, parseResumeState, type ResumeData } from './resume-state.ts';
-export { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandboxProviderOptions } from './sandbox/local.ts';
-export { adapterConformance, normalizeIds, type AdapterConformanceCase, type AdapterConformanceContext } from './conformance/adapter.ts';
-export { sandboxProviderConformance, type SandboxConformanceCase } from './conformance/sandbox-provider.ts';
+export { BridgeSession } from './session/session.ts';
+export { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from './channel/channel.ts';
+export { BridgeChannelError, ChannelRequestError } from './channel/errors.ts';
+export { BridgeSessionError, ResumeStateError, type SessionErrorCode } from './session/errors.ts';
+export { resumeStateSchemaFor, parseResumeState, type ResumeData } from './session/resume-state.ts';
+export { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandboxProviderOptions } from './sandbox/local/provider.ts';
+export { adapterConformance, normalizeIds, type AdapterConformanceCase, type AdapterConformanceContext } from './testing/conformance/adapter-conformance.ts';
+export { sandboxProviderConformance, type SandboxConformanceCase } from './testing/conformance/sandbox-provider-conformance.ts';
 export { CHANNEL_LIMITS, HOST_SESSION_LIMITS } from './limits.ts';
 export { limitYoungGeneration } from './memory.ts';
 export { HarnessCapabilityUnsupportedError, HarnessError } from '../protocol/harness-v1/errors.ts';

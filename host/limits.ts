@@ -66,7 +66,7 @@ export function checkLimit(name: string, value: number, min: number, max: number
   return value;
 }
 
-// Session-level defaults (host/session.ts, host/harness.ts).
+// Session-level defaults (host/session/session.ts, host/harness.ts).
 export const HOST_SESSION_LIMITS = {
   /** Bridge start to ready line. Node start is ~50–150 ms; a cold sandbox disk or bwrap can add seconds. */
   readyTimeoutMs: 20_000,

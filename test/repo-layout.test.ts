@@ -60,7 +60,7 @@ describe('the product does not depend on test/', () => {
       bundled[entryPoint] = inputs.filter(inTestTree).sort();
       if (entryPoint === 'host/cli/main.ts') {
         expect(inputs, 'the CLI bundles the fixture adapter and the demo model from the product tree').toEqual(
-          expect.arrayContaining(['host/adapters/fixture.ts', 'host/cli/scripted-model/script.ts']),
+          expect.arrayContaining(['host/testing/fixture/fixture-adapter.ts', 'host/testing/scripted-model/script.ts']),
         );
       }
     }
@@ -78,13 +78,13 @@ describe('the product does not depend on test/', () => {
         if (inTestTree(target)) lookups.push(`${file} -> ${target}`);
       }
     }
-    expect(found, 'the scan sees the fixture adapter find its CLI').toContain('host/adapters/fixture.ts -> host/adapters/fixture-cli.mjs');
+    expect(found, 'the scan sees the fixture adapter find its CLI').toContain('host/testing/fixture/fixture-adapter.ts -> host/testing/fixture/fixture-cli.mjs');
     expect(lookups.sort(), 'product → test/ run-time file lookups').toEqual([]);
   });
 
   it('the assets the build copies next to the bundles come from the product tree, not test/', () => {
     const assets = entries.flatMap((entry) => entry.assets ?? []);
-    expect(assets, 'the CLI ships the fixture CLI').toContainEqual({ from: 'host/adapters/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' });
+    expect(assets, 'the CLI ships the fixture CLI').toContainEqual({ from: 'host/testing/fixture/fixture-cli.mjs', to: 'dist/fixture-cli.mjs' });
     for (const { from } of assets) {
       expect(inTestTree(relative(root, resolve(root, from))), `asset ${from} is under test/`).toBe(false);
       expect(existsSync(join(root, from)), `asset ${from} exists`).toBe(true);

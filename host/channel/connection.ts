@@ -6,7 +6,7 @@
 // connect, what frames mean, and what a retryable loss costs.
 import WebSocket from 'ws';
 import { CLOSE_CODES_V1 } from '../../protocol/v1/index.ts';
-import type { BridgeChannelErrorCode } from '../errors.ts';
+import type { BridgeChannelErrorCode } from './errors.ts';
 import { CHANNEL_LIMITS } from '../limits.ts';
 import type { ChannelSocket, ChannelSocketConstructor } from './types.ts';
 

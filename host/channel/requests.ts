@@ -3,7 +3,7 @@
 // socket and calls flush/onDisconnect; this module never touches a socket.
 import type { z } from 'zod';
 import type { AckFrame, HostFrame, hostFrameSchema } from '../../protocol/v1/index.ts';
-import { ChannelRequestError, type ChannelRequestErrorCode } from '../errors.ts';
+import { ChannelRequestError, type ChannelRequestErrorCode } from './errors.ts';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 

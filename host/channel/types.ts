@@ -1,12 +1,12 @@
 // The channel's public types: the options a caller passes, the handle it gets
 // back, the status stream, and the socket seam tests fill with a fake. No
-// values live here; host/channel.ts re-exports every name, and that is the
+// values live here; host/channel/channel.ts re-exports every name, and that is the
 // import path callers use.
 import type { IncomingMessage } from 'node:http';
 import type WebSocket from 'ws';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
 import type { AckFrame, HelloFrame, JournalRecord } from '../../protocol/v1/index.ts';
-import type { BridgeChannelError } from '../errors.ts';
+import type { BridgeChannelError } from './errors.ts';
 import type { ChannelRequest } from './requests.ts';
 
 /** The subset of a `ws` client the channel uses; `ws` itself satisfies it (tests may pass a fake). */

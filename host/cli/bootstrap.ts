@@ -2,7 +2,7 @@
 // with sizes, commands) and its identity — the same values createBridgeHarness
 // computes, so a provider can key snapshots by what this prints.
 import { bridgeRecipe, recipeBytes, recipeIdentity } from '../../bootstrap/index.ts';
-import { adapterIds, findAdapter } from '../adapters/index.ts';
+import { adapterIds, findAdapter } from '../adapters/registry.ts';
 import { booleanFlag, CliError, CliUsageError, parseArgs, stringFlag } from './args.ts';
 import { stdoutStyle } from './style.ts';
 

@@ -6,8 +6,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createBridgeHarness } from '../harness.ts';
-import { parseResumeState, toResumeState } from '../resume-state.ts';
-import { createLocalSandboxProvider } from '../sandbox/local.ts';
+import { parseResumeState, toResumeState } from '../session/resume-state.ts';
+import { createLocalSandboxProvider } from '../sandbox/local/provider.ts';
 import { CliError, CliUsageError, parseArgs, stringFlag } from './args.ts';
 import { demoHostTool, demoToolOutput } from './demo.ts';
 import { demoStateSchema, type DemoResult } from './demo-state.ts';

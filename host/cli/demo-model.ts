@@ -6,10 +6,10 @@
 // gets the standard script.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicError, anthropicJson, anthropicStream, normalizeAnthropic } from './scripted-model/anthropic.ts';
-import { isObj } from './scripted-model/normalize-util.ts';
-import { planReply, type Conversation, type Item, type Planned } from './scripted-model/script.ts';
-import { SseSink } from './scripted-model/sse.ts';
+import { anthropicError, anthropicJson, anthropicStream, normalizeAnthropic } from '../testing/scripted-model/anthropic.ts';
+import { isObj } from '../testing/scripted-model/normalize-util.ts';
+import { planReply, type Conversation, type Item, type Planned } from '../testing/scripted-model/script.ts';
+import { SseSink } from '../testing/scripted-model/sse.ts';
 
 // Claude Code request bodies are ~150 KB; 64 MiB is far above any demo turn.
 const maxBodyBytes = 64 * 1024 * 1024;

@@ -5,8 +5,8 @@
 // owner, and it never prints the token.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { bridgeReadySchema, type BridgeReady } from '../bridge-process.ts';
-import { probeBridge } from '../probe.ts';
+import { bridgeReadySchema, type BridgeReady } from '../reach/bridge-process.ts';
+import { probeBridge } from '../reach/probe.ts';
 import { scanJournalBytes, type JournalScan } from '../replay/source.ts';
 import { booleanFlag, CliError, parseArgs } from './args.ts';
 import { stdoutStyle } from './style.ts';

@@ -2,7 +2,7 @@
 // for replay) and a live printer (text flows inline, everything else is a
 // tagged line) for run and demo. Presentation only.
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import type { TranslatedPart } from '../replay/translate.ts';
+import type { TranslatedPart } from '../replay/retranslate.ts';
 import type { Style } from './style.ts';
 
 /** One line: index, seq, turn, type and the part's other fields as compact JSON. */

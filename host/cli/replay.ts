@@ -1,7 +1,7 @@
 // `harness-bridge replay`: offline re-translation of a recording or journal
 // with a registered adapter (no CLI, no network), plus --timeline, --check
 // and --diff. The work is host/replay's; this file parses flags and prints.
-import { findAdapter, adapterIds, type AnyCliAdapter } from '../adapters/index.ts';
+import { findAdapter, adapterIds, type AnyCliAdapter } from '../adapters/registry.ts';
 import {
   buildTimeline,
   checkInvariants,

@@ -5,10 +5,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import { adapterIds } from '../adapters/index.ts';
+import { adapterIds } from '../adapters/registry.ts';
 import { createBridgeHarness } from '../harness.ts';
-import { parseResumeState } from '../resume-state.ts';
-import { createLocalSandboxProvider } from '../sandbox/local.ts';
+import { parseResumeState } from '../session/resume-state.ts';
+import { createLocalSandboxProvider } from '../sandbox/local/provider.ts';
 import { booleanFlag, CliError, CliUsageError, parseArgs, stringFlag } from './args.ts';
 import { createStreamPrinter } from './parts.ts';
 import { describeModel, prepareAdapter, requireAdapter } from './setup.ts';

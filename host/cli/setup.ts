@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as InstallClis from '../../scripts/install-clis.mjs';
-import { adapterIds, findAdapter, withHostInstalledCli, type AdapterEntry, type AnyCliAdapter } from '../adapters/index.ts';
+import { adapterIds, findAdapter, withHostInstalledCli, type AdapterEntry, type AnyCliAdapter } from '../adapters/registry.ts';
 import { CliError, CliUsageError } from './args.ts';
 import { startDemoModel } from './demo-model.ts';
 

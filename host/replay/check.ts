@@ -7,11 +7,11 @@
 //                turns do not overlap, each starts and ends once;
 //   tool-call  — every host tool call / approval is answered exactly once.
 // Violations come back as values, sorted by seq; the CLI stops at the first.
-import type { JournalRecord } from '../../protocol/v1/record.ts';
-import type { CliAdapter } from '../adapter.ts';
+import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
+import type { CliAdapter } from '../adapter-kit/adapter.ts';
 import { deliveries, reconstruct } from './records.ts';
 import type { ReplaySource } from './source.ts';
-import { translateRecords } from './translate.ts';
+import { translateRecords } from './retranslate.ts';
 
 export type InvariantRule = 'seq-gap' | 'seq-duplicate' | 'seq-conflict' | 'owner' | 'turn-boundary' | 'tool-call';
 

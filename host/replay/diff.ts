@@ -2,7 +2,7 @@
 // versions, or two recordings through one. Parts compare as plain JSON (key
 // order as produced, undefined keys dropped); seq and turn are context only,
 // so two runs of the same session with different seqs can still match.
-import type { TranslatedPart } from './translate.ts';
+import type { TranslatedPart } from './retranslate.ts';
 
 export type PartsDiff = {
   /** 0-based index of the first part that differs (or that only one side has). */

@@ -2,7 +2,7 @@
 // turns launched (turn-start and spawn records), so `replay` works without
 // --adapter on the common cases. A guess only: --adapter always wins.
 import { posix } from 'node:path';
-import type { JournalRecord } from '../../protocol/v1/record.ts';
+import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 
 const byExecutable: ReadonlyArray<readonly [RegExp, string]> = [
   [/^fixture-cli\.mjs$/, 'fixture'],

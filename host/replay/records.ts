@@ -3,7 +3,7 @@
 // the journal they reconstruct (each seq once, per journal, in order). The
 // reconstruction is what translation runs on; deliveries are what the
 // invariant checks and the timeline look at.
-import type { JournalRecord } from '../../protocol/v1/record.ts';
+import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import type { ReplaySource } from './source.ts';
 
 export type Delivery = {

@@ -6,12 +6,12 @@
 // sibling modules.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { decodeHeaderLine, hasValidCrc, linePrefixBytes, type JournalHeader } from '../../bridge/journal-format.ts';
-import { bridgeFrameSchema, type BridgeFrame } from '../../protocol/v1/bridge-frame.ts';
-import { hostFrameSchema, type HostFrame } from '../../protocol/v1/host-frame.ts';
-import type { HelloFrame } from '../../protocol/v1/hello.ts';
-import { recordSchema, type JournalRecord } from '../../protocol/v1/record.ts';
-import { RECORDING_VERSION, recordingHeaderSchema, recordingLineSchema, type RecordingEventFields, type RecordingHeader } from '../recording.ts';
+import { decodeHeaderLine, hasValidCrc, linePrefixBytes, type JournalHeader } from '../../protocol/journal/line-format.ts';
+import { bridgeFrameSchema, type BridgeFrame } from '../../protocol/v1/frames/bridge-frame.ts';
+import { hostFrameSchema, type HostFrame } from '../../protocol/v1/frames/host-frame.ts';
+import type { HelloFrame } from '../../protocol/v1/frames/bridge/hello.ts';
+import { recordSchema, type JournalRecord } from '../../protocol/v1/journal-record.ts';
+import { RECORDING_VERSION, recordingHeaderSchema, recordingLineSchema, type RecordingEventFields, type RecordingHeader } from '../channel/frame-recorder.ts';
 
 export type SourceErrorCode = 'unreadable' | 'empty' | 'corrupt' | 'unknown-format';
 

@@ -2,7 +2,7 @@
 // seq, turn and time, plus connection events and recovery-ladder markers
 // (which rung each new segment took, bridge restarts, rerun turns). Rendering
 // (columns, colours) is the CLI's.
-import type { JournalRecord } from '../../protocol/v1/record.ts';
+import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import type { ReplaySource, Segment } from './source.ts';
 
 export type TimelineRow = {

@@ -21,7 +21,7 @@ async function loadOurCode(dir) {
   writeFileSync(
     entry,
     `export * from ${JSON.stringify(path.join(REPO, 'bootstrap/index.ts'))};\n` +
-      `export { createLocalSandboxProvider, findBwrap } from ${JSON.stringify(path.join(REPO, 'host/sandbox/local.ts'))};\n`,
+      `export { createLocalSandboxProvider, findBwrap } from ${JSON.stringify(path.join(REPO, 'host/sandbox/local/provider.ts'))};\n`,
   );
   await build({ entryPoints: [entry], outfile: out, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'error' });
   return import(pathToFileURL(out).href);

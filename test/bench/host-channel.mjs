@@ -17,7 +17,7 @@
 // host side is SandboxChannel validating each frame against
 // harnessV1BridgeOutboundMessageSchema and dispatching it; no host translator.
 //
-// ours needs host/channel.ts, host/turn-translation.ts, host/adapter.ts and
+// ours needs host/channel/channel.ts, host/adapter-kit/turn-translation.ts, host/adapter-kit/adapter.ts and
 // dist/bridge.mjs: until they exist this scenario prints why ours is skipped
 // and still measures aisdk.
 import { spawn } from 'node:child_process';
@@ -32,7 +32,7 @@ const SCENARIO = 'host-channel';
 
 /** Why ours cannot run yet, or undefined when it can. */
 function oursMissing() {
-  const need = ['host/channel.ts', 'host/turn-translation.ts', 'host/adapter.ts'];
+  const need = ['host/channel/channel.ts', 'host/adapter-kit/turn-translation.ts', 'host/adapter-kit/adapter.ts'];
   const missing = need.filter((p) => !existsSync(path.join(REPO, p)));
   if (missing.length > 0) return `host kit not written yet (missing ${missing.join(', ')})`;
   if (!existsSync(path.join(REPO, 'dist/bridge.mjs'))) return 'dist/bridge.mjs missing (npm run build)';

@@ -17,7 +17,7 @@ import {
   recipeIdentity,
   type BootstrapProgress,
 } from '../../bootstrap/index.ts';
-import { createLocalSandboxProvider, type LocalSandboxSession } from '../../host/sandbox/local.ts';
+import { createLocalSandboxProvider, type LocalSandboxSession } from '../../host/sandbox/local/provider.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 let tempRoot = '';
@@ -146,7 +146,7 @@ describe('applyBootstrap', () => {
       script,
       `import { readFileSync } from 'node:fs';
 import { applyBootstrap } from ${JSON.stringify(join(repoRoot, 'bootstrap/index.ts'))};
-import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local.ts'))};
+import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local/provider.ts'))};
 const provider = createLocalSandboxProvider({ root: ${JSON.stringify(join(tempRoot, 'sandboxes'))} });
 const session = await provider.resumeSession({ sessionId: 'two-processes' });
 const result = await applyBootstrap(session.restricted(), JSON.parse(readFileSync(${JSON.stringify(recipePath)}, 'utf8')));

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBootstrap, bridgeRecipe, prewarmHarness, recipeIdentity } from '../../bootstrap/index.ts';
-import { createLocalSandboxProvider } from '../../host/sandbox/local.ts';
+import { createLocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 
 let tempRoot = '';
 beforeAll(async () => {

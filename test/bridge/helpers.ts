@@ -21,7 +21,7 @@ import {
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const bridgeBundle = join(repoRoot, 'dist/bridge.mjs');
-export const fixtureCli = join(repoRoot, 'host/adapters/fixture-cli.mjs');
+export const fixtureCli = join(repoRoot, 'host/testing/fixture/fixture-cli.mjs');
 
 export const readyLineSchema = z.object({
   type: z.literal('bridge-ready'),

@@ -2,7 +2,7 @@
 // serialization, line checks. Equivalence claims are property-tested.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RecordDraft } from '../../protocol/v1/record.ts';
+import type { RecordDraft } from '../../protocol/v1/journal-record.ts';
 import {
   crc32Bytes,
   decodeHeaderLine,
@@ -14,7 +14,7 @@ import {
   maxLineBytes,
   readRecordSeq,
   serializeRecord,
-} from '../../bridge/journal-format.ts';
+} from '../../protocol/journal/line-format.ts';
 
 /** Any UTF-16 code unit, lone surrogates included. */
 const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));

@@ -3,8 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Journal, type AppendedBatch, type JournalOptions } from '../../bridge/journal.ts';
-import type { RecordDraft } from '../../protocol/v1/record.ts';
+import { Journal, type AppendedBatch, type JournalOptions } from '../../bridge/journal/journal.ts';
+import type { RecordDraft } from '../../protocol/v1/journal-record.ts';
 
 const dirs: string[] = [];
 

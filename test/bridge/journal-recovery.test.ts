@@ -6,8 +6,8 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeLine } from '../../bridge/journal-format.ts';
-import { journalFileName } from '../../bridge/journal.ts';
+import { encodeLine } from '../../protocol/journal/line-format.ts';
+import { journalFileName } from '../../bridge/journal/journal.ts';
 import { openRecorded, readAll, removeTempDirs, sampleText, stdout, tempStateDir } from './journal-helpers.ts';
 
 afterEach(removeTempDirs);

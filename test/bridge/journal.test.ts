@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Journal, journalFileName } from '../../bridge/journal.ts';
+import { Journal, journalFileName } from '../../bridge/journal/journal.ts';
 import { benchJournal } from '../fixtures/journal-bench.ts';
 import { nextTick, openRecorded, readAll, removeTempDirs, sampleText, seqOf, stdout, tempStateDir } from './journal-helpers.ts';
 

@@ -2,7 +2,7 @@
 // multi-byte chars, CRLF across chunks, the byte cap and its cont pieces.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, utf8Cut } from '../../bridge/line-splitter.ts';
+import { LineSplitter, utf8Cut } from '../../bridge/supervisor/line-splitter.ts';
 
 type Piece = { text: string; cont: boolean };
 

@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION_V1, type RecordDraft } from '../../protocol/v1/index.ts';
 import { createBridgeLogger } from '../../bridge/logger.ts';
-import { createBridgeServer, type BridgeServer, type CommandResult, type JournalPort, type SupervisorPort } from '../../bridge/server.ts';
-import { TurnLog } from '../../bridge/turns.ts';
+import { createBridgeServer, type BridgeServer, type CommandResult, type JournalPort, type SupervisorPort } from '../../bridge/server/server.ts';
+import { TurnLog } from '../../bridge/journal/turn-log.ts';
 import { connectClient, randomToken, seqProblem, tempDir, type TestClient } from './helpers.ts';
 
 /** Holds records firstSeq..lastSeq in memory; append makes them durable on the next tick. */

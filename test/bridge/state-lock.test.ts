@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquireStateLock, processStartTime, STATE_LOCK_FILE } from '../../bridge/state-lock.ts';
+import { acquireStateLock, processStartTime, STATE_LOCK_FILE } from '../../bridge/journal/state-lock.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -5,11 +5,11 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SUPERVISOR_LIMITS } from '../../bridge/limits.ts';
-import { Supervisor } from '../../bridge/supervisor.ts';
+import { Supervisor } from '../../bridge/supervisor/supervisor.ts';
 import { launchSpecSchema, type LaunchSpec, type LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
-import type { RecordDraft } from '../../protocol/v1/record.ts';
+import type { RecordDraft } from '../../protocol/v1/journal-record.ts';
 
-const FIXTURE = fileURLToPath(new URL('../../host/adapters/fixture-cli.mjs', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../../host/testing/fixture/fixture-cli.mjs', import.meta.url));
 const FILL = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 function launch(args: string[], extra: Omit<LaunchSpecInput, 'argv'> = {}): LaunchSpec {

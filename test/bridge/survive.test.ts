@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive as alive } from '../../host/sandbox/local/pids.ts';
 import { launchSpecSchema, type JournalRecord, type RecordOf } from '../../protocol/v1/index.ts';
-import { LineSplitter } from '../../bridge/line-splitter.ts';
+import { LineSplitter } from '../../bridge/supervisor/line-splitter.ts';
 import { recordSummary } from '../../host/replay/timeline.ts';
 import { connectClient, eventually, fixtureLaunch, repoRoot, seqProblem, sleep, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
 

@@ -15,9 +15,9 @@ import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/s
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../protocol/v1/index.ts';
-import { defineCliAdapter, type CliAdapter } from '../../host/adapter.ts';
+import { defineCliAdapter, type CliAdapter } from '../../host/adapter-kit/adapter.ts';
 import { createBridgeHarness, defaultStateDir, type BridgeHarnessSettings } from '../../host/harness.ts';
-import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local.ts';
+import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 
 export type Part = HarnessV1StreamPart;

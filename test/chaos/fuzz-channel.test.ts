@@ -1,4 +1,4 @@
-// Fuzzing the host channel (host/channel.ts) with a small real ws server that
+// Fuzzing the host channel (host/channel/channel.ts) with a small real ws server that
 // plays a malicious bridge: between genuine records it sends malformed JSON,
 // wrong types, invalid records, unknown frame types, huge values, stale and
 // overlapping seqs, gaps and out-of-order batches, acks and errors for
@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { PROTOCOL_VERSION_V1, type JournalRecord } from '../../protocol/v1/index.ts';
-import { createBridgeChannel } from '../../host/channel.ts';
+import { createBridgeChannel } from '../../host/channel/channel.ts';
 import { scaled } from './chaos-kit.ts';
 import { seeded } from './fuzz-frames.ts';
 

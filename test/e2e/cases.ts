@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adapterConformance, normalizeIds } from '../../host/conformance/adapter.ts';
+import { adapterConformance, normalizeIds } from '../../host/testing/conformance/adapter-conformance.ts';
 import { loadSource, type JournalSource } from '../../host/replay/source.ts';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import { expectValid, ofType, textOf, turn, type Control, type E2eEnv, type Part } from './support.ts';

@@ -2,8 +2,8 @@
 // createBridgeHarness(codexAdapter) on the local sandbox provider, against the scripted model
 // server's Responses flavour, everything inside its loopback-only network namespace
 // (test/e2e/support.ts). The cases are the shared list every real-CLI adapter runs (cases.ts).
-import { codexAdapter } from '../../host/adapters/codex.ts';
-import { withHostInstalledCli } from '../../host/adapters/index.ts';
+import { codexAdapter } from '../../host/adapters/codex/codex.ts';
+import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { ensureCli } from '../../scripts/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { useE2eEnv } from './support.ts';

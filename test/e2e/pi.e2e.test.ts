@@ -5,8 +5,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { piAdapter, piChatCompletionsProvider } from '../../host/adapters/pi.ts';
-import { withHostInstalledCli } from '../../host/adapters/index.ts';
+import { piAdapter, piChatCompletionsProvider } from '../../host/adapters/pi/pi.ts';
+import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
 import { ensureCli } from '../../scripts/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';

@@ -4,9 +4,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { adapterConformance, type AdapterConformanceContext } from '../../host/conformance/adapter.ts';
+import { adapterConformance, type AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
-import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local.ts';
+import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 
 let root: string;

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { AckFrame, JournalRecord } from '../../protocol/v1/index.ts';
-import { ChannelRequestError } from '../../host/errors.ts';
-import { BridgeSession, type OpenChannel } from '../../host/session.ts';
+import { ChannelRequestError } from '../../host/channel/errors.ts';
+import { BridgeSession, type OpenChannel } from '../../host/session/session.ts';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 
 const hello = {

@@ -21,7 +21,7 @@ import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts'
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { HelloFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import { HOST_SESSION_LIMITS } from '../../host/limits.ts';
-import { probeBridge } from '../../host/probe.ts';
+import { probeBridge } from '../../host/reach/probe.ts';
 import { loadSource } from '../../host/replay/index.ts';
 import { connectClient } from '../bridge/helpers.ts';
 import { createKit, runTurn, startTurn, textOf, type Kit } from './session-helpers.ts';

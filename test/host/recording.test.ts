@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRecording, type RecordingLine } from '../../host/recording.ts';
+import { parseRecording, type RecordingLine } from '../../host/channel/frame-recorder.ts';
 
 const header = JSON.stringify({
   type: 'recording-header',

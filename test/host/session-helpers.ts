@@ -8,7 +8,7 @@ import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/s
 import type { HarnessV1PromptControl, HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createBridgeHarness, type BridgeHarness, type BridgeHarnessSettings } from '../../host/harness.ts';
-import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local.ts';
+import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 
 export type Kit = {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
-import { BridgeSessionError } from '../../host/session-errors.ts';
+import { BridgeSessionError } from '../../host/session/errors.ts';
 import { createKit, runTurn, startTurn, textOf, type Kit } from './session-helpers.ts';
 
 let kit: Kit;

@@ -1,3 +1,3 @@
-// Moved to host/cli/scripted-model/sse.ts: the demo (harness-bridge demo) serves the scripted
+// Moved to host/testing/scripted-model/sse.ts: the demo (harness-bridge demo) serves the scripted
 // model too, so it is product code. This path stays for the model server and the tests.
-export * from '../../host/cli/scripted-model/sse.ts';
+export * from '../../host/testing/scripted-model/sse.ts';

@@ -6,18 +6,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { compileTurnEnd } from '../../../bridge/turn-end.ts';
-import { codexAdapter, codexLaunch, type CodexState } from '../../../host/adapters/codex.ts';
-import { piAdapter } from '../../../host/adapters/pi.ts';
-import * as rpc from '../../../host/adapters/codex-rpc.ts';
-import { codexBuiltinTools } from '../../../host/adapters/codex-tools.ts';
-import type { LaunchContext } from '../../../host/adapter.ts';
-import { TurnTranslation } from '../../../host/turn-translation.ts';
+import { compileTurnEnd } from '../../../bridge/supervisor/turn-end-matcher.ts';
+import { codexAdapter, codexLaunch, type CodexState } from '../../../host/adapters/codex/codex.ts';
+import { piAdapter } from '../../../host/adapters/pi/pi.ts';
+import * as rpc from '../../../host/adapters/codex/rpc.ts';
+import { codexBuiltinTools } from '../../../host/adapters/codex/tools.ts';
+import type { LaunchContext } from '../../../host/adapter-kit/adapter.ts';
+import { TurnTranslation } from '../../../host/adapter-kit/turn-translation.ts';
 import { HarnessCapabilityUnsupportedError } from '../../../protocol/harness-v1/errors.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
-import type { JournalRecord } from '../../../protocol/v1/record.ts';
+import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/codex/', import.meta.url));

@@ -4,12 +4,12 @@
 // (translate, snapshot, restore in a fresh translator, translate the rest).
 import type { JSONValue } from '@ai-sdk/provider';
 import { expect } from 'vitest';
-import type { CliAdapter } from '../../../host/adapter.ts';
+import type { CliAdapter } from '../../../host/adapter-kit/adapter.ts';
 import { HOST_SESSION_LIMITS } from '../../../host/limits.ts';
-import { TurnTranslation } from '../../../host/turn-translation.ts';
+import { TurnTranslation } from '../../../host/adapter-kit/turn-translation.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import type { HarnessV1StreamPart as Part } from '../../../protocol/harness-v1/stream-part.ts';
-import type { JournalRecord } from '../../../protocol/v1/record.ts';
+import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 
 export const ofType = <T extends Part['type']>(parts: Part[], type: T) =>
   parts.filter((p): p is Extract<Part, { type: T }> => p.type === type);

@@ -11,8 +11,8 @@ import type { HarnessV1NetworkSandboxSession } from '../../../protocol/harness-v
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { createBridgeHarness } from '../../../host/harness.ts';
-import { parseResumeState } from '../../../host/resume-state.ts';
-import { createLocalSandboxProvider } from '../../../host/sandbox/local.ts';
+import { parseResumeState } from '../../../host/session/resume-state.ts';
+import { createLocalSandboxProvider } from '../../../host/sandbox/local/provider.ts';
 import { fixtureAdapter } from '../../fixtures/fixture-adapter.ts';
 
 export const cliPath = fileURLToPath(new URL('../../../dist/cli.mjs', import.meta.url));

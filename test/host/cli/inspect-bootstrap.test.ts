@@ -5,7 +5,7 @@ import { appendFile, cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claudeCodeAdapter } from '../../../host/adapters/claude-code.ts';
+import { claudeCodeAdapter } from '../../../host/adapters/claude-code/claude-code.ts';
 import { createBridgeHarness } from '../../../host/harness.ts';
 import { fixtureAdapter } from '../../fixtures/fixture-adapter.ts';
 import { recordFixtureSession, runCli, type RecordedSession } from './cli-helpers.ts';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../../host/sandbox/local/pids.ts';
-import { createConformanceContext, sandboxProviderConformance } from '../../../host/conformance/sandbox-provider.ts';
-import { createLocalSandboxProvider, findBwrap, findFreeLoopbackPorts, LocalSandboxError } from '../../../host/sandbox/local.ts';
+import { createConformanceContext, sandboxProviderConformance } from '../../../host/testing/conformance/sandbox-provider-conformance.ts';
+import { createLocalSandboxProvider, findBwrap, findFreeLoopbackPorts, LocalSandboxError } from '../../../host/sandbox/local/provider.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
 let tempRoot = '';
@@ -146,7 +146,7 @@ describe('local provider specifics', () => {
     const script = join(base, 'spawn-and-exit.mts');
     await writeFile(
       script,
-      `import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local.ts'))};
+      `import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local/provider.ts'))};
 const provider = createLocalSandboxProvider({ root: ${JSON.stringify(join(base, 'sandboxes'))} });
 const session = await provider.createSession({ sessionId: 'outlives-host' });
 const server = await session.spawn({ command: \`node -e "require('http').createServer((q,r)=>r.end('pong')).listen(${port},'127.0.0.1')"\` });
@@ -238,7 +238,7 @@ server.stdout.cancel(); server.stderr.cancel();
     await writeFile(
       script,
       `import { appendFile } from 'node:fs/promises';
-import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local.ts'))};
+import { createLocalSandboxProvider } from ${JSON.stringify(join(repoRoot, 'host/sandbox/local/provider.ts'))};
 const provider = createLocalSandboxProvider({ root: ${JSON.stringify(join(base, 'sandboxes'))}, templatesRoot: ${JSON.stringify(join(base, 'templates'))} });
 const session = await provider.createSession({
   sessionId: process.argv[2],

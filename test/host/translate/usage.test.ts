@@ -1,7 +1,7 @@
 // host/translate/usage: token counts (input split from cache reads/writes) → LanguageModelV4Usage,
 // and per-key sums over a turn's steps.
 import { describe, expect, it } from 'vitest';
-import { addCounts, usageFromCounts } from '../../../host/translate/usage.ts';
+import { addCounts, usageFromCounts } from '../../../host/adapter-kit/usage.ts';
 
 describe('usageFromCounts', () => {
   it('input total is noCache + cache reads + cache writes; raw is kept', () => {

@@ -1,0 +1,436 @@
+// server.ts owns the WebSocket side of the bridge: the HTTP upgrade and token
+// check, hello, ownership (one owner; a newer attach displaces the older),
+// validation and routing of host frames, acks/errors, heartbeat, diagnostics
+// forwarding and the stop/destroy sequence. The record stream itself (replay,
+// live, backpressure) is replay.ts; seq and disk are journal.ts; the child is
+// supervisor.ts; main.ts wires them and owns the process.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server as NetServer, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import {
+  CLOSE_CODES_V1,
+  PROTOCOL_LIMITS_V1,
+  PROTOCOL_VERSION_V1,
+  decodeFrame,
+  hostFrameSchema,
+  isCompatibleProtocol,
+  type AckFrame,
+  type ApprovalFrame,
+  type AttachFrame,
+  type DiagnosticFrame,
+  type ErrorCode,
+  type ErrorFrame,
+  type HelloFrame,
+  type HostFrame,
+  type HostToolSpec,
+  type ToolResultFrame,
+} from '../../protocol/v1/index.ts';
+import { createTokenCheck, presentedToken } from '../auth/token-check.ts';
+import { resolveServerLimits, type ServerLimits } from '../limits.ts';
+import type { Logger } from '../logger.ts';
+import { RecordStream, type DurableBatch } from './record-stream.ts';
+import type { BridgeServerOptions, CommandResult, PendingCall } from './server-seams.ts';
+
+export type { BridgeServerOptions, CommandResult, JournalPort, Lifecycle, PendingCall, SupervisorPort } from './server-seams.ts';
+
+type Connection = {
+  readonly ws: WebSocket;
+  readonly id: number;
+  missedPongs: number;
+  /** Set while this connection owns the stream. */
+  stream: RecordStream | null;
+};
+
+type ShutdownKind = 'stop' | 'destroy';
+
+export async function createBridgeServer(options: BridgeServerOptions): Promise<BridgeServer> {
+  const server = new BridgeServer(options);
+  await server.listen();
+  return server;
+}
+
+export class BridgeServer {
+  /** Calls awaiting a host answer, by callId (filled by the MCP endpoint). */
+  readonly pendingCalls = new Map<string, PendingCall>();
+
+  readonly #options: BridgeServerOptions;
+  readonly #limits: ServerLimits;
+  readonly #log: Logger;
+  readonly #tokenMatches: (presented: string | undefined) => boolean;
+  readonly #http: Server;
+  /** What accepts connections: #http itself, or main.ts's paused TCP listener feeding #http. */
+  readonly #listener: NetServer;
+  readonly #wss: WebSocketServer;
+  readonly #connections = new Set<Connection>();
+  #owner: Connection | null = null;
+  #nextConnectionId = 1;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #shuttingDown: ShutdownKind | null = null;
+
+  constructor(options: BridgeServerOptions) {
+    this.#options = options;
+    this.#limits = resolveServerLimits(options.limits);
+    this.#log = options.logger.child('server');
+    this.#tokenMatches = createTokenCheck(options.token);
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: PROTOCOL_LIMITS_V1.maxPayloadBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    const refuse = (request: IncomingMessage, response: ServerResponse): void => {
+      response.writeHead(426, { 'content-type': 'text/plain', connection: 'close' }).end('websocket only\n');
+    };
+    this.#http = createServer();
+    this.#http.on('request', refuse);
+    this.#http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(request, socket, head));
+    this.#listener = options.listener ?? this.#http;
+    this.#listener.maxConnections = this.#limits.maxConnections;
+    if (this.#listener !== this.#http) {
+      // Accepted paused (pauseOnConnect): the HTTP server takes the socket unread, then reading starts.
+      this.#listener.on('connection', (socket: Socket) => {
+        this.#http.emit('connection', socket);
+        socket.resume();
+      });
+    }
+  }
+
+  /** The bound port (after listen). */
+  get port(): number {
+    const address = this.#listener.address();
+    return typeof address === 'object' && address !== null ? address.port : 0;
+  }
+
+  listen(): Promise<void> {
+    if (this.#listener.listening) {
+      this.#listening();
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      this.#listener.once('error', reject);
+      this.#listener.listen(this.#options.port, this.#options.host, () => {
+        this.#listener.off('error', reject);
+        this.#listening();
+        resolve();
+      });
+    });
+  }
+
+  #listening(): void {
+    this.#listener.on('error', (error) => this.#log.error({ err: error }, 'http server error'));
+    this.#heartbeat = setInterval(this.#beat, this.#limits.heartbeatMs);
+    this.#heartbeat.unref();
+    this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
+  }
+
+  /** journal onDurable → the owner's stream (main wires this). */
+  onDurable(batch: DurableBatch): void {
+    this.#owner?.stream?.offer(batch);
+  }
+
+  /** Stop or destroy the bridge: lifecycle step, ack the requester, close sockets, exit. Also SIGTERM's path. */
+  async shutdown(kind: ShutdownKind, graceMs?: number, requester?: { connection: Connection; id?: string }): Promise<void> {
+    if (this.#shuttingDown !== null) {
+      if (requester) this.#error(requester.connection, 'stopping', `the bridge is already ${this.#shuttingDown}ping`, requester.id);
+      return;
+    }
+    this.#shuttingDown = kind;
+    this.#log.info({ kind }, 'shutting down');
+    const { lifecycle, journal } = this.#options;
+    let code = 0;
+    try {
+      if (kind === 'stop') await lifecycle.stop(graceMs);
+      else await lifecycle.destroy();
+    } catch (error) {
+      code = 70;
+      this.#log.error({ err: error }, `${kind} failed`);
+    }
+    if (requester?.id !== undefined) {
+      const ack: AckFrame = { type: 'ack', id: requester.id, of: kind, lastSeq: journal.durableSeq };
+      if (code !== 0) this.#error(requester.connection, 'internal', `${kind} failed; see bridge.log`, requester.id);
+      else await this.#sendAndWait(requester.connection, JSON.stringify(ack));
+    }
+    await this.close(CLOSE_CODES_V1.stopping, kind);
+    lifecycle.exit(code);
+  }
+
+  /** Closes every socket and the listener. */
+  async close(code: number = CLOSE_CODES_V1.goingAway, reason = 'closing'): Promise<void> {
+    if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
+    this.#heartbeat = null;
+    this.#options.logger.setForward(null);
+    const closed: Promise<void>[] = [];
+    for (const connection of this.#connections) {
+      connection.stream?.close();
+      closed.push(new Promise((resolve) => connection.ws.once('close', () => resolve())));
+      connection.ws.close(code, reason);
+    }
+    this.#listener.close();
+    if (this.#listener !== this.#http) this.#http.close(); // idle keep-alive connections it parsed
+    // Give close frames a moment to go out; a peer that never answers does not hold the exit.
+    await Promise.race([Promise.all(closed), delay(500)]);
+    for (const connection of this.#connections) connection.ws.terminate();
+  }
+
+  #upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', (error) => this.#log.debug({ err: error }, 'upgrade socket error'));
+    if (!this.#tokenMatches(presentedToken(request))) {
+      this.#log.warn({ remote: request.socket.remoteAddress }, 'refused a connection: wrong or missing token');
+      socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    if (this.#shuttingDown !== null) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    this.#wss.handleUpgrade(request, socket, head, (ws) => this.#connected(ws));
+  }
+
+  #connected(ws: WebSocket): void {
+    const connection: Connection = { ws, id: this.#nextConnectionId++, missedPongs: 0, stream: null };
+    this.#connections.add(connection);
+    const log = this.#log;
+    log.debug({ connection: connection.id }, 'connected');
+    ws.on('pong', () => {
+      connection.missedPongs = 0;
+    });
+    ws.on('message', (data: RawData, isBinary: boolean) => this.#received(connection, data, isBinary));
+    ws.on('error', (error) => log.debug({ connection: connection.id, err: error }, 'socket error'));
+    ws.on('close', (code: number) => {
+      log.debug({ connection: connection.id, code }, 'closed');
+      this.#connections.delete(connection);
+      connection.stream?.close();
+      connection.stream = null;
+      if (this.#owner === connection) this.#release();
+    });
+    this.#send(connection, JSON.stringify(this.#hello()));
+  }
+
+  #hello(): HelloFrame {
+    const { journal, supervisor, turns, recipeIdentity } = this.#options;
+    const lastSeq = journal.durableSeq;
+    return {
+      type: 'hello',
+      protocolVersion: PROTOCOL_VERSION_V1,
+      bridgeVersion: this.#options.bridgeVersion,
+      bridgeId: this.#options.bridgeId,
+      journalId: journal.journalId,
+      state: this.#shuttingDown !== null ? 'stopping' : supervisor.state,
+      firstSeq: lastSeq === 0 ? 0 : journal.firstSeq,
+      lastSeq,
+      turns: turns.snapshot(lastSeq),
+      ...(recipeIdentity === undefined ? {} : { recipeIdentity }),
+    };
+  }
+
+  #received(connection: Connection, data: RawData, isBinary: boolean): void {
+    // ws hands over one Buffer per message with the default binaryType; the others are normalised for safety.
+    const raw = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    const decoded = decodeFrame(raw, hostFrameSchema, PROTOCOL_LIMITS_V1.maxFrameBytes);
+    if (!decoded.ok) {
+      this.#log.debug({ connection: connection.id, code: decoded.code, isBinary }, 'refused a frame');
+      this.#error(connection, decoded.code, decoded.message, decoded.id);
+      return;
+    }
+    this.#route(connection, decoded.frame).catch((error: unknown) => {
+      this.#log.error({ err: error, type: decoded.frame.type }, 'frame handler failed');
+      this.#error(connection, 'internal', `handling ${decoded.frame.type} failed`, requestId(decoded.frame));
+    });
+  }
+
+  async #route(connection: Connection, frame: HostFrame): Promise<void> {
+    switch (frame.type) {
+      case 'ping':
+        this.#send(connection, frame.t === undefined ? '{"type":"pong"}' : JSON.stringify({ type: 'pong', t: frame.t }));
+        return;
+      case 'pong':
+        return; // an answer to a ping frame; the heartbeat uses ws-level pings
+      case 'attach':
+        this.#attach(connection, frame);
+        return;
+    }
+    if (this.#owner !== connection) {
+      this.#error(connection, 'not-owner', `${frame.type} needs ownership of the stream: attach first`, frame.id);
+      return;
+    }
+    if (this.#shuttingDown !== null) {
+      this.#error(connection, 'stopping', `the bridge is ${this.#shuttingDown === 'stop' ? 'stopping' : 'being destroyed'}`, frame.id);
+      return;
+    }
+    const { supervisor, turns } = this.#options;
+    switch (frame.type) {
+      case 'start':
+        return this.#settle(connection, frame, supervisor.start(frame.turnId, frame.launch, frame.input, tools(frame.tools)));
+      case 'rerun':
+        if (!turns.has(frame.of)) {
+          this.#error(connection, 'unknown-turn', `rerun of ${frame.of}: no such turn in this journal`, frame.id);
+          return;
+        }
+        return this.#settle(
+          connection,
+          frame,
+          supervisor.start(frame.turnId, frame.launch, frame.input, { ...tools(frame.tools), rerun: true }),
+        );
+      case 'input':
+        return this.#settle(connection, frame, supervisor.write(frame.turnId, frame.text));
+      case 'signal':
+        return this.#settle(connection, frame, supervisor.signal(frame.turnId, frame.signal));
+      case 'abort':
+        return this.#settle(connection, frame, supervisor.abort(frame.turnId, frame.graceMs));
+      case 'tool-result':
+      case 'approval':
+        return this.#answerCall(connection, frame);
+      case 'diagnostics':
+        this.#setDiagnostics(frame.enabled ? connection : null, frame.level);
+        return this.#settle(connection, frame, { ok: true });
+      case 'stop':
+        return this.shutdown('stop', frame.graceMs, { connection, ...idOf(frame) });
+      case 'destroy':
+        return this.shutdown('destroy', undefined, { connection, ...idOf(frame) });
+    }
+  }
+
+  #attach(connection: Connection, frame: AttachFrame): void {
+    const { journal } = this.#options;
+    if (!isCompatibleProtocol(frame.protocolVersion)) {
+      this.#error(connection, 'version-mismatch', `this bridge speaks protocol ${PROTOCOL_VERSION_V1}, not ${frame.protocolVersion}`, frame.id);
+      connection.ws.close(CLOSE_CODES_V1.versionMismatch, 'version mismatch');
+      return;
+    }
+    if (frame.journalId !== undefined && frame.journalId !== journal.journalId) {
+      this.#error(connection, 'journal-mismatch', `this bridge holds journal ${journal.journalId}, not ${frame.journalId}`, frame.id);
+      return;
+    }
+    const lastSeq = journal.durableSeq;
+    const firstSeq = lastSeq === 0 ? 0 : journal.firstSeq;
+    if (frame.cursor > lastSeq) {
+      this.#error(connection, 'cursor-ahead', `cursor ${frame.cursor} is beyond the journal's last seq ${lastSeq}`, frame.id, { firstSeq, lastSeq });
+      return;
+    }
+    if (firstSeq > 0 && frame.cursor < firstSeq - 1) {
+      this.#error(connection, 'cursor-expired', `cursor ${frame.cursor} is older than the journal's first seq ${firstSeq}`, frame.id, { firstSeq, lastSeq });
+      return;
+    }
+    if (this.#shuttingDown !== null) {
+      this.#error(connection, 'stopping', 'the bridge is stopping', frame.id);
+      return;
+    }
+    const previous = this.#owner;
+    if (previous !== null && previous !== connection) {
+      this.#release();
+      previous.stream?.close();
+      previous.stream = null;
+      this.#error(previous, 'not-owner', 'displaced by a newer attach');
+      previous.ws.close(CLOSE_CODES_V1.displaced, 'displaced');
+      this.#log.info({ connection: previous.id, by: connection.id }, 'owner displaced');
+    }
+    connection.stream?.close(); // a second attach on the same socket restarts its stream
+    const stream = new RecordStream(connection.ws, journal, this.#limits, this.#log);
+    connection.stream = stream;
+    this.#owner = connection;
+    this.#log.info({ connection: connection.id, cursor: frame.cursor, lastSeq }, 'attached');
+    if (frame.id !== undefined) this.#send(connection, JSON.stringify({ type: 'ack', id: frame.id, of: 'attach', lastSeq } satisfies AckFrame));
+    stream.start(frame.cursor);
+  }
+
+  /** Acks a command once its records are durable (and so already on their way to the owner), or reports its error. */
+  async #settle(connection: Connection, frame: HostFrame & { id?: string }, pending: CommandResult | Promise<CommandResult>): Promise<void> {
+    const result = await pending;
+    if (!result.ok) {
+      this.#error(connection, result.code, result.message, frame.id);
+      return;
+    }
+    if (frame.id === undefined) return;
+    const { journal } = this.#options;
+    await journal.flush();
+    this.#send(connection, JSON.stringify({ type: 'ack', id: frame.id, of: frame.type, lastSeq: journal.durableSeq } satisfies AckFrame));
+  }
+
+  async #answerCall(connection: Connection, frame: ToolResultFrame | ApprovalFrame): Promise<void> {
+    const call = this.pendingCalls.get(frame.callId);
+    const wanted = frame.type === 'tool-result' ? 'tool-call' : 'approval-request';
+    if (call === undefined || call.kind !== wanted) {
+      this.#error(connection, 'unknown-call', `no pending ${wanted} with callId ${frame.callId}`, frame.id);
+      return;
+    }
+    this.pendingCalls.delete(frame.callId);
+    if (call.kind === 'tool-call' && frame.type === 'tool-result') call.answer(frame);
+    else if (call.kind === 'approval-request' && frame.type === 'approval') call.answer(frame);
+    await this.#settle(connection, frame, { ok: true });
+  }
+
+  #setDiagnostics(connection: Connection | null, level: DiagnosticFrame['level'] | undefined): void {
+    const { logger } = this.#options;
+    if (connection === null) {
+      logger.setForward(null);
+      return;
+    }
+    const maxBytes = this.#limits.maxDiagnosticBytes;
+    logger.setForward((frame) => {
+      // Only to the current owner, and dropped (never queued) while it is behind: diagnostics are not journaled.
+      if (this.#owner !== connection || connection.stream === null || connection.stream.isBehind) return;
+      let text = JSON.stringify(frame);
+      if (text.length > maxBytes) text = JSON.stringify({ ...frame, attrs: { truncated: true } });
+      connection.ws.send(text);
+    }, level ?? 'info');
+  }
+
+  /** The owner went away: nobody to forward diagnostics to. */
+  #release(): void {
+    this.#owner = null;
+    this.#options.logger.setForward(null);
+  }
+
+  #error(connection: Connection, code: ErrorCode, message: string, id?: string, seqs?: { firstSeq: number; lastSeq: number }): void {
+    const frame: ErrorFrame = { type: 'error', ...(id === undefined ? {} : { id }), code, message, ...seqs };
+    this.#send(connection, JSON.stringify(frame));
+  }
+
+  /** Control frames (hello, acks, errors, pongs) are never deferred; a socket that lets them pile up is closed. */
+  #send(connection: Connection, text: string): void {
+    const { ws } = connection;
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount > this.#limits.maxControlBufferedBytes) {
+      this.#log.warn({ connection: connection.id, bufferedAmount: ws.bufferedAmount }, 'control frames piling up; closing');
+      ws.close(CLOSE_CODES_V1.slowConsumer, 'slow consumer');
+      return;
+    }
+    ws.send(text);
+  }
+
+  /** Sends and waits until the frame reached the kernel (bounded: the process exits right after). */
+  #sendAndWait(connection: Connection, text: string): Promise<void> {
+    const { ws } = connection;
+    if (ws.readyState !== ws.OPEN) return Promise.resolve();
+    return Promise.race([new Promise<void>((resolve) => ws.send(text, () => resolve())), delay(1000)]);
+  }
+
+  readonly #beat = (): void => {
+    for (const connection of this.#connections) {
+      if (connection.missedPongs >= 2) {
+        this.#log.info({ connection: connection.id }, 'no pong for two heartbeats; terminating');
+        connection.ws.terminate();
+        continue;
+      }
+      connection.missedPongs++;
+      connection.ws.ping();
+    }
+  };
+}
+
+function tools(list: HostToolSpec[] | undefined): { tools?: HostToolSpec[] } {
+  return list === undefined ? {} : { tools: list };
+}
+
+function idOf(frame: { id?: string }): { id?: string } {
+  return frame.id === undefined ? {} : { id: frame.id };
+}
+
+function requestId(frame: HostFrame): string | undefined {
+  return 'id' in frame ? frame.id : undefined;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,116 @@
+// Stage 2 of a restart that found a surviving CLI (launch `survive`; main.ts
+// decided and journaled `bridge-start {adopted}`): reads the journal from the
+// kept CLI's spawn (or its turn's start) to find where each capture stream's
+// journaled output ends (the last `off`), whether that piece was `cont`, and
+// (launch.inputAck) the turn's stdin writes and complete lines; then hands the
+// CLI to the supervisor. A keeper dir without its saved launch cannot be
+// driven: its group is killed and the turn ends 'interrupted' as before.
+// Host tool calls the adopted turn made that have no result yet died with the
+// old bridge's MCP connection (the CLI got a transport error as their result):
+// each gets a journaled error result here, so no host is asked again for an
+// answer nothing waits for, and the journal says what happened.
+import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1/index.ts';
+import type { Journal } from '../journal/journal.ts';
+import { keeperDir, readSavedLaunch } from './kept-process.ts';
+import { SERVER_LIMITS } from '../limits.ts';
+import type { Adopted } from '../main.ts';
+import type { Adoption, Supervisor } from '../supervisor/supervisor.ts';
+
+export async function adoptSurvivor(options: {
+  stateDir: string;
+  adopted: Adopted;
+  journal: Journal;
+  supervisor: Supervisor;
+  record: (draft: RecordDraft) => number | null;
+}): Promise<{ tools: HostToolSpec[] }> {
+  const tools: HostToolSpec[] = [];
+  const { adopted, journal } = options;
+  const dir = keeperDir(options.stateDir, adopted.keeper);
+  const saved = readSavedLaunch(dir);
+  if (saved === null) {
+    try {
+      process.kill(-adopted.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+    if (adopted.turnId !== null) {
+      options.record({
+        kind: 'turn-end',
+        turnId: adopted.turnId,
+        data: { reason: 'interrupted', message: 'the bridge running this turn exited, and its surviving CLI could not be adopted (keeper files unreadable)' },
+      });
+    }
+    return { tools };
+  }
+  const launch = { ...saved.launch } as Adoption['launch'];
+  const adoption: Adoption = {
+    turnId: adopted.turnId,
+    pid: adopted.pid,
+    dir,
+    launch,
+    key: `sha256:${saved.key}`,
+    from: { stdout: 0, stderr: 0 },
+    cont: { stdout: false, stderr: false },
+    history: [],
+    aborting: false,
+  };
+  const interruptInput = 'input' in launch.interrupt ? launch.interrupt.input : undefined;
+  const turnScan = adopted.turnId !== null;
+  const wantHistory = adopted.turnId !== null && launch.inputAck !== undefined;
+  const from = Math.min(adopted.fromSeq, adopted.turnFirstSeq ?? adopted.fromSeq);
+  const unanswered = new Set<string>();
+  for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
+    for (const line of batch) {
+      const k = line.indexOf('"kind":"') + 8;
+      const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
+      const turnRecord =
+        turnScan && (line.startsWith('stdin"', k) || line.startsWith('signal"', k) || line.startsWith('tool-call"', k) || line.startsWith('tool-result"', k));
+      if (!output && !turnRecord && !line.startsWith('turn-start"', k)) continue;
+      const record = JSON.parse(line) as JournalRecord;
+      if (record.kind === 'turn-start') {
+        // The host tools the CLI may call: what every start since its spawn served (the MCP endpoint is new).
+        tools.push(...(record.data.tools ?? []));
+        continue;
+      }
+      if (record.kind === 'tool-call') {
+        if (record.turnId === adopted.turnId) unanswered.add(record.data.callId);
+        continue;
+      }
+      if (record.kind === 'tool-result') {
+        unanswered.delete(record.data.callId);
+        continue;
+      }
+      if (record.kind === 'signal') {
+        if (record.turnId === adopted.turnId && record.data.reason === 'abort') adoption.aborting = true;
+        continue;
+      }
+      if (record.kind === 'stdin') {
+        if (record.turnId !== adopted.turnId) continue;
+        if (record.data.text === interruptInput) adoption.aborting = true; // abort's interrupt input (stop ends the turn 'stopped' before any restart)
+        else if (wantHistory) adoption.history.push({ stdin: record.data.text });
+        continue;
+      }
+      if (record.kind !== 'stdout' && record.kind !== 'stderr') continue;
+      if (record.seq > adopted.spawnSeq && record.data.off !== undefined) {
+        adoption.from[record.kind] = record.data.off;
+        adoption.cont[record.kind] = record.data.cont === true;
+      }
+      if (wantHistory && record.turnId === adopted.turnId && record.data.cont !== true) {
+        adoption.history.push({ stream: record.kind, line: record.data.text });
+      }
+    }
+  }
+  for (const callId of unanswered) {
+    options.record({
+      kind: 'tool-result',
+      turnId: adopted.turnId,
+      data: {
+        callId,
+        isError: true,
+        output: 'the bridge exited while this host tool call was pending; the CLI received a transport error for it, so no answer is accepted any more',
+      },
+    });
+  }
+  await options.supervisor.adopt(adoption);
+  return { tools };
+}

@@ -1,0 +1,393 @@
+// A CLI run by a keeper process (launch `survive`; keeper.ts is the keeper's
+// side), behind the same SupervisedProcess interface as a piped child. The
+// keeper owns the CLI's pipes and appends its output to capture files; this
+// side reads those files from a byte offset, splits them into lines (each
+// piece carries `off`, the capture offset after it, which the supervisor
+// journals), writes stdin and EOF over the keeper's socket, and signals the
+// CLI's process group directly. A restarted bridge builds one with
+// `adoptKept` from the offsets its journal holds, so every byte is journaled
+// exactly once across any number of bridge crashes.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
+import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
+import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
+import { LineSplitter } from '../supervisor/line-splitter.ts';
+import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
+import type { OutputStream } from '../supervisor/turn-end-matcher.ts';
+
+const readChunkBytes = 64 * 1024;
+
+export type KeptStart = { stdout: number; stderr: number };
+
+/** Where keeper dirs live: `<stateDir>/keepers/<id>`. */
+export function keeperDir(stateDir: string, id: string): string {
+  return join(stateDir, 'keepers', id);
+}
+
+/** What a later bridge needs to adopt the CLI: the launch without env (never written to disk), and a hash of its reuse identity. */
+export type SavedLaunch = { launch: Omit<LaunchSpec, 'env'>; key: string };
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: string };
+
+/** Spawns a keeper for `launch` in a new keeper dir and waits until it runs the CLI (or failed to). */
+export async function spawnKept(
+  stateDir: string,
+  id: string,
+  launch: LaunchSpec,
+  key: string,
+  options: ProcessOptions,
+  events: ProcessEvents,
+): Promise<KeptSpawn> {
+  const dir = resolve(keeperDir(stateDir, id));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) {
+    rmSync(dir, { recursive: true, force: true });
+    return { ok: false, message: `survive: ${reachable.error}` };
+  }
+  reachable.release();
+  // The keeper works from inside its dir: the CLI's cwd is always explicit.
+  const spec: KeeperSpec = { argv: launch.argv, stdin: launch.stdin, exitDrainMs: options.exitDrainMs, cwd: resolve(launch.cwd ?? process.cwd()) };
+  writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
+  const { env: _env, ...withoutEnv } = launch;
+  const saved: SavedLaunch = { launch: withoutEnv, key: hashKey(key) };
+  writeFileSync(join(dir, KEEPER_FILES.launch), JSON.stringify(saved), { mode: 0o600 });
+  const bridgeFile = process.argv[1]!;
+  const keeper = spawn(process.execPath, [bridgeFile, '--keeper', dir], {
+    cwd: dir,
+    env: childEnv(launch),
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true, // its own session: a SIGKILLed bridge's group kill or terminal hangup never reaches it
+  });
+  keeper.on('error', () => undefined);
+  const first = await new Promise<string>((resolve) => {
+    let text = '';
+    keeper.stdout!.setEncoding('utf8');
+    keeper.stdout!.on('data', (chunk: string) => (text += chunk));
+    keeper.stdout!.on('end', () => resolve(text));
+    keeper.stdout!.on('error', () => resolve(text));
+  });
+  keeper.unref();
+  let said: { pid?: number; error?: string } = {};
+  try {
+    said = JSON.parse(first.split('\n')[0] ?? '') as typeof said;
+  } catch {
+    said = { error: `the keeper did not start (${first.slice(0, 200) || 'no output'})` };
+  }
+  if (typeof said.pid !== 'number') {
+    rmSync(dir, { recursive: true, force: true });
+    return { ok: false, message: said.error ?? 'the keeper did not start' };
+  }
+  const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
+  await proc.connect();
+  return { ok: true, proc };
+}
+
+/**
+ * The MCP endpoint an adopted CLI was given (its env is its keeper's, which the previous bridge
+ * spawned): the new bridge serves the same token, and the same port when it is free, so the CLI's
+ * host tools keep working. Read from the live keeper's /proc environ (Linux; never written to disk).
+ */
+export function inheritedMcpEnv(dir: string): { token: string; port: number } | null {
+  try {
+    const pid = Number(readFileSync(join(dir, KEEPER_FILES.keeperPid), 'utf8'));
+    if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0--keeper\0')) return null; // pid reused
+    const env = new Map<string, string>();
+    for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+      const eq = entry.indexOf('=');
+      if (eq > 0) env.set(entry.slice(0, eq), entry.slice(eq + 1));
+    }
+    const url = env.get(MCP_ENV_V1.urlEnvVar);
+    const token = env.get(MCP_ENV_V1.tokenEnvVar);
+    if (url === undefined || token === undefined) return null;
+    const port = Number(new URL(url).port);
+    return Number.isSafeInteger(port) && port > 0 ? { token, port } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes keeper dirs nothing will read again: every dir but `keep` whose keeper is done (exit.json)
+ * or gone (its socket does not answer). A dir whose keeper still answers is left alone. Run before
+ * the server attaches (no start can be creating a dir meanwhile).
+ */
+export async function removeStaleKeeperDirs(stateDir: string, keep: string | undefined): Promise<string[]> {
+  const root = join(stateDir, 'keepers');
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (name === keep) continue;
+    const dir = join(root, name);
+    const done = existsSync(join(dir, KEEPER_FILES.exit)) || !(await answers(dir));
+    if (!done) continue;
+    rmSync(dir, { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+function answers(dir: string): Promise<boolean> {
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const socket = connect(reachable.path);
+    const done = (ok: boolean) => {
+      reachable.release();
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Reads a keeper dir's saved launch (for adoption); env is not there, a later reuse compares `key`. */
+export function readSavedLaunch(dir: string): SavedLaunch | null {
+  try {
+    return JSON.parse(readFileSync(join(dir, KEEPER_FILES.launch), 'utf8')) as SavedLaunch;
+  } catch {
+    return null;
+  }
+}
+
+/** Re-adopts a kept CLI: reads its capture files from `from` on (what the journal does not hold yet). */
+export async function adoptKept(
+  dir: string,
+  pid: number,
+  launch: LaunchSpec,
+  from: KeptStart,
+  options: ProcessOptions,
+  events: ProcessEvents,
+): Promise<KeptProcess> {
+  const proc = new KeptProcess(dir, pid, launch, from, options, events);
+  await proc.connect();
+  return proc;
+}
+
+class Reader {
+  readonly splitter: LineSplitter;
+  offset: number;
+  handle: FileHandle | null = null;
+  ended = false;
+  constructor(
+    readonly path: string,
+    from: number,
+    maxLineBytes: number,
+    sink: (text: string, cont: boolean, off: number) => void,
+  ) {
+    this.offset = from;
+    this.splitter = new LineSplitter(maxLineBytes, sink, from);
+  }
+}
+
+export class KeptProcess implements SupervisedProcess {
+  readonly pty = false;
+  readonly hasStdin: boolean;
+  readonly done: Promise<void>;
+  readonly keeper: string;
+  #markDone!: () => void;
+  #exited = false;
+  #paused: boolean;
+  #socket: Socket | null = null;
+  #pumping = false;
+  #again = false;
+  /** The keeper's exit notice (or exit.json): pump to these sizes, then deliver the exit. */
+  #exit: KeeperExit | null = null;
+  #keeperGone = false;
+  /** No reading before begin(): the supervisor attaches its entry first. */
+  #held = true;
+  #stdinOpen: boolean;
+  readonly #readers: Record<OutputStream, Reader>;
+  readonly #log: SupervisorLogger;
+
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+    readonly launch: LaunchSpec,
+    from: KeptStart,
+    options: ProcessOptions,
+    private readonly events: ProcessEvents,
+  ) {
+    this.keeper = dir.slice(dir.lastIndexOf('/') + 1);
+    this.hasStdin = launch.stdin === 'pipe';
+    this.#stdinOpen = this.hasStdin;
+    this.#paused = options.paused;
+    this.#log = options.log;
+    this.done = new Promise<void>((resolve) => (this.#markDone = resolve));
+    const reader = (name: OutputStream) =>
+      new Reader(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
+    this.#readers = { stdout: reader('stdout'), stderr: reader('stderr') };
+  }
+
+  get exited(): boolean {
+    return this.#exited;
+  }
+
+  /** Connects to the keeper; if it is gone, its exit.json says how the CLI ended (or the CLI is lost: killed). */
+  connect(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const reachable = keeperSocketPath(this.dir);
+      const socket = connect('error' in reachable ? join(this.dir, KEEPER_FILES.sock) : reachable.path);
+      const release = () => ('error' in reachable ? undefined : reachable.release());
+      socket.once('connect', release);
+      socket.once('close', release);
+      let buffered = '';
+      socket.setEncoding('utf8');
+      socket.once('connect', () => {
+        this.#socket = socket;
+        resolve();
+      });
+      socket.on('data', (text: string) => {
+        buffered += text;
+        for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (line === '{"t":"grew"}') this.#pump();
+          else {
+            try {
+              const msg = JSON.parse(line) as KeeperExit;
+              if (msg.t === 'exit') this.#exit = msg;
+            } catch {
+              // not for us
+            }
+            this.#pump();
+          }
+        }
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        this.#socket = null;
+        resolve();
+        this.#keeperGone = true;
+        this.#exit ??= this.#readExitFile();
+        if (this.#exit === null) {
+          // The keeper died without an exit (killed): the CLI cannot be driven any more.
+          this.#log.warn({ pid: this.pid, dir: this.dir }, 'keeper gone without an exit; killing the CLI group');
+          killGroup(this.pid, 'SIGKILL', this.#log);
+        }
+        this.#pump();
+      });
+    });
+  }
+
+  #readExitFile(): KeeperExit | null {
+    try {
+      return JSON.parse(readFileSync(join(this.dir, KEEPER_FILES.exit), 'utf8')) as KeeperExit;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Reads both capture files as far as they go; delivers the exit once everything up to the final sizes is split. */
+  /** Starts reading the capture files (after the supervisor attached the process). */
+  begin(): void {
+    this.#held = false;
+    this.#pump();
+  }
+
+  #pump(): void {
+    if (this.#exited || this.#held) return;
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    if (this.#paused) return;
+    this.#pumping = true;
+    void this.#pumpOnce().then(
+      () => {
+        this.#pumping = false;
+        if (this.#again) {
+          this.#again = false;
+          this.#pump();
+        }
+      },
+      (error: unknown) => {
+        this.#pumping = false;
+        this.#log.warn({ err: (error as Error).message, dir: this.dir }, 'reading a capture file failed');
+      },
+    );
+  }
+
+  async #pumpOnce(): Promise<void> {
+    // Known before reading: the keeper appends with synchronous writes before it notifies or exits,
+    // so once the exit (or the keeper's death) is known, end of file is the end of the output.
+    const exit = this.#exit;
+    const gone = this.#keeperGone;
+    const buffer = Buffer.allocUnsafe(readChunkBytes);
+    for (const reader of Object.values(this.#readers)) {
+      reader.handle ??= await open(reader.path, 'r').catch(() => null);
+      if (reader.handle === null) continue;
+      for (;;) {
+        if (this.#paused) return;
+        const { bytesRead } = await reader.handle.read(buffer, 0, buffer.length, reader.offset);
+        if (bytesRead === 0) break;
+        reader.offset += bytesRead;
+        reader.splitter.push(buffer.subarray(0, bytesRead));
+      }
+    }
+    if (exit !== null) this.#deliverExit(exit.code, exit.signal);
+    else if (gone) this.#deliverExit(null, 'SIGKILL');
+    else if (this.#exit !== null || this.#keeperGone) this.#again = true; // learnt while reading: read to the end once more
+  }
+
+  #deliverExit(code: number | null, signal: string | null): void {
+    if (this.#exited) return;
+    for (const reader of Object.values(this.#readers)) {
+      reader.splitter.end();
+      void reader.handle?.close().catch(() => undefined);
+      reader.handle = null;
+    }
+    this.#exited = true;
+    this.#socket?.destroy();
+    this.events.exit(code, signal);
+    this.#markDone();
+  }
+
+  /** Removes the keeper dir (call once the exit is journaled). */
+  cleanUp(): void {
+    if (existsSync(join(this.dir, KEEPER_FILES.exit)) || this.#exited) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  write(text: string): boolean {
+    const socket = this.#socket;
+    if (!this.#stdinOpen || this.#exited || socket === null || socket.destroyed) return false;
+    socket.write(`{"t":"in","b":"${Buffer.from(text, 'utf8').toString('base64')}"}\n`);
+    return true;
+  }
+
+  endStdin(): void {
+    if (!this.#stdinOpen) return;
+    this.#stdinOpen = false;
+    this.#socket?.write('{"t":"eof"}\n');
+  }
+
+  killGroup(signal: NodeJS.Signals): boolean {
+    if (this.#exited) return false;
+    return killGroup(this.pid, signal, this.#log);
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#pump();
+  }
+}

@@ -1,0 +1,215 @@
+// Runs one turn's records through the adapter's translator (DESIGN D4) and
+// decides which parts reach the consumer: only parts of records after
+// `emitAfter` (the cursor of the previous slice), plus host tool calls the
+// previous slice delivered but never answered (delivered exactly once more).
+// It also translates the kit's own records (bridge tool calls and approval
+// requests) so adapters never see them, and tracks which host tool calls are
+// still waiting for a result.
+import type { JSONValue } from '@ai-sdk/provider';
+import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
+import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
+import type { CliAdapter } from './adapter.ts';
+
+export type TranslationSnapshot = {
+  /** The last record the snapshot includes (the slice's cursor). */
+  seq: number;
+  adapter: JSONValue;
+  toolCalls: Array<[string, { source: 'bridge' | 'cli'; answered: boolean }]>;
+  approvals: Array<[string, { source: 'bridge' | 'cli'; answered: boolean }]>;
+  /** The tool-call / approval-request parts still unanswered (as JSON): a restored slice delivers them once more itself. */
+  unansweredParts: JSONValue[];
+};
+
+export type HostToolCall = {
+  /** 'bridge': the CLI called it over the bridge's MCP endpoint; 'cli': the CLI asked on stdout. */
+  readonly source: 'bridge' | 'cli';
+  answered: boolean;
+};
+
+export class TurnTranslation<S> {
+  readonly turnId: string;
+  readonly rerun: boolean;
+  /** Host tool calls seen in this turn, by toolCallId. */
+  readonly toolCalls = new Map<string, HostToolCall>();
+  /** Approval requests seen in this turn, by approvalId, and whether they were answered. */
+  readonly approvals = new Map<string, { source: 'bridge' | 'cli'; answered: boolean }>();
+  private state: S;
+  private ended = false;
+  /** Host tool-call / approval-request parts by id, kept so a snapshot can carry the unanswered ones. */
+  private readonly requestParts = new Map<string, HarnessV1StreamPart>();
+  /** Parts a restored translation owes the consumer before any new record (redeliveries). */
+  private owed: HarnessV1StreamPart[] = [];
+
+  constructor(
+    private readonly adapter: CliAdapter<S>,
+    turn: { turnId: string; rerun: boolean },
+    private readonly emitAfter: number,
+    private readonly redeliver: ReadonlySet<string>,
+    restored?: { state: S; snapshot: TranslationSnapshot },
+  ) {
+    this.turnId = turn.turnId;
+    this.rerun = turn.rerun;
+    if (restored) {
+      this.state = restored.state;
+      for (const [id, call] of restored.snapshot.toolCalls) this.toolCalls.set(id, { ...call });
+      for (const [id, approval] of restored.snapshot.approvals) this.approvals.set(id, { ...approval });
+      for (const json of restored.snapshot.unansweredParts) {
+        const parsed = streamPartSchema.safeParse(json);
+        if (!parsed.success) continue; // not a part this version understands: the replay path would have dropped it too
+        const part: HarnessV1StreamPart = parsed.data;
+        const id = requestId(part);
+        if (id === undefined) continue;
+        this.requestParts.set(id, part);
+        if (redeliver.has(id)) this.owed.push(part);
+      }
+    } else {
+      this.state = adapter.translator.init(turn);
+    }
+  }
+
+  /**
+   * Restores a translation from a resume-payload snapshot taken at `snapshot.seq`,
+   * or returns null when the adapter cannot (the caller then replays the turn).
+   */
+  static restore<S>(
+    adapter: CliAdapter<S>,
+    turn: { turnId: string; rerun: boolean },
+    snapshot: TranslationSnapshot,
+    redeliver: ReadonlySet<string>,
+  ): TurnTranslation<S> | null {
+    const restore = adapter.translator.restore;
+    if (!restore) return null;
+    try {
+      return new TurnTranslation(adapter, turn, snapshot.seq, redeliver, { state: restore(snapshot.adapter), snapshot });
+    } catch {
+      return null; // a snapshot this adapter version cannot read: replaying the turn is always correct
+    }
+  }
+
+  /** A JSON snapshot of the translation after record `seq`, if the adapter supports one. */
+  snapshot(seq: number): TranslationSnapshot | undefined {
+    const snapshot = this.adapter.translator.snapshot;
+    if (!snapshot) return undefined;
+    return {
+      seq,
+      adapter: snapshot(this.state),
+      unansweredParts: this.unanswered().flatMap((id) => {
+        const part = this.requestParts.get(id);
+        // Parts of host tool calls are plain JSON (strings, ids, JSON input); the round trip makes that explicit.
+        const json: JSONValue = part ? JSON.parse(JSON.stringify(part)) : null;
+        return json === null ? [] : [json];
+      }),
+      toolCalls: [...this.toolCalls].map(([id, call]) => [id, { source: call.source, answered: call.answered }]),
+      approvals: [...this.approvals].map(([id, approval]) => [id, { source: approval.source, answered: approval.answered }]),
+    };
+  }
+
+  get adapterState(): S {
+    return this.state;
+  }
+
+  get hasEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Translates one record of this turn; returns the parts to hand the consumer now. */
+  push(record: JournalRecord): HarnessV1StreamPart[] {
+    const parts = this.translate(record);
+    if (record.kind === 'turn-end') this.ended = true;
+    const replayed = record.seq <= this.emitAfter;
+    const out: HarnessV1StreamPart[] = [];
+    for (const part of parts) {
+      // A call an earlier slice delivered and did not list for redelivery was answered there.
+      if (part.type === 'tool-call' && part.providerExecuted !== true && !this.toolCalls.has(part.toolCallId)) {
+        const answered = replayed && !this.redeliver.has(part.toolCallId);
+        this.toolCalls.set(part.toolCallId, { source: record.kind === 'tool-call' ? 'bridge' : 'cli', answered });
+      }
+      if (part.type === 'tool-approval-request' && !this.approvals.has(part.approvalId)) {
+        const answered = replayed && !this.redeliver.has(part.approvalId);
+        this.approvals.set(part.approvalId, { source: record.kind === 'approval-request' ? 'bridge' : 'cli', answered });
+      }
+      const id = requestId(part);
+      if (id !== undefined) this.requestParts.set(id, part);
+      if (!replayed || this.isRedelivery(part)) out.push(part);
+    }
+    return out;
+  }
+
+  /** Redeliveries a translation restored from a snapshot owes the consumer (once). */
+  takeOwed(): HarnessV1StreamPart[] {
+    const owed = this.owed;
+    this.owed = [];
+    return owed;
+  }
+
+  /** Host tool calls and approvals delivered but not answered: the next slice delivers them again. */
+  unanswered(): string[] {
+    const ids: string[] = [];
+    for (const [id, call] of this.toolCalls) if (!call.answered) ids.push(id);
+    for (const [id, approval] of this.approvals) if (!approval.answered) ids.push(id);
+    return ids;
+  }
+
+  private isRedelivery(part: HarnessV1StreamPart): boolean {
+    if (part.type === 'tool-call') return this.redeliver.has(part.toolCallId);
+    if (part.type === 'tool-approval-request') return this.redeliver.has(part.approvalId);
+    return false;
+  }
+
+  private translate(record: JournalRecord): ReadonlyArray<HarnessV1StreamPart> {
+    switch (record.kind) {
+      case 'tool-call':
+        return [
+          {
+            type: 'tool-call',
+            toolCallId: record.data.callId,
+            toolName: record.data.name,
+            input: JSON.stringify(record.data.input ?? {}),
+          },
+        ];
+      case 'tool-result': {
+        const call = this.toolCalls.get(record.data.callId);
+        if (call) call.answered = true;
+        return [];
+      }
+      case 'approval-request':
+        return [
+          {
+            type: 'tool-approval-request',
+            approvalId: record.data.callId,
+            toolCallId: record.data.toolCallId ?? record.data.callId,
+          },
+        ];
+      case 'approval': {
+        const approval = this.approvals.get(record.data.callId);
+        if (approval) approval.answered = true;
+        return [];
+      }
+      default: {
+        const { state, parts } = this.adapter.translator.step(this.state, record);
+        this.state = state;
+        return parts;
+      }
+    }
+  }
+}
+
+function requestId(part: HarnessV1StreamPart): string | undefined {
+  if (part.type === 'tool-call' && part.providerExecuted !== true) return part.toolCallId;
+  if (part.type === 'tool-approval-request') return part.approvalId;
+  return undefined;
+}
+
+/** Warns on the rerun turn's stream-start (adding one if the adapter emitted none): the recomputed marker. */
+export function markRecomputed(parts: ReadonlyArray<HarnessV1StreamPart>, turnId: string): HarnessV1StreamPart[] {
+  const warning = {
+    type: 'other' as const,
+    message: `harness-bridge: recomputed — the turn's producer was lost and rerun ${turnId} re-drives the CLI thread; output from here on is recomputed, not replayed`,
+  };
+  const index = parts.findIndex((part) => part.type === 'stream-start');
+  if (index < 0) return [{ type: 'stream-start', warnings: [warning] }, ...parts];
+  return parts.map((part, i) =>
+    i === index && part.type === 'stream-start' ? { ...part, warnings: [...(part.warnings ?? []), warning] } : part,
+  );
+}

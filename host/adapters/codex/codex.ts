@@ -1,0 +1,238 @@
+// Codex CLI 0.169.0 as a harness-bridge adapter: one long-lived `codex app-server`
+// per session, driven with JSON-RPC lines on stdin (codex-rpc.ts), its
+// notifications and approval requests translated into HarnessV1 parts by a pure
+// reducer. Transport, slices, host tools over the bridge's MCP endpoint and
+// recovery are the kit's. Line shapes: test/fixtures/codex/README.md.
+import { posix } from 'node:path';
+import type { JSONValue } from '@ai-sdk/provider';
+import { z } from 'zod';
+import { HarnessCapabilityUnsupportedError } from '../../../protocol/harness-v1/errors.ts';
+import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
+import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
+import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
+import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
+import { createLineBuffers, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
+import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
+import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../../adapter-kit/snapshot.ts';
+import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
+import { codexBuiltinTools, codexItemTools, codexToolName } from './tools.ts';
+import * as rpc from './rpc.ts';
+
+export const codexVersion = '0.169.0';
+const id = 'codex';
+/** Our name for the bridge's MCP server (Codex shows its tools to the model in namespace `mcp__host`). */
+const hostServer = 'host';
+
+export type CodexOptions = {
+  modelId?: string;
+  binPath?: string;
+  /** Env for the CLI. `OPENAI_BASE_URL` (ignored by Codex itself) selects a custom Responses provider there, keyed by `OPENAI_API_KEY`. */
+  extraEnv?: Record<string, string>;
+  /**
+   * Launch `survive` (pipes only): the app-server runs under a keeper, outlives a SIGKILLed bridge and is re-adopted
+   * by the next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
+   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
+   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
+   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   */
+  survive?: boolean;
+};
+
+const toml = (value: string | boolean) => JSON.stringify(value); // a JSON string or boolean is a TOML one
+
+export function codexLaunch(options: CodexOptions, ctx: LaunchContext): LaunchSpecInput {
+  const home = posix.join(ctx.stateDir, 'codex-home');
+  const custom = options.extraEnv?.OPENAI_BASE_URL !== undefined;
+  const config: Record<string, string | boolean> = {
+    sandbox_mode: 'danger-full-access', // the harness sandbox is the isolation; Codex's bwrap needs namespaces it may not get
+    'features.plugins': false, // no plugin sync look-ups at start-up
+    'analytics.enabled': false,
+    ...(options.modelId ? { model: options.modelId } : {}),
+    ...(custom ? { model_provider: 'harness', 'model_providers.harness.name': 'harness', 'model_providers.harness.env_key': 'OPENAI_API_KEY', 'model_providers.harness.wire_api': 'responses' } : {}),
+    ...(ctx.mcp ? { 'mcp_servers.host.bearer_token_env_var': ctx.mcp.tokenEnvVar, 'mcp_servers.host.default_tools_approval_mode': 'approve' } : {}),
+  };
+  // Values only the spawned process knows (the MCP port changes per bridge) are read by sh from env, so argv holds names only.
+  const fromEnv: Record<string, string> = { ...(ctx.mcp ? { 'mcp_servers.host.url': ctx.mcp.urlEnvVar } : {}), ...(custom ? { 'model_providers.harness.base_url': 'OPENAI_BASE_URL' } : {}) };
+  const script = `mkdir -p "$CODEX_HOME" && exec "$0" "$@"${Object.entries(fromEnv).map(([key, env]) => ` -c "${key}=\\"$${env}\\""`).join('')}`;
+  return {
+    argv: ['sh', '-c', script, options.binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin/codex'), 'app-server', ...Object.entries(config).flatMap(([key, value]) => ['-c', `${key}=${toml(value)}`])],
+    env: { HOME: home, CODEX_HOME: posix.join(home, '.codex'), ...options.extraEnv },
+    cwd: ctx.sessionWorkDir,
+    stdin: 'pipe',
+    lifetime: 'session',
+    turnEnd: [
+      { prefix: '{"method":"turn/completed"' }, // a prefix also fires on a split line (it repeats the turn's items)
+      { prefix: `{"id":"${rpc.rpcIds.threadStart}",` }, // the kit's thread-start exchange
+      { regex: `^\\{"error":.*"id":"(${rpc.rpcIds.turnStart}|${rpc.rpcIds.threadStart}|${rpc.rpcIds.compactStart})"\\}$` }, // refused: no turn/completed follows
+    ],
+    interrupt: { input: '' }, // turn/interrupt names the running turn: encodeInterrupt sends it
+    ...(options.survive === true ? { survive: true } : {}), // opt-in: see CodexOptions.survive
+  };
+}
+
+export type CodexState = {
+  lines: LineBuffers;
+  stream: StreamState;
+  modelId: string | undefined;
+  /** Codex's own thread and turn ids (turn/steer and turn/interrupt name them). */
+  threadId: string | null;
+  turnId: string | null;
+  /** The item whose text/reasoning block is open, and whether deltas fed it. */
+  open: { item: string; streamed: boolean } | null;
+  /** Usage of the model response that ended last; its finish-step waits until we know whether more steps follow. */
+  pending: TokenCounts | null;
+  total: TokenCounts;
+  /** Builtin call item id → toolName, until its result. Host MCP calls are absent: the kit emits those. */
+  tools: Record<string, string>;
+  /** approvalId → Codex's JSON-RPC request id, for encodeApproval. */
+  approvals: Record<string, string | number>;
+  /** This turn is our thread/compact/start (doCompact): its compaction is manual, any other auto. */
+  compact: boolean;
+};
+
+/** What a snapshot holds: the state but `modelId` (configuration, not state: restore takes the adapter's own). */
+const snapshotShape = {
+  lines: lineBuffersSchema,
+  stream: streamStateSchema,
+  threadId: z.string().nullable(),
+  turnId: z.string().nullable(),
+  open: z.strictObject({ item: z.string(), streamed: z.boolean() }).nullable(),
+  pending: tokenCountsSchema.nullable(),
+  total: tokenCountsSchema,
+  tools: z.record(z.string(), z.string()),
+  approvals: z.record(z.string(), z.union([z.string(), z.number()])),
+  compact: z.boolean(),
+};
+const snapshotVersion = 1;
+
+const toCounts = (c: rpc.Counts): TokenCounts => {
+  const cached = (c.cachedInputTokens ?? 0) + (c.cacheWriteInputTokens ?? 0);
+  return { noCache: Math.max(0, (c.inputTokens ?? 0) - cached), cacheRead: c.cachedInputTokens ?? 0, cacheWrite: c.cacheWriteInputTokens ?? 0, output: c.outputTokens ?? 0, reasoning: c.reasoningOutputTokens ?? 0 };
+};
+const callInput = (it: rpc.Item) =>
+  it.type === 'fileChange' ? { changes: (it.changes ?? []).map((c) => ({ path: c.path, kind: c.kind.type, diff: c.diff })) } : it.type === 'webSearch' ? { query: it.query } : { command: it.command, cwd: it.cwd };
+const fileEvents: Record<string, 'create' | 'modify' | 'delete'> = { add: 'create', update: 'modify', delete: 'delete' };
+/** Session-level notifications that race the turn's start (they land in it or between turns): no part, so runs compare equal. */
+const sessionNoise = new Set(['thread/started', 'mcpServer/startupStatus/updated', 'remoteControl/status/changed']);
+
+function step(s: CodexState, record: JournalRecord): { state: CodexState; parts: HarnessV1StreamPart[] } {
+  const parts: HarnessV1StreamPart[] = [];
+  const out = partWriter(s.stream, parts);
+  const flushStep = (unified: 'tool-calls' | 'stop' | 'interrupted' | 'error' = 'tool-calls') => {
+    if (s.pending) out.finishStep({ unified, raw: undefined }, usageFromCounts(s.pending));
+    s.pending = null;
+  };
+  if (s.stream.finished) return { state: s, parts };
+  if (record.kind === 'turn-start') {
+    s.threadId = /"threadId":"([^"]+)"/.exec(record.data.input ?? '')?.[1] ?? null; // our turn/start names it
+    s.compact = (record.data.input ?? '').includes(`"id":"${rpc.rpcIds.compactStart}"`);
+    out.start(s.modelId);
+  }
+  if (record.kind === 'turn-end') out.endTurn(record, id);
+  const line = readJsonLine(s.lines, record, rpc.lineSchema);
+  if (!line) return { state: s, parts };
+  const raw = () => out.raw(line.stream === 'stderr' ? { stderr: line.json } : line.json);
+  if (!line.ok || line.stream === 'stderr') raw();
+  else if (!('method' in line.value)) {
+    const L = line.value; // an answer to one of our requests
+    if (L.id === rpc.rpcIds.turnStart && L.result?.turn) s.turnId = L.result.turn.id;
+    const request = L.id === rpc.rpcIds.turnStart ? 'turn/start' : L.id === rpc.rpcIds.compactStart ? 'thread/compact/start' : undefined;
+    if (!request || !L.error) return raw(), { state: s, parts };
+    out.push({ type: 'error', error: { message: `codex refused ${request}: ${L.error.message}` } });
+    out.finish({ unified: 'error', raw: `${request} refused` });
+  } else {
+    const { method, id: requestId, params: p = {} } = line.value;
+    const it = p.item;
+    const tool = it ? codexItemTools[it.type] : undefined;
+    if (sessionNoise.has(method)) return { state: s, parts };
+    if (requestId !== undefined && /^item\/(commandExecution|fileChange)\/requestApproval$/.test(method) && p.itemId) {
+      const approvalId = `codex-approval-${requestId}`;
+      s.approvals[approvalId] = requestId;
+      out.push({ type: 'tool-approval-request', approvalId, toolCallId: p.itemId });
+    } else if (method === 'turn/started' && p.turn) {
+      s.turnId = p.turn.id;
+      raw();
+    } else if (method === 'item/started' && it && (it.type === 'agentMessage' || it.type === 'reasoning')) {
+      flushStep();
+      out.open(it.type === 'agentMessage' ? 'text' : 'reasoning', `${it.type === 'agentMessage' ? 'text' : 'reasoning'}-${record.seq}`);
+      s.open = { item: it.id, streamed: false };
+    } else if (method === 'item/started' && it && (tool || (it.type === 'mcpToolCall' && it.server))) {
+      flushStep();
+      if (it.server === hostServer) return { state: s, parts }; // the kit emits host calls from the bridge's tool-call records
+      const toolName = (s.tools[it.id] = codexToolName(it) ?? `mcp__${it.server}__${it.tool}`);
+      const input = tool ? callInput(it) : (it.arguments ?? {});
+      out.push({ type: 'tool-call', toolCallId: it.id, toolName, input: JSON.stringify(input), providerExecuted: true, nativeName: tool?.nativeName ?? toolName });
+    } else if (/^item\/(agentMessage\/delta|reasoning\/(summaryTextDelta|textDelta))$/.test(method) && s.open && s.open.item === p.itemId) {
+      s.open.streamed = true;
+      out.delta(p.delta);
+    } else if (method === 'item/completed' && it && (it.type === 'agentMessage' || it.type === 'reasoning')) {
+      const text = it.type === 'agentMessage' ? it.text : [...(it.summary ?? []), ...(it.content ?? [])].join('\n');
+      if (s.open?.item !== it.id) out.open(it.type === 'agentMessage' ? 'text' : 'reasoning', `${it.type}-${record.seq}`);
+      if (!s.open?.streamed) out.delta(text);
+      out.close();
+      s.open = null;
+    } else if (method === 'item/completed' && it && s.tools[it.id]) {
+      const failed = it.status !== 'completed' || (it.exitCode ?? 0) !== 0;
+      const result = it.type === 'commandExecution' ? (it.aggregatedOutput ?? it.status ?? '') : it.type === 'fileChange' ? (it.status ?? '') : (it.result ?? it.error ?? '');
+      out.push({ type: 'tool-result', toolCallId: it.id, toolName: s.tools[it.id]!, result, isError: failed, ...(it.exitCode == null ? {} : { providerMetadata: { [id]: { exitCode: it.exitCode } } }) });
+      delete s.tools[it.id];
+      for (const c of failed ? [] : (it.changes ?? [])) if (fileEvents[c.kind.type]) out.push({ type: 'file-change', event: fileEvents[c.kind.type]!, path: c.path });
+    } else if (method === 'item/completed' && it?.type === 'contextCompaction') {
+      // Codex keeps the summary to itself (the item has only an id); the next model request carries it.
+      out.push({ type: 'compaction', trigger: s.compact ? 'manual' : 'auto', summary: '' });
+    } else if (method === 'thread/tokenUsage/updated' && p.tokenUsage) {
+      flushStep(); // a new report: the response before it was not the last
+      s.pending = toCounts(p.tokenUsage.last);
+      s.total = addCounts(s.total, s.pending);
+    } else if (method === 'turn/completed' && p.turn) {
+      const { status, error } = p.turn;
+      const unified = status === 'completed' ? 'stop' : status === 'interrupted' ? 'interrupted' : 'error';
+      flushStep(unified);
+      if (unified === 'error') out.push({ type: 'error', error: { message: error?.message ?? `codex turn ${status}`, codexErrorInfo: error?.codexErrorInfo ?? null } });
+      out.finish({ unified, raw: status }, usageFromCounts(s.total)); // no Codex ids: they differ per session, parts must not
+    } else raw();
+  }
+  return { state: s, parts };
+}
+
+/** Codex over the bridge. `binPath` overrides the bootstrapped CLI; `extraEnv` (e.g. OPENAI_BASE_URL / OPENAI_API_KEY) is added to its env. */
+export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState> {
+  return defineCliAdapter<CodexState>({
+    harnessId: id,
+    builtinTools: codexBuiltinTools,
+    supportsBuiltinToolApprovals: true,
+    ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @openai/codex@${codexVersion}` }] },
+    launch: (ctx) => codexLaunch(options, ctx),
+    encodeThreadStart: () => rpc.threadStart(),
+    encodePrompt: ({ text, instructions, threadId, permissionMode }) => {
+      if (threadId === undefined) throw new Error('codex: no thread yet (the kit runs encodeThreadStart first)');
+      return rpc.turnStart(threadId, instructions ? `${instructions}\n\n${text}` : text, permissionMode === 'allow-all' ? 'never' : 'untrusted');
+    },
+    encodeUserMessage: (text, state) => {
+      if (!state.threadId || !state.turnId) throw new Error('codex: the turn has not started yet; send the message once its first part arrived');
+      return rpc.turnSteer(state.threadId, state.turnId, text);
+    },
+    // thread/compact/start takes no instructions: customInstructions are not Codex's to follow.
+    encodeCompact: (_instructions, context) => {
+      if (context?.duringTurn) {
+        throw new HarnessCapabilityUnsupportedError({ message: 'codex compacts between turns only (thread/compact/start interrupts a running turn)', harnessId: id });
+      }
+      if (!context?.threadId) throw new Error('codex: no thread to compact yet (prompt a turn first)');
+      return rpc.compactStart(context.threadId);
+    },
+    encodeInterrupt: (state) => (state.threadId && state.turnId ? rpc.turnInterrupt(state.threadId, state.turnId) : undefined),
+    encodeApproval: ({ approvalId, approved }, state) => {
+      const requestId = state.approvals[approvalId];
+      if (requestId === undefined) throw new Error(`codex: no approval request ${approvalId} in this turn`);
+      return rpc.response(requestId, { decision: approved ? 'accept' : 'decline' });
+    },
+    threadId: (record) => (record.kind === 'stdout' ? rpc.threadIdOf(record.data.text) : undefined),
+    translator: {
+      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: options.modelId, threadId: null, turnId: null, open: null, pending: null, total: {}, tools: {}, approvals: {}, compact: false }),
+      step,
+      snapshot: ({ modelId: _modelId, ...state }): JSONValue => takeSnapshot(id, snapshotVersion, state),
+      restore: (snapshot) => ({ ...readSnapshot(id, snapshotVersion, snapshotShape, snapshot), modelId: options.modelId }),
+    },
+  });
+}

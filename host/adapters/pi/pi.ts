@@ -1,0 +1,254 @@
+// pi 0.73.1 (@mariozechner/pi-coding-agent) as a harness-bridge adapter: one long-lived `pi --mode rpc`
+// process per session, fed JSONL commands on stdin, its agent events translated into HarnessV1 parts by
+// a pure reducer. pi has no MCP and no permission prompts: the extension this adapter installs
+// (pi-extension.ts) brings the bridge's host tools and the host's approvals. Transport, slices, host
+// tool calls and recovery are the kit's. Line shapes: test/fixtures/pi/README.md.
+import { posix } from 'node:path';
+import type { JSONValue } from '@ai-sdk/provider';
+import { z } from 'zod';
+import { HarnessCapabilityUnsupportedError } from '../../../protocol/harness-v1/errors.ts';
+import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
+import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
+import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
+import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
+import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
+import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
+import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../../adapter-kit/snapshot.ts';
+import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
+import { PI_EXTENSION_ENV as E, piApprovalTitle, piExtensionFile, piExtensionSource, piHostToolPrefix } from './extension.ts';
+import { piBuiltinTools } from './tools.ts';
+
+export const piVersion = '0.73.1';
+const id = 'pi';
+
+/** A pi model provider (pi's ProviderConfig plus its id), registered by the extension; `${VAR}` in strings expands from the CLI's env. */
+export type PiProvider = { readonly id: string } & Readonly<Record<string, JSONValue>>;
+export type PiOptions = {
+  modelId?: string;
+  binPath?: string;
+  extraEnv?: Record<string, string>;
+  provider?: PiProvider;
+  /**
+   * Launch `survive` (pipes only): pi runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the next
+   * bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
+   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
+   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
+   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   */
+  survive?: boolean;
+};
+
+const usage = z.object({ input: z.number(), output: z.number(), cacheRead: z.number(), cacheWrite: z.number() }).partial().catchall(z.json());
+const message = z.object({ role: z.string(), stopReason: z.string().optional(), errorMessage: z.string().optional(), usage: usage.optional() });
+const lineSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('response'), id: z.string().optional(), command: z.string(), success: z.boolean(), error: z.string().optional(), data: z.object({ model: z.object({ id: z.string() }).nullish() }).nullish() }),
+  z.object({ type: z.literal('message_update'), assistantMessageEvent: z.object({ type: z.string(), contentIndex: z.number().optional(), delta: z.string().optional() }) }),
+  z.object({ type: z.enum(['message_end', 'turn_end']), message }),
+  z.object({ type: z.literal('tool_execution_start'), toolCallId: z.string(), toolName: z.string(), args: z.json().optional() }),
+  z.object({ type: z.literal('tool_execution_end'), toolCallId: z.string(), toolName: z.string(), isError: z.boolean(), result: z.object({ content: z.array(z.json()).optional(), details: z.json().optional() }).partial().nullish() }),
+  z.object({ type: z.literal('extension_ui_request'), id: z.string(), method: z.string(), title: z.string().optional(), message: z.string().optional() }),
+  z.object({ type: z.literal('compaction_end'), reason: z.string().optional(), result: z.object({ summary: z.string(), tokensBefore: z.number().optional() }).nullish() }),
+  z.object({ type: z.enum(['agent_start', 'agent_end', 'turn_start', 'message_start', 'tool_execution_update', 'queue_update', 'compaction_start']) }),
+]);
+const approvalMessage = z.object({ toolCallId: z.string() });
+const textBlock = z.object({ type: z.literal('text'), text: z.string() });
+
+export type PiState = {
+  rerun: boolean;
+  lines: LineBuffers;
+  stream: StreamState;
+  /** contentIndex of the open text/reasoning block (pi interleaves a thinking block's end with the text after it). */
+  block: number | null;
+  /** pi's stopReason of the latest assistant message; null until one ended. */
+  stop: string | null;
+  ran: boolean;
+  rejected: boolean;
+  total: TokenCounts;
+  /** Builtin tool calls (toolCallId → name and path). Host tools are absent: the kit emits those from the bridge's records. */
+  tools: Record<string, { name: string; path?: string }>;
+};
+
+/** A snapshot holds the whole state (rerun too: restore gets no turn). */
+const snapshotShape = {
+  rerun: z.boolean(),
+  lines: lineBuffersSchema,
+  stream: streamStateSchema,
+  block: z.number().nullable(),
+  stop: z.string().nullable(),
+  ran: z.boolean(),
+  rejected: z.boolean(),
+  total: tokenCountsSchema,
+  tools: z.record(z.string(), z.strictObject({ name: z.string(), path: z.string().optional() })),
+};
+const snapshotVersion = 1;
+
+const line = (value: unknown) => `${JSON.stringify(value)}\n`;
+/** The id of doCompact's `compact` command: its response ends the kit's internal compaction turn. */
+const compactId = 'harness-compact';
+const counts = (u: z.infer<typeof usage> | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
+const finishReason = (stop: string | null) => ({
+  unified: ({ stop: 'stop', length: 'length', toolUse: 'tool-calls', error: 'error', aborted: 'interrupted' } as const)[stop as 'stop'] ?? ('other' as const),
+  raw: stop ?? undefined,
+});
+
+function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
+  const home = posix.join(ctx.stateDir, 'pi');
+  const model = options.modelId ?? (options.provider ? z.object({ id: z.string() }).array().safeParse(options.provider.models).data?.[0]?.id : undefined);
+  return {
+    argv: [
+      options.binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin/pi'),
+      ...['--mode', 'rpc', '-e', posix.join(ctx.bootstrapDir, piExtensionFile)],
+      // The thread is a session FILE (an id prefix from another cwd makes pi ask a question on stdout). A fresh
+      // session gets this session's own file, which get_state then reports as the thread: argv never changes,
+      // so the bridge keeps feeding the same live process turn after turn.
+      ...['--session', ctx.threadId ?? posix.join(home, 'sessions', 'thread.jsonl')],
+      ...(options.provider ? ['--provider', options.provider.id] : []),
+      ...(model ? ['--model', model] : []),
+    ],
+    env: {
+      HOME: posix.join(home, 'home'),
+      PI_CODING_AGENT_DIR: posix.join(home, 'agent'),
+      ...{ PI_OFFLINE: '1', PI_TELEMETRY: '0', PI_SKIP_VERSION_CHECK: '1' },
+      [E.permissionMode]: ctx.permissionMode,
+      ...(ctx.mcp ? { [E.mcpUrlVar]: ctx.mcp.urlEnvVar, [E.mcpTokenVar]: ctx.mcp.tokenEnvVar } : {}), // names, never the values
+      ...(options.provider ? { [E.provider]: JSON.stringify(options.provider) } : {}),
+      ...options.extraEnv,
+    },
+    cwd: ctx.sessionWorkDir,
+    stdin: 'pipe',
+    io: { mode: 'pipes', maxLineBytes: 1024 * 1024 },
+    lifetime: 'session',
+    // agent_end repeats the whole run and can outgrow the line cap: a prefix matcher still sees it. A rejected prompt gets no agent run.
+    // doCompact's compact command runs no agent either: its response (after compaction_end) ends that internal turn, either way.
+    turnEnd: [
+      { prefix: '{"type":"agent_end"' },
+      { prefix: '{"id":"harness-prompt","type":"response","command":"prompt","success":false' },
+      { prefix: `{"id":"${compactId}","type":"response","command":"compact",` },
+    ],
+    interrupt: { input: line({ type: 'abort' }) },
+    ...(options.survive === true ? { survive: true } : {}), // opt-in: see PiOptions.survive
+  };
+}
+
+function step(s: PiState, record: JournalRecord): { state: PiState; parts: HarnessV1StreamPart[] } {
+  const parts: HarnessV1StreamPart[] = [];
+  const out = partWriter(s.stream, parts);
+  if (s.stream.finished) return { state: s, parts };
+  if (record.kind === 'turn-start' && s.rerun) out.start(); // the kit marks a rerun on the turn-start's stream-start
+  if (record.kind === 'turn-end') {
+    if (record.data.reason !== 'matched' || !(s.ran || s.rejected)) out.endTurn(record, 'pi');
+    else out.finish(s.rejected ? { unified: 'error', raw: 'rejected' } : finishReason(s.stop), usageFromCounts(s.total));
+  }
+  const read = readJsonLine(s.lines, record, lineSchema);
+  if (!read) return { state: s, parts };
+  const raw = () => out.raw(read.stream === 'stderr' ? { stderr: read.json } : read.json);
+  if (!read.ok) return raw(), { state: s, parts };
+  const L = read.value;
+  if (L.type === 'response') {
+    if (L.command === 'get_state' && L.id === 'harness-state') out.start(L.data?.model?.id);
+    else if (L.command === 'compact' && L.id === compactId) {
+      // The answer to doCompact's command (the compaction part came with compaction_end): it ends the internal turn.
+      if (!L.success) out.push({ type: 'error', error: { message: `pi did not compact: ${L.error ?? 'no reason given'}` } });
+      out.finish(L.success ? { unified: 'stop', raw: 'compacted' } : { unified: 'error', raw: 'compact failed' });
+    } else if (L.command === 'prompt' && !L.success && (L.id === 'harness-prompt' || L.id === 'harness-steer')) {
+      s.rejected ||= L.id === 'harness-prompt';
+      out.push({ type: 'error', error: { message: L.error ?? 'pi rejected the prompt' } });
+    } else if (!L.success) raw();
+  } else if (L.type === 'agent_start') {
+    s.ran = true;
+    out.start();
+  } else if (L.type === 'message_update') {
+    // Blocks open on their first delta (an empty block yields nothing); a delta for another block than the open one opens it anew.
+    const e = L.assistantMessageEvent;
+    const kind = e.type === 'text_delta' ? 'text' : e.type === 'thinking_delta' ? 'reasoning' : undefined;
+    if (kind && e.delta && (s.block !== e.contentIndex || !s.stream.block)) {
+      out.open(kind, `${kind}-${record.seq}`);
+      s.block = e.contentIndex ?? null;
+    }
+    if (kind) out.delta(e.delta);
+    else if ((e.type === 'text_end' || e.type === 'thinking_end') && s.block === e.contentIndex) out.close();
+  } else if (L.type === 'message_end' && L.message.role === 'assistant') {
+    s.stop = L.message.stopReason ?? null;
+    if (s.stop === 'error') out.push({ type: 'error', error: { message: L.message.errorMessage ?? 'pi: the model call failed' } });
+  } else if (L.type === 'turn_end' && L.message.role === 'assistant') {
+    s.total = addCounts(s.total, counts(L.message.usage));
+    out.finishStep(finishReason(L.message.stopReason ?? s.stop), usageFromCounts(counts(L.message.usage), L.message.usage));
+  } else if (L.type === 'tool_execution_start' && !L.toolName.startsWith(piHostToolPrefix)) {
+    const path = z.object({ path: z.string() }).safeParse(L.args).data?.path;
+    s.tools[L.toolCallId] = { name: L.toolName, ...(path === undefined ? {} : { path }) };
+    out.push({ type: 'tool-call', toolCallId: L.toolCallId, toolName: L.toolName, input: JSON.stringify(L.args ?? {}), providerExecuted: true, nativeName: L.toolName });
+  } else if (L.type === 'tool_execution_end' && s.tools[L.toolCallId]) {
+    const { name, path } = s.tools[L.toolCallId]!;
+    const content = L.result?.content ?? [];
+    const texts = content.map((c) => textBlock.safeParse(c).data?.text);
+    const result = texts.every((t) => t !== undefined) ? texts.join('\n') : content;
+    const details = L.result?.details === undefined ? {} : { providerMetadata: { [id]: { details: L.result.details } } };
+    out.push({ type: 'tool-result', toolCallId: L.toolCallId, toolName: name, result, isError: L.isError, ...details });
+    if (!L.isError && path !== undefined && (name === 'write' || name === 'edit')) out.push({ type: 'file-change', event: name === 'write' ? 'create' : 'modify', path });
+  } else if (L.type === 'extension_ui_request') {
+    const approval = L.method === 'confirm' && L.title === piApprovalTitle ? approvalMessage.safeParse(parseJsonObject(L.message ?? '')).data : undefined;
+    if (approval) out.push({ type: 'tool-approval-request', approvalId: L.id, toolCallId: approval.toolCallId });
+    else raw();
+  } else if (L.type === 'compaction_end' && L.result) {
+    const { summary, tokensBefore } = L.result;
+    out.push({ type: 'compaction', trigger: L.reason === 'manual' ? 'manual' : 'auto', summary, ...(tokensBefore === undefined ? {} : { tokensBefore }) });
+  }
+  return { state: s, parts };
+}
+
+/** pi over the bridge. `binPath` overrides the bootstrapped CLI; `provider` points pi at a model endpoint without a config file; `extraEnv` wins over ours. */
+export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
+  return defineCliAdapter<PiState>({
+    harnessId: id,
+    builtinTools: piBuiltinTools,
+    supportsBuiltinToolApprovals: true, // through the extension's confirm hook
+    ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    install: {
+      files: [{ path: piExtensionFile, content: piExtensionSource }],
+      commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @mariozechner/pi-coding-agent@${piVersion}` }],
+    },
+    launch: (ctx) => launch(options, ctx),
+    // get_state first: its answer names the session file (the thread) and the model.
+    encodePrompt: ({ text, instructions }) =>
+      line({ id: 'harness-state', type: 'get_state' }) + line({ id: 'harness-prompt', type: 'prompt', message: instructions ? `${instructions}\n\n${text}` : text }),
+    // Delivered after the running assistant turn's tool calls, before the next model call.
+    encodeUserMessage: (text) => line({ id: 'harness-steer', type: 'prompt', message: text, streamingBehavior: 'steer' }),
+    encodeApproval: ({ approvalId, approved }) => line({ type: 'extension_ui_response', id: approvalId, confirmed: approved }),
+    // rpc `compact`: pi summarises the session with the model, following customInstructions, and keeps its newest
+    // messages (settings compaction.keepRecentTokens, 20k by default). Between turns only: pi's compact aborts a
+    // running agent run first and prints none of that run's ending (no agent_end), so the turn would be cut short.
+    encodeCompact: (customInstructions, context) => {
+      if (context?.duringTurn) {
+        throw new HarnessCapabilityUnsupportedError({ message: 'pi compacts between turns only (its compact command aborts the running turn)', harnessId: id });
+      }
+      if (!context?.threadId) throw new Error('pi: no session to compact yet (prompt a turn first)');
+      return line({ id: compactId, type: 'compact', ...(customInstructions ? { customInstructions } : {}) });
+    },
+    skillFiles: (skills, sessionWorkDir) =>
+      skills.map((skill) => {
+        const name = skill.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 64);
+        const content = `---\nname: ${name}\ndescription: ${JSON.stringify(skill.description)}\n---\n\n${skill.content}\n`;
+        return { path: posix.join(sessionWorkDir, '.pi', 'skills', name, 'SKILL.md'), content };
+      }),
+    threadId: (record) => {
+      if (record.kind !== 'stdout' || record.data.cont || !record.data.text.startsWith('{"id":"harness-state"')) return undefined;
+      return z.object({ data: z.object({ sessionFile: z.string().min(1) }) }).safeParse(parseJsonObject(record.data.text)).data?.data.sessionFile;
+    },
+    translator: {
+      init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), stream: createStreamState(), block: null, stop: null, ran: false, rejected: false, total: {}, tools: {} }),
+      step,
+      snapshot: (state): JSONValue => takeSnapshot(id, snapshotVersion, state),
+      restore: (snapshot): PiState => readSnapshot(id, snapshotVersion, snapshotShape, snapshot),
+    },
+  });
+}
+
+/** A provider for an OpenAI Chat Completions endpoint (what the scripted model server and most local servers speak). */
+export function piChatCompletionsProvider(p: { id: string; baseUrl: string; apiKey: string; models: string[] }): PiProvider {
+  const model = (modelId: string) => ({
+    ...{ id: modelId, name: modelId, reasoning: false, input: ['text'], contextWindow: 128_000, maxTokens: 4096 },
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+  });
+  return { id: p.id, baseUrl: p.baseUrl, apiKey: p.apiKey, api: 'openai-completions', models: p.models.map(model) };
+}

@@ -1,0 +1,146 @@
+// The recovery ladder, cheapest rung first (DESIGN D5):
+//   attach — the bridge named in the resume state still answers, same journal;
+//   replay — it is gone but its journal is on the sandbox disk: a new bridge on
+//            the same state dir continues the seq numbering;
+//   rerun  — the journal is gone (or the turn's producer died unfinished, which
+//            the session finds out while replaying): re-drive the CLI thread.
+// This module only reaches a bridge and says which rung that was; the session
+// decides whether the in-flight turn needs the rerun on top.
+import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
+import type { HelloFrame } from '../../protocol/v1/index.ts';
+import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
+import { HOST_SESSION_LIMITS } from '../limits.ts';
+import { probeBridge, type ProbeResult } from './probe.ts';
+import { BridgeSessionError } from '../session/errors.ts';
+
+export type Rung = 'fresh' | 'attach' | 'replay' | 'rerun';
+
+export type BridgeLink = {
+  readonly url: string;
+  readonly token: string;
+  readonly port: number;
+  readonly hello: HelloFrame;
+};
+
+export type ReachOptions = {
+  readonly network: HarnessV1NetworkSandboxSession;
+  readonly sandbox: SandboxSession;
+  readonly spawn: Omit<SpawnBridgeOptions, 'sandbox'>;
+  /** The journal the resume state was cut from. */
+  readonly journalId: string;
+  readonly probeTimeoutMs: number;
+};
+
+export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink> {
+  const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
+  const url = await options.network.getPortUrl({ port: ready.port, protocol: 'ws' });
+  const probe = await probeBridge(url, token, options.probeTimeoutMs);
+  if (!probe.ok) {
+    throw new BridgeSessionError('bridge-start-failed', `bridge printed its ready line but its socket failed: ${probe.detail}`);
+  }
+  return { url, token, port: ready.port, hello: probe.hello };
+}
+
+/** Reaches the bridge for a resume: the live one (attach) or a new one on the same state dir. */
+export async function reachBridge(options: ReachOptions): Promise<{ link: BridgeLink; rung: Exclude<Rung, 'fresh'> }> {
+  const { sandbox, network } = options;
+  const stateDir = options.spawn.stateDir;
+  const [prior, token] = await Promise.all([readBridgeState(sandbox, stateDir), readToken(sandbox, stateDir)]);
+  if (prior && token) {
+    const url = await network.getPortUrl({ port: prior.port, protocol: 'ws' });
+    let probe = await probeLiveBridge(url, token, options.probeTimeoutMs);
+    // A bridge that is stopping (SIGTERM, stop, destroy) is about to exit: attaching would leave the
+    // channel retrying a dead port. A fresh connection gets 503 on upgrade (handled below, as a
+    // bridge that does not answer); one whose upgrade won the race gets a hello with state
+    // 'stopping'. Wait for it to go, then replace it.
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs);
+    // Still stopping past stoppingBridgeWaitMs: replace it, which the state-dir lock refuses while it lives.
+    if (probe.ok && probe.hello.state !== 'stopping') {
+      const link = { url, token, port: prior.port, hello: probe.hello };
+      return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
+    }
+  }
+  let link: BridgeLink;
+  try {
+    link = await startBridge(options);
+  } catch (error) {
+    // The new bridge was refused: a live bridge still holds the state dir (it did not answer the
+    // probe — a port proxy's long 502 spell, a stalled process, a stopping bridge's 503). Replacing
+    // it is never right; keep probing it within the lock wait, then attach — or, once it has
+    // exited and released the lock, start the new bridge after all.
+    if ((error as { exitCode?: number }).exitCode !== EXIT_STATE_DIR_LOCKED || !prior || !token) throw error;
+    const waited = await awaitLockedBridge(options, prior.port, token, error);
+    if (waited.replaced) return { link: waited.link, rung: waited.link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
+    return { link: waited.link, rung: waited.link.hello.journalId === options.journalId ? 'attach' : 'rerun' };
+  }
+  return { link, rung: link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
+}
+
+/** Probes a stopping bridge until it no longer answers (or stops stopping); returns the last probe. */
+async function untilGone(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
+  const deadline = Date.now() + HOST_SESSION_LIMITS.stoppingBridgeWaitMs;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const probe = await probeBridge(url, token, timeoutMs);
+    if (!probe.ok || probe.hello.state !== 'stopping' || Date.now() > deadline) return probe;
+  }
+}
+
+async function awaitLockedBridge(
+  options: ReachOptions,
+  port: number,
+  token: string,
+  refusal: unknown,
+): Promise<{ link: BridgeLink; replaced: boolean }> {
+  const url = await options.network.getPortUrl({ port, protocol: 'ws' });
+  const deadline = Date.now() + HOST_SESSION_LIMITS.lockedBridgeWaitMs;
+  let delayMs = 250;
+  let last = 'not probed';
+  while (Date.now() < deadline) {
+    let probe = await probeBridge(url, token, options.probeTimeoutMs);
+    // The holder is on its way out: once it exits (and releases the lock) a new bridge can start.
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs);
+    if (probe.ok && probe.hello.state !== 'stopping') return { link: { url, token, port, hello: probe.hello }, replaced: false };
+    last = probe.ok ? 'the bridge holding the state dir is still stopping' : probe.detail;
+    // It did not answer, or is still stopping: it may have exited meanwhile (a stopping bridge answers
+    // 503 until it exits, then nothing answers at all), so try again to start one; the lock decides.
+    const started = await startUnlessLocked(options);
+    if (started) return { link: started, replaced: true };
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    delayMs = Math.min(delayMs * 2, 5_000);
+  }
+  throw new BridgeSessionError(
+    'bridge-start-failed',
+    `a live bridge holds ${options.spawn.stateDir} and neither answered nor exited within ${HOST_SESSION_LIMITS.lockedBridgeWaitMs} ms (last: ${last})`,
+    refusal,
+  );
+}
+
+/** A new bridge on the state dir, or undefined when a live bridge still holds it (exit 75). */
+async function startUnlessLocked(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink | undefined> {
+  try {
+    return await startBridge(options);
+  } catch (error) {
+    if ((error as { exitCode?: number }).exitCode === EXIT_STATE_DIR_LOCKED) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Waits between resume probes that failed fast (a port proxy's 502/503, a
+ * reset): one transient failure must not pass for "the bridge is gone" — the
+ * next rung spawns a second bridge on the same state dir while the first one
+ * still runs and writes the journal. Slow failures (timeout) are not retried:
+ * they already waited probeTimeoutMs. ~1 s in all for a bridge that is really gone.
+ */
+const probeRetryDelaysMs = [100, 300, 600] as const;
+
+async function probeLiveBridge(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
+  let probe = await probeBridge(url, token, timeoutMs);
+  for (const delayMs of probeRetryDelaysMs) {
+    if (probe.ok || (probe.reason !== 'http-error' && probe.reason !== 'refused')) return probe;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    probe = await probeBridge(url, token, timeoutMs);
+  }
+  return probe;
+}

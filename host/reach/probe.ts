@@ -1,0 +1,45 @@
+// One quick look at a bridge: connect, read and validate its hello, close.
+// The ladder uses it to tell "alive, same journal" from "gone" before it
+// commits to a rung; it never attaches, so it displaces no owner.
+import WebSocket from 'ws';
+import { bridgeFrameSchema, decodeFrame, PROTOCOL_LIMITS_V1, type HelloFrame } from '../../protocol/v1/index.ts';
+
+export type ProbeResult =
+  | { ok: true; hello: HelloFrame }
+  | { ok: false; reason: 'refused' | 'unauthorized' | 'timeout' | 'bad-hello' | 'http-error'; detail: string };
+
+export function probeBridge(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, {
+      headers: { authorization: `Bearer ${token}` },
+      maxPayload: PROTOCOL_LIMITS_V1.maxPayloadBytes,
+      handshakeTimeout: timeoutMs,
+    });
+    let settled = false;
+    const finish = (result: ProbeResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ws.removeAllListeners();
+      ws.on('error', () => undefined); // late errors after we gave up carry no information
+      ws.terminate();
+      resolve(result);
+    };
+    const timer = setTimeout(() => finish({ ok: false, reason: 'timeout', detail: `no hello within ${timeoutMs} ms` }), timeoutMs);
+    ws.on('unexpected-response', (_req, res) => {
+      const status = res.statusCode ?? 0;
+      finish({
+        ok: false,
+        reason: status === 401 || status === 403 ? 'unauthorized' : 'http-error',
+        detail: `HTTP ${status} on upgrade`,
+      });
+    });
+    ws.on('error', (error) => finish({ ok: false, reason: 'refused', detail: error.message }));
+    ws.on('close', () => finish({ ok: false, reason: 'refused', detail: 'closed before hello' }));
+    ws.on('message', (data: Buffer) => {
+      const decoded = decodeFrame(data, bridgeFrameSchema, PROTOCOL_LIMITS_V1.maxPayloadBytes);
+      if (decoded.ok && decoded.frame.type === 'hello') finish({ ok: true, hello: decoded.frame });
+      else finish({ ok: false, reason: 'bad-hello', detail: decoded.ok ? `first frame was ${decoded.frame.type}` : decoded.message });
+    });
+  });
+}
