@@ -1,5 +1,7 @@
-// Builds the bundled artifacts into dist/. Each entry is one self-contained
-// ESM file for Node 18+; add the host and CLI entries to `entries` below.
+// Builds the bundled artifacts into dist/: one self-contained ESM file per
+// entry in `entries` below — the bridge (dist/bridge.mjs) and the
+// harness-bridge CLI (dist/cli.mjs). They run on the Node versions
+// package.json `engines` names (20+); esbuild's `target` only sets the syntax level.
 // Usage: node esbuild.config.mjs            (all entries)
 //        node esbuild.config.mjs bridge     (only the named entries)
 import { copyFileSync, readFileSync, statSync } from 'node:fs';
@@ -83,17 +85,16 @@ const common = {
 };
 
 /**
- * The bridge's two stages in one file. Stage 1 (bridge/main.ts) is what runs
- * before the ready line: node builtins, auth, journal, turn log — a few tens
- * of KiB that Node parses at start. Stage 2 (bridge/after-ready.ts: pino, ws,
- * zod, supervisor, MCP) is bundled separately as CommonJS-style function body
- * and embedded in stage 1 as one string literal (brotli, base64: ~115 KiB),
- * which the parser skims instead of pre-parsing ~350 KiB of functions. Stage 1's
- * after-ready-loader.ts is replaced by one that unpacks that string and
- * compiles it with vm.compileFunction after the ready line, with a `require` rooted at the
- * bundle file (`createRequire(import.meta.url)`): builtins, and node-pty
- * (external, optional) from a node_modules next to the bridge, exactly where
- * an `import('node-pty')` from the bundle would look. Dynamic imports in
+ * The bridge's two stages in one file (why two: docs/bridge-internals.md#two-stage-start).
+ * Stage 2 (bridge/after-ready.ts) is bundled separately as a CommonJS-style
+ * function body and embedded in stage 1 (bridge/main.ts) as one string literal
+ * (brotli, base64: ~115 KiB), which the parser skims instead of pre-parsing
+ * ~350 KiB of functions. Stage 1's after-ready-loader.ts is replaced by one that
+ * unpacks that string and compiles it with vm.compileFunction after the ready
+ * line, with a `require` rooted at the bundle file
+ * (`createRequire(import.meta.url)`): builtins, and node-pty (external,
+ * optional) from a node_modules next to the bridge, exactly where an
+ * `import('node-pty')` from the bundle would look. Dynamic imports in
  * stage 2 become require() calls (`supported`), since a compiled function
  * has no module to import from. Modules both stages use (limits, auth,
  * version) are in both copies; they hold no shared state.

@@ -6,12 +6,11 @@
 
 /**
  * Node/V8 flags the bridge runs with: none. Any V8 heap flag on the command
- * line (e.g. --max-semi-space-size, which caps the young generation and so the
- * bridge's RSS growth) makes Node reject the code cache embedded in its binary
- * (V8 checks a hash of the flags): +5 ms for `node -e`, +8 ms for the bridge's
- * cold start (1.41× → 1.78× Node's floor). The bridge caps the young
- * generation from inside instead (bridge/young-generation.ts). A flag added
- * here reaches both the host kit and the bench.
+ * line makes Node reject the code cache embedded in its binary (V8 checks a
+ * hash of the flags): +8 ms of the bridge's cold start (1.41× → 1.78× Node's
+ * floor). The bridge caps its young generation from inside instead
+ * (docs/bridge-internals.md#memory). A flag added here reaches both the host
+ * kit and the bench.
  */
 export const BRIDGE_NODE_FLAGS = Object.freeze([]);
 

@@ -1,5 +1,6 @@
 // Bridge defaults, one section per module, each number with its reason.
-// Constructors reject bad values with a RangeError (STYLE: limits).
+// Constructors reject bad values with a RangeError, so a misconfiguration fails
+// at startup, not in the middle of a session.
 
 /** journal.ts: memory window, disk batching, replay reads, recovery. */
 export const JOURNAL_LIMITS = {
@@ -68,7 +69,7 @@ export const JOURNAL_LIMITS = {
   maxRecordChars: 16 * 1024 * 1024,
 } as const;
 
-/** server.ts / replay.ts / main.ts: sockets, replay, hello, heartbeat, wiring. */
+/** server/server.ts / server/record-stream.ts / main.ts: sockets, replay, hello, heartbeat, wiring. */
 export const SERVER_LIMITS = {
   /**
    * ws's bufferedAmount above which a socket counts as behind: no more frames
@@ -150,7 +151,7 @@ export const SUPERVISOR_LIMITS = {
   maxLineBytesCeiling: 1024 * 1024,
   /**
    * Bytes of child pipe output staged (copied out of the pipe's chunks) per
-   * stream before it is split on the next setImmediate (supervisor-process.ts
+   * stream before it is split on the next setImmediate (supervised-process.ts
    * ChunkStage: the chunks die young). One event-loop turn reads at most
    * 32 × 64 KiB; past this many bytes the staged ones are split at once.
    */
@@ -181,7 +182,7 @@ export const SUPERVISOR_LIMITS = {
 
 export type SupervisorLimits = { -readonly [K in keyof typeof SUPERVISOR_LIMITS]: number };
 
-/** mcp.ts: the loopback MCP endpoint serving host tools to the CLI (DESIGN D6). */
+/** mcp-endpoint.ts: the loopback MCP endpoint serving host tools to the CLI (docs/design.md#d6). */
 export const MCP_LIMITS = {
   /**
    * Bytes of one HTTP request body (one JSON-RPC message). Tool arguments a

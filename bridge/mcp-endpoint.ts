@@ -1,4 +1,4 @@
-// The MCP endpoint (DESIGN D6): a small hand-written Streamable HTTP server
+// The MCP endpoint (docs/design.md#d6): a small hand-written Streamable HTTP server
 // (JSON-RPC 2.0 over POST, answered with application/json) on 127.0.0.1 only,
 // with its own random bearer token, serving the host tools named in `start`
 // frames. A tools/call becomes a journaled `tool-call` record and waits,
@@ -51,7 +51,7 @@ export type McpEndpointOptions = {
   record(draft: RecordDraft): number | null;
   /** The seq the next `record` will assign (callIds are derived from it). */
   nextSeq(): number;
-  /** Resolves once everything recorded so far is on disk (write before send, DESIGN D2). */
+  /** Resolves once everything recorded so far is on disk (write before send, docs/design.md#d2). */
   flush(): Promise<void>;
   /** The running turn, or null between turns. */
   turnId(): string | null;

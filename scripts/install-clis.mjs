@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Pinned CLIs. Versions match shared/cli-notes.md; bump them together. */
+/** Pinned CLIs: the versions the adapters, their captured fixtures (test/fixtures/<cli>/) and the README's adapter table are written against; bump them together. */
 export const CLIS = Object.freeze({
   'claude-code': { pkg: '@anthropic-ai/claude-code', version: '2.1.328', bin: 'claude' },
   codex: { pkg: '@openai/codex', version: '0.169.0', bin: 'codex' },

@@ -39,7 +39,7 @@ export type OpenedFile = { fd: number; journalId: string; lastSeq: number; fileB
 
 export type Recovered = { droppedBytes: number; droppedRecords: number };
 
-/** The state dir exists and is 0700 (DESIGN D8). Synchronous: it runs before the ready line, where a thread-pool round trip costs more than the syscall. */
+/** The state dir exists and is 0700 (docs/design.md#d8). Synchronous: it runs before the ready line, where a thread-pool round trip costs more than the syscall. */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if ((statSync(dir).mode & 0o777) !== 0o700) chmodSync(dir, 0o700);

@@ -1,5 +1,5 @@
 // journal.ts owns seq, the journal file (state dir/journal.ndjson), the memory
-// window and replay reads (DESIGN D2). It leaves sockets to server.ts and the
+// window and replay reads (docs/design.md#d2). It leaves sockets to server.ts and the
 // child to supervisor.ts; both meet it through append/onDurable/read.
 //
 // Write before send: append() only queues; a record is handed to onDurable
@@ -265,7 +265,7 @@ export class Journal {
   }
 
   /**
-   * A cursor for copying durable records into frame buffers (replay.ts):
+   * A cursor for copying durable records into frame buffers (server/record-stream.ts):
    * from the window while it holds them, else from disk via the sparse index,
    * with one reader kept open across calls for sequential reads.
    */

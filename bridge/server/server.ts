@@ -2,7 +2,7 @@
 // check, hello, ownership (one owner; a newer attach displaces the older),
 // validation and routing of host frames, acks/errors, heartbeat, diagnostics
 // forwarding and the stop/destroy sequence. The record stream itself (replay,
-// live, backpressure) is replay.ts; seq and disk are journal.ts; the child is
+// live, backpressure) is record-stream.ts; seq and disk are journal.ts; the child is
 // supervisor.ts; main.ts wires them and owns the process.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';

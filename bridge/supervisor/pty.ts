@@ -1,4 +1,4 @@
-// Loads node-pty on demand. node-pty is native and optional (DESIGN D7): the
+// Loads node-pty on demand. node-pty is native and optional (docs/design.md#d7): the
 // bundle marks it external, and nothing imports it until a launch asks for
 // io.mode 'pty'. Owns loading and the "missing" message; spawning a pty and
 // reading it is the supervisor's.

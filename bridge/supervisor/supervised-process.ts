@@ -53,7 +53,7 @@ export interface SupervisedProcess {
   resume(): void;
 }
 
-/** Variables of the bridge's own environment that a CLI must never inherit (DESIGN D8: the token is never passed on). */
+/** Variables of the bridge's own environment that a CLI must never inherit (docs/design.md#d8: the token is never passed on). */
 const PRIVATE_ENV = ['HARNESS_BRIDGE_TOKEN'];
 
 export function childEnv(launch: LaunchSpec): Record<string, string> {

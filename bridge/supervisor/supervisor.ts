@@ -1,10 +1,10 @@
 // The supervisor runs the CLI for each turn and turns everything it does into
-// record drafts (DESIGN D1: it knows nothing about any particular CLI). Owns the
+// record drafts (docs/design.md#d1: it knows nothing about any particular CLI). Owns the
 // turn state machine, both CLI shapes, abort/stop/signals and turn-end
-// detection; the process itself is supervisor-process.ts's, seq/disk is the
+// detection; the process itself is supervised-process.ts's, seq/disk is the
 // journal's, and frames are the server's.
 //
-// Contract (docs/bridge-internals.md, "supervisor.ts"):
+// Contract (docs/bridge-internals.md#supervisor):
 // - One turn at a time; start's checks and its `turn-start` record happen
 //   synchronously in the call, so call order decides which start wins.
 // - Record order per turn: turn-start, spawn (only when spawning), stdin (each
@@ -16,12 +16,10 @@
 //   next start with the same argv/env/cwd/stdin/io writes its input to that
 //   process. A different launch retires the old process (SIGTERM, then SIGKILL).
 // - Output after a turn ended (between turns) is recorded with turnId null.
-// - launch.inputAck (session only): stdin lines that name an id stay pending until
-//   an output line acknowledges that id; a turnEnd match while any is pending does
-//   not end the turn (exit, abort and stop still do — an aborting or stopping
-//   turn ends at its next match whatever is pending). A held match waits at most
-//   inputAck.maxWaitMs (default limits.inputAckMaxWaitMs) for an ack; then the
-//   turn ends anyway and its turn-end lists the ids never acknowledged.
+// - launch.inputAck (session only) holds a turnEnd match back while a stdin line
+//   naming an id awaits the CLI's acknowledgement, for at most inputAck.maxWaitMs,
+//   so a queued message's answer stays in its turn; exit, abort and stop still end
+//   it (docs/bridge-internals.md#input-ack).
 // Not guaranteed: turnEnd matchers are not used for lifetime 'turn' (exit ends
 // those turns); for a pty they see the raw terminal text, escapes included.
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';

@@ -1,26 +1,11 @@
 // Keeper mode of the bridge file: `node bridge.mjs --keeper DIR` (launch
-// `survive`, docs/bridge-internals.md "Surviving CLIs"). The bridge spawns this
-// detached (own session) instead of the CLI; it runs the CLI with pipes, so the
-// CLI's pipes belong to the keeper and outlive a SIGKILLed bridge:
-// - DIR/spec.json (written by the bridge): argv, cwd, stdin, exitDrainMs. The
-//   env is the keeper's own (the bridge spawned it with the CLI's env).
-// - stdout/stderr bytes are appended, as they arrive, to DIR/stdout and
-//   DIR/stderr (0600). Bridges read these files; nothing is streamed through
-//   the socket but small notices.
-// - stdin: held open for the CLI's life; bytes arrive over the socket.
-// - DIR/sock: one bridge at a time (a new connection replaces the old one).
-//   Keeper → bridge, one JSON object per line: {"t":"grew"} after each append,
-//   {"t":"exit","code","signal","stdout","stderr"} once the CLI exited and both
-//   pipes ended (sizes = the files' final sizes). Bridge → keeper:
-//   {"t":"in","b":<base64>} (stdin bytes), {"t":"eof"} (close stdin).
-// - DIR/exit.json: the same exit object, written (atomically) before it is
-//   sent, so a bridge that connects after the keeper exited still learns it.
-// - The first line on the keeper's stdout (a pipe to the spawning bridge) is
-//   {"pid":N} once the CLI runs (or {"error":…}); then stdout is closed.
-// - DIR/keeper.pid: the keeper's own pid, and DIR/cli.pid the CLI's (its
-//   process group): what a host's forced destroy kills when no bridge is left.
-// The keeper exits right after the exit is written and sent, or, with the CLI
-// killed first, once DIR is gone (the session was destroyed under it).
+// `survive`). The bridge spawns this detached (own session) instead of the CLI
+// and runs the CLI with pipes, so the CLI's pipes belong to the keeper and
+// outlive a SIGKILLed bridge. Owns the keeper dir's files (spec.json in; the
+// stdout/stderr captures, exit.json, keeper.pid and cli.pid out), its socket
+// (stdin bytes and EOF in, `grew`/`exit` notices out) and the CLI's life until
+// it exits or DIR is removed; reading the captures is kept-process.ts's.
+// Dir layout and socket protocol: docs/bridge-internals.md#surviving-clis.
 // Stage-1 cost: this module only defines functions; its builtins beyond
 // node:fs/node:net are imported dynamically, in keeper mode only.
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';

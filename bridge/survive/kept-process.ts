@@ -6,7 +6,8 @@
 // journals), writes stdin and EOF over the keeper's socket, and signals the
 // CLI's process group directly. A restarted bridge builds one with
 // `adoptKept` from the offsets its journal holds, so every byte is journaled
-// exactly once across any number of bridge crashes.
+// exactly once across any number of bridge crashes
+// (docs/bridge-internals.md#surviving-clis).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

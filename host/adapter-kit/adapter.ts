@@ -1,4 +1,4 @@
-// The adapter author's whole job (DESIGN D1, D4): how to launch the CLI, how to
+// The adapter author's whole job (docs/design.md#d1, #d4): how to launch the CLI, how to
 // feed it over stdin, how to read its thread id, and a deterministic translator
 // from journal records to HarnessV1StreamParts. Everything else — transport,
 // cursors, reconnect, suspend/continue, the recovery ladder, host tools over
@@ -40,7 +40,7 @@ export type LaunchContext = {
   readonly permissionMode: HarnessV1PermissionMode;
   readonly tools: ReadonlyArray<HarnessV1ToolSpec>;
   /**
-   * The bridge's MCP endpoint for the turn's host tools (DESIGN D6; docs/bridge-internals.md "MCP endpoint"),
+   * The bridge's MCP endpoint for the turn's host tools (docs/design.md#d6; docs/bridge-internals.md#mcp-endpoint),
    * given as the NAMES of env vars. The bridge merges the endpoint's URL and bearer token into the env of every
    * CLI it spawns; point the CLI at them by reference and never copy the values into argv or `env` (argv is
    * journaled, launch specs are recorded, and the host never learns the token). Claude expands `${VAR}` in
@@ -70,7 +70,7 @@ export type CompactContext = {
 };
 
 /**
- * A pure reducer from records to stream parts (DESIGN D4): no clocks, no
+ * A pure reducer from records to stream parts (docs/design.md#d4): no clocks, no
  * randomness, ids derived from seq or turn. `step` may mutate and return the
  * state it was given, but must keep no other references; replaying a turn's
  * records from its first seq through a fresh `init()` must reproduce the same

@@ -1,4 +1,4 @@
-// Runs one turn's records through the adapter's translator (DESIGN D4) and
+// Runs one turn's records through the adapter's translator (docs/design.md#d4) and
 // decides which parts reach the consumer: only parts of records after
 // `emitAfter` (the cursor of the previous slice), plus host tool calls the
 // previous slice delivered but never answered (delivered exactly once more).

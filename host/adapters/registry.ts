@@ -63,7 +63,7 @@ const entries: ReadonlyArray<AdapterEntry> = [
     id: 'pi',
     description: 'pi (pi --mode rpc, with the harness-bridge extension for host tools and approvals)',
     realCli: true,
-    // A model endpoint: piAdapter's `provider`; here, HARNESS_PI_PROVIDER (its JSON, see pi-extension.ts) in extraEnv and modelId '<provider>/<model>'.
+    // A model endpoint: piAdapter's `provider`; here, HARNESS_PI_PROVIDER (its JSON, see pi/extension.ts) in extraEnv and modelId '<provider>/<model>'.
     create: (options = {}) =>
       piAdapter({
         ...(options.modelId === undefined ? {} : { modelId: options.modelId }),

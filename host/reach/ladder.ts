@@ -1,4 +1,4 @@
-// The recovery ladder, cheapest rung first (DESIGN D5):
+// The recovery ladder, cheapest rung first (docs/design.md#d5):
 //   attach — the bridge named in the resume state still answers, same journal;
 //   replay — it is gone but its journal is on the sandbox disk: a new bridge on
 //            the same state dir continues the seq numbering;

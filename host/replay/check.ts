@@ -1,4 +1,4 @@
-// Invariant checks over a recording or a journal (DESIGN D2, D3, D6):
+// Invariant checks over a recording or a journal (docs/design.md#d2, #d3, #d6):
 //   seq        — every delivery stream is contiguous (no gap, no duplicate),
 //                and the journal the deliveries add up to has no hole;
 //   owner      — one owner at a time: records only after ownership was

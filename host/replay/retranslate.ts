@@ -1,4 +1,4 @@
-// Offline re-translation (DESIGN D4): a journal's records through an adapter's
+// Offline re-translation (docs/design.md#d4): a journal's records through an adapter's
 // translator, exactly as an uninterrupted live session would have run them
 // (one TurnTranslation per turn, the kit's own tool-call/approval records, the
 // rerun marker), with no CLI and no network. Each part keeps the seq and turn

@@ -1,5 +1,6 @@
 // HarnessV1Bootstrap: the adapter-owned recipe a sandbox provider can snapshot.
-// Our own declaration of the published contract (shared/spec, HarnessV1Bootstrap).
+// Our own declaration of the published contract (HarnessV1Bootstrap of the AI
+// SDK's @ai-sdk/harness, canary.3 contract), written to match it, not copied.
 
 /** One file the recipe writes; its path should live under `bootstrapDir`. */
 export interface HarnessV1BootstrapFile {

@@ -1,6 +1,7 @@
 // HarnessV1 itself: the adapter, its session, the per-call options, the
 // prompt-control handle and the resume state. Our own declarations of the
-// published contract (shared/spec/ai-sdk-harness-canary.3/src/v1 has the long doc comments).
+// published contract (@ai-sdk/harness, canary.3 contract; its src/v1/*.ts carry
+// the long doc comments on suspend, continue, detach, stop and destroy).
 import type { JSONSchema7, JSONValue } from '@ai-sdk/provider';
 import type { FlexibleSchema, ToolSet, UserModelMessage } from '@ai-sdk/provider-utils';
 import type { HarnessV1Bootstrap } from './bootstrap.ts';

@@ -1,7 +1,7 @@
 // The journal's line format: `<crc32 of the JSON, 8 lowercase hex>\t<JSON>\n`.
 // Owns record serialization, crc32, and encoding/decoding one line (the hot
 // path UTF-8-encodes and checksums in one pass). Scanning a file is
-// journal-recovery.ts.
+// bridge/journal/recovery-scan.ts.
 import type { RecordDraft } from '../v1/journal-record.ts';
 
 export const journalFormatVersion = 1;

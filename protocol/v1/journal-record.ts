@@ -1,4 +1,4 @@
-// One journaled thing that happened in the sandbox (DESIGN D2). `seq` is
+// One journaled thing that happened in the sandbox (docs/design.md#d2). `seq` is
 // monotonic for the whole journal and never reset. `turnId` is null for
 // session-level records (bridge start, a process exit between turns).
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 // How the bridge spawns a CLI for a turn. The bridge knows nothing about any
-// particular CLI (DESIGN D1): everything CLI-specific arrives here.
+// particular CLI (docs/design.md#d1): everything CLI-specific arrives here.
 import { z } from 'zod';
 import { signalNameSchema } from './common.ts';
 
@@ -29,23 +29,16 @@ export type TurnEndMatcher = z.infer<typeof turnEndMatcherSchema>;
 /**
  * Optional gate on `turnEnd` (lifetime 'session' only), for CLIs that queue a
  * message written while a turn runs and answer it after that turn's end line
- * (Claude Code's stream-json input). An input line names itself with an id; the
- * CLI acknowledges it with an output line naming the same id when it takes the
- * message up. While an input of the turn is unacknowledged, a turnEnd match does
- * not end the turn: the turn ends at the first match after the last ack. Exit,
- * abort and stop end the turn as before.
- * - `inputId`: every stdin line the bridge writes during the turn (the start
- *   input, `input` frames) that parses as a JSON object with a non-empty string
- *   at this path is pending under that string. Other lines are not waited for.
- * - An output line on `stream` acknowledges an input when it parses as JSON,
- *   the value at each `when` path equals its `equals`, and the string at `ackId`
- *   is a pending id (ids the turn is not waiting for are ignored). Only whole
- *   lines count, as for json turnEnd matchers.
- * - `maxWaitMs` (optional; default SUPERVISOR_LIMITS.inputAckMaxWaitMs, 30 s): a
- *   match held while inputs are pending waits at most this long for an ack. If
- *   none arrives, the turn ends anyway (reason 'matched') and its turn-end
- *   record lists the ids never acknowledged (`unacknowledged`). An ack restarts
- *   the wait at the next held match.
+ * (Claude Code's stream-json input): a turnEnd match does not end the turn
+ * while a stdin line of the turn that names an id awaits its acknowledgement.
+ * Exit, abort and stop end the turn as always.
+ * - `inputId`: where a stdin JSON line names its id.
+ * - `stream`, `when`, `ackId`: a whole output line on `stream` that meets every
+ *   `when` condition acknowledges the pending id at `ackId`.
+ * - `maxWaitMs` (default SUPERVISOR_LIMITS.inputAckMaxWaitMs, 30 s): the
+ *   longest a held match waits for an ack; then the turn ends anyway and its
+ *   turn-end lists the ids in `unacknowledged`.
+ * Exact rules: docs/bridge-internals.md#input-ack.
  */
 export const inputAckSchema = z.object({
   inputId: jsonPathSchema,
@@ -88,11 +81,10 @@ export const launchSpecSchema = z.object({
     .union([z.object({ input: z.string() }), z.object({ signal: signalNameSchema })])
     .default({ signal: 'SIGINT' }),
   /**
-   * Opt-in: the CLI outlives a bridge crash (docs/bridge-internals.md, "Surviving
-   * CLIs"). The bridge spawns a keeper process (the bridge file in keeper mode,
-   * its own session) that runs the CLI with pipes and captures its output to
-   * files in the state dir; a bridge restarted on that state dir re-adopts the
-   * CLI and its unfinished turn instead of ending it 'interrupted'. Pipes only.
+   * Opt-in, pipes only: the CLI runs under a keeper process and outlives a
+   * bridge crash; a bridge restarted on the state dir adopts it and its
+   * unfinished turn instead of ending that turn 'interrupted'
+   * (docs/bridge-internals.md#surviving-clis).
    */
   survive: z.boolean().optional(),
 }).refine((launch) => !(launch.survive === true && launch.io.mode === 'pty'), {

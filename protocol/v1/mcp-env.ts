@@ -1,5 +1,5 @@
-// The environment contract between the bridge and the CLIs it spawns (DESIGN
-// D6): the bridge merges these variables into every spawned CLI's env (env is
+// The environment contract between the bridge and the CLIs it spawns
+// (docs/design.md#d6): the bridge merges these variables into every spawned CLI's env (env is
 // never journaled), so a launch spec can point the CLI at the MCP endpoint by
 // reference — e.g. `${HARNESS_BRIDGE_MCP_URL}` in Claude's --mcp-config —
 // without the token ever appearing in argv, records or recordings.

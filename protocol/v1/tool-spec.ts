@@ -1,4 +1,4 @@
-// A host tool the bridge serves to the CLI over its MCP endpoint (DESIGN D6).
+// A host tool the bridge serves to the CLI over its MCP endpoint (docs/design.md#d6).
 import { z } from 'zod';
 
 export const hostToolSpecSchema = z.object({

@@ -1,6 +1,6 @@
 // A real SIGKILL: a child process appends in a loop and prints the seqs its
 // journal reported durable; we kill -9 it at a random moment, reopen, and every
-// seq it reported must be there (write before send, DESIGN D2). Three rounds
+// seq it reported must be there (write before send, docs/design.md#d2). Three rounds
 // on the same journal also check that seq continues across killed bridges.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

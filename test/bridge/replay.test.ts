@@ -1,4 +1,4 @@
-// replay.ts through the built bridge: attach at every cursor, drops during a
+// server/record-stream.ts through the built bridge: attach at every cursor, drops during a
 // live stream, and a slow consumer that must not grow the bridge's memory.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';

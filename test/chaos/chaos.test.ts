@@ -341,7 +341,7 @@ async function sigkillSchedules(lane: { name: 'sigkill' | 'survive'; kit: ChaosK
     crashAt: fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined, freq: 6 }),
     // survive: kill once the CLI has printed (part 3 is its first delta), so its spawn is journaled. A kill between
     // the turn-start and the spawn record (or while a replaced process is being swapped) still takes the rerun
-    // rung, correctly marked: the sigkill lane covers that window (docs/bridge-internals.md, Surviving CLIs).
+    // rung, correctly marked: the sigkill lane covers that window (docs/bridge-internals.md#surviving-clis).
     killAtPart: fc.integer({ min: lane.name === 'survive' ? 3 : 1, max: 40 }),
     suspendFirst: fc.boolean(),
     after: fc.array(slicePlan(80, 150), { maxLength: 2 }),

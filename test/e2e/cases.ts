@@ -434,7 +434,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
     test(
       'survive on, known gap: a host tool call in flight at the bridge SIGKILL is lost (the CLI\'s MCP request dies with the bridge; the re-delivered call\'s answer is refused; the turn finishes unmarked)',
       async () => {
-        // Pins the gap that keeps survive off by default in the reference adapters (docs/design-notes.md). When the
+        // Pins the gap that keeps survive off by default in the reference adapters (docs/bridge-internals.md#survive-in-flight-tool-call). When the
         // bridge carries in-flight MCP calls over, this fails: then the answer reaches the model, and the default can flip.
         const survive = { survive: true } as const;
         const { session } = await open('survive-tool', 'allow-all', undefined, undefined, survive);

@@ -1,5 +1,5 @@
 // A scripted bridge peer for channel unit tests: a real `ws` server on
-// loopback that speaks protocol v1 as docs/bridge-internals.md describes it
+// loopback that speaks protocol v1 as docs/bridge-internals.md#server describes it
 // (hello, attach → replay-begin/records/replay-end → live, acks, ownership),
 // with knobs to misbehave in ways the real bridge cannot easily be made to
 // (duplicate or skipped seqs, invalid frames, wrong versions, silence). The

@@ -3,15 +3,14 @@
 // and control responses on stdin, its stream-json lines translated into
 // HarnessV1 parts by a pure reducer. Transport, slices, host tools over the
 // bridge's MCP endpoint and recovery are the kit's; line joining and Anthropic
-// usage are host/translate's. Line shapes: test/fixtures/claude-code/README.md.
+// usage are host/adapter-kit's. Line shapes: test/fixtures/claude-code/README.md.
 //
-// Messages written while a turn runs: every user line carries a fresh `uuid`, and
-// Claude reports it in `command_lifecycle` lines. A message Claude cannot inject
-// into the running turn (a text-only turn) is queued and answered in a run of its
-// own after the turn's `result`; the launch's inputAck keeps the bridge from
-// ending the turn at that result while a message is not yet `started`, so the
-// answer stays in the turn. The translator therefore finishes at the turn-end
-// record, from the last `result` (usage summed over the turn's results).
+// Messages written while a turn runs: every user line carries a fresh `uuid`,
+// and the launch's inputAck holds the turn open until Claude's
+// `command_lifecycle` `started` names it, so the answer to a message Claude
+// queued behind the turn's `result` stays in the turn
+// (docs/bridge-internals.md#input-ack). The translator therefore finishes at
+// the turn-end record, from the last `result` (usage summed over the turn's results).
 //
 // Snapshots (Translator.snapshot / restore): the whole state, tagged claude-code
 // v1 and validated on restore — the turn's results so far, the open step, the
@@ -45,9 +44,8 @@ export type ClaudeCodeOptions = {
   /**
    * Launch `survive` (pipes only): the CLI runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the
    * next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
-   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
-   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
-   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   * Default false: a host tool call in flight at the crash is lost and the turn still reads as lossless, where
+   * without survive it is rerun, marked recomputed (docs/bridge-internals.md#survive-in-flight-tool-call).
    */
   survive?: boolean;
 };

@@ -1,5 +1,5 @@
 // Codex CLI 0.169.0 as a harness-bridge adapter: one long-lived `codex app-server`
-// per session, driven with JSON-RPC lines on stdin (codex-rpc.ts), its
+// per session, driven with JSON-RPC lines on stdin (rpc.ts), its
 // notifications and approval requests translated into HarnessV1 parts by a pure
 // reducer. Transport, slices, host tools over the bridge's MCP endpoint and
 // recovery are the kit's. Line shapes: test/fixtures/codex/README.md.
@@ -31,9 +31,8 @@ export type CodexOptions = {
   /**
    * Launch `survive` (pipes only): the app-server runs under a keeper, outlives a SIGKILLed bridge and is re-adopted
    * by the next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
-   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
-   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
-   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   * Default false: a host tool call in flight at the crash is lost and the turn still reads as lossless, where
+   * without survive it is rerun, marked recomputed (docs/bridge-internals.md#survive-in-flight-tool-call).
    */
   survive?: boolean;
 };

@@ -79,7 +79,7 @@ export default async function (pi: any) {
         description: tool.description ?? tool.name,
         parameters: tool.inputSchema ?? { type: 'object' },
         async execute(_toolCallId: string, params: any, signal?: AbortSignal) {
-          // The bridge journals the call and holds this request until the host answers (DESIGN D6).
+          // The bridge journals the call and holds this request until the host answers (docs/design.md#d6).
           const result = await rpc('tools/call', { name: tool.name, arguments: params ?? {} }, signal);
           if (result?.isError) throw new Error(text(result)); // pi reports a thrown error as an isError result
           return { content: [{ type: 'text', text: text(result) }], details: {} };

@@ -1,7 +1,7 @@
 // pi 0.73.1 (@mariozechner/pi-coding-agent) as a harness-bridge adapter: one long-lived `pi --mode rpc`
 // process per session, fed JSONL commands on stdin, its agent events translated into HarnessV1 parts by
 // a pure reducer. pi has no MCP and no permission prompts: the extension this adapter installs
-// (pi-extension.ts) brings the bridge's host tools and the host's approvals. Transport, slices, host
+// (extension.ts) brings the bridge's host tools and the host's approvals. Transport, slices, host
 // tool calls and recovery are the kit's. Line shapes: test/fixtures/pi/README.md.
 import { posix } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
@@ -31,9 +31,8 @@ export type PiOptions = {
   /**
    * Launch `survive` (pipes only): pi runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the next
    * bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
-   * Default false: a host tool call in flight at the crash is lost (the CLI's MCP request dies with the bridge, the
-   * model gets a transport error, the host's re-delivered answer is refused) and the turn still reads as lossless;
-   * without survive that turn is rerun, marked recomputed. docs/design-notes.md, "Surviving CLIs in the reference adapters".
+   * Default false: a host tool call in flight at the crash is lost and the turn still reads as lossless, where
+   * without survive it is rerun, marked recomputed (docs/bridge-internals.md#survive-in-flight-tool-call).
    */
   survive?: boolean;
 };

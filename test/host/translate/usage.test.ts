@@ -1,4 +1,4 @@
-// host/translate/usage: token counts (input split from cache reads/writes) → LanguageModelV4Usage,
+// host/adapter-kit/usage: token counts (input split from cache reads/writes) → LanguageModelV4Usage,
 // and per-key sums over a turn's steps.
 import { describe, expect, it } from 'vitest';
 import { addCounts, usageFromCounts } from '../../../host/adapter-kit/usage.ts';
