@@ -1,35 +1,34 @@
-// Entry of the bridge daemon (bundled into dist/bridge.mjs). Only wiring:
-// arguments, state dir, token, logger, journal (+ the records a restart owes:
-// interrupted turn, bridge-start), supervisor, server, the ready line, process
-// signals. Each concern lives in its own module.
+// Entry of the bridge daemon (bundled into dist/bridge.mjs), stage 1 of its start: arguments,
+// state dir, token, lock, the record path (journal + turn log, and the records a restart owes:
+// interrupted turn, bridge-start), the ready line, process signals. Each concern has its module.
 //
 //   node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]
 //
-// The token comes from HARNESS_BRIDGE_TOKEN or DIR/token (auth.ts), never argv.
+// The token comes from HARNESS_BRIDGE_TOKEN or DIR/token (auth/token-source.ts), never argv.
 //
-// Start-up in two stages (cold start is measured against Node's own floor):
-// stage 1 (this module) needs only node builtins, auth, the journal and the
-// turn log to open the journal, listen and print the ready line. Stage 2
-// (after-ready.ts: pino, ws, the zod protocol, the supervisor, the MCP
-// endpoint) is loaded right after the ready line through after-ready-loader.ts
-// — in dist/bridge.mjs a separately built bundle embedded in the same file as
-// a string, so Node does not even parse it before the ready line. Upgrades
-// that arrive meanwhile are held and handed to the server once it is
-// attached; log lines are queued for the logger.
+// Start-up in two stages (cold start is measured against Node's own floor): this module needs
+// only node builtins, auth, the journal and the turn log to open the record path, listen and
+// print the ready line. Stage 2 (after-ready.ts: pino, ws, the zod protocol, the supervisor,
+// the MCP endpoint) is loaded right after the ready line through after-ready-loader.ts — in
+// dist/bridge.mjs a separately built bundle embedded in the same file as a string, so Node does
+// not even parse it before the ready line. What stage 1 hands over is after-ready-context.ts's
+// AfterReadyContext: the RecordPath (stage 2 connects the supervisor, then the server, to it),
+// the EarlyLog (queued until pino loads), StopSignals (a signal before the server exists stops
+// the bridge once it does), and the connections held until the server is attached.
 import { closeSync, existsSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { RecordDraft } from '../protocol/v1/index.ts';
-import type { AfterReadyContext, EarlyLogCall } from './after-ready.ts';
 import { loadAfterReady } from './after-ready-loader.ts';
 import { loadToken } from './auth/token-source.ts';
+import { EarlyLog } from './early-log.ts';
 import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './journal/state-lock.ts';
 import { ensurePrivateDir } from './journal/journal-file.ts';
-import { Journal } from './journal/journal.ts';
 import { KEEPER_FILES, keeperSocketPath, runKeeper } from './survive/keeper.ts';
 import { SERVER_LIMITS } from './limits.ts';
 import { prepareRandom, randomUUID } from './random.ts';
-import { TurnLog, recoverTurns, type KeptInfo } from './journal/turn-log.ts';
+import { RecordPath } from './record-path.ts';
+import { StopSignals } from './stop-signals.ts';
+import { TurnLog, recoverTurns } from './journal/turn-log.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 const usage = 'usage: node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]';
@@ -98,14 +97,9 @@ async function main(): Promise<void> {
     // the logger reports an unwritable log file once it loads; not a reason to refuse to start
   }
 
-  // Until pino is loaded (right after the ready line) log calls are queued; stage 2 fills `wiring`.
-  const wiring: AfterReadyContext['wiring'] = { server: null, supervisor: null, logger: null, log: null, stopSignal: null };
-  const early: EarlyLogCall[] = [];
-  const say = (level: EarlyLogCall['level'], obj: object, msg: string): void => {
-    if (wiring.log !== null) wiring.log[level](obj, msg);
-    else early.push({ level, obj, msg });
-  };
-  installCrashHandlers(() => wiring.logger);
+  // Until pino is loaded (right after the ready line) log calls are queued; stage 2 hands `log` the logger.
+  const log = new EarlyLog();
+  installCrashHandlers(log);
   const bridgeId = randomUUID();
   // One bridge per state dir: a second bridge appending to the same journal would reuse seqs.
   const lock = acquireStateLock(stateDir, bridgeId);
@@ -113,7 +107,7 @@ async function main(): Promise<void> {
     fail(EXIT_STATE_DIR_LOCKED, `state dir ${stateDir} is held by a live bridge (pid ${lock.holder.pid}, ${lock.holder.bridgeId}); attach to it instead`);
   }
   process.on('exit', () => lock.release());
-  say('info', { bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
+  log.write('info', { bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
 
   // Bind first, in parallel with the journal. A plain TCP listener (node:http loads only with
   // stage 2): connections are accepted paused, nothing is read from them, and they wait here
@@ -133,44 +127,17 @@ async function main(): Promise<void> {
     });
   });
 
-  // The journal calls onDurable from its first write on; the server and supervisor exist by then.
-  let outputPaused = false;
-  const maxPending = SERVER_LIMITS.maxJournalPendingBytes;
   const fatal = (error: Error): never => {
-    say('fatal', { err: error }, 'journal write failed; exiting (continuing would let seqs diverge from disk)');
-    wiring.logger?.flushSync();
-    if (wiring.logger === null) process.stderr.write(`harness-bridge: journal write failed: ${error.message}\n`);
+    log.write('fatal', { err: error }, 'journal write failed; exiting (continuing would let seqs diverge from disk)');
+    log.logger?.flushSync();
+    if (log.logger === null) process.stderr.write(`harness-bridge: journal write failed: ${error.message}\n`);
     process.exit(exitSoftware);
   };
-  const journal = await Journal.open({
-    stateDir,
-    onDurable: (batch) => {
-      wiring.server?.onDurable(batch);
-      if (outputPaused && journal.pendingBytes <= maxPending / 2) {
-        outputPaused = false;
-        wiring.supervisor?.resume();
-      }
-    },
-    onFatal: fatal,
-  });
   const turns = new TurnLog(SERVER_LIMITS);
+  const recordPath = await RecordPath.open({ stateDir, turns, log, onFatal: fatal });
+  const { journal, record } = recordPath;
   const unreadable = journal.durableSeq === 0 ? 0 : await recoverTurns(turns, journal.read(1, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords));
-  if (unreadable > 0) say('warn', { unreadable }, 'journal lines that looked like turn records did not parse');
-
-  let journalClosed = false;
-  const record = (draft: RecordDraft): number | null => {
-    if (journalClosed) {
-      say('warn', { kind: draft.kind, turnId: draft.turnId }, 'record after the journal closed; dropped');
-      return null;
-    }
-    const seq = journal.append(draft);
-    turns.observe(draft, seq);
-    if (!outputPaused && journal.pendingBytes > maxPending) {
-      outputPaused = true; // the disk is behind the CLI: stop reading its output until the queue halves
-      wiring.supervisor?.pause();
-    }
-    return seq;
-  };
+  if (unreadable > 0) log.write('warn', { unreadable }, 'journal lines that looked like turn records did not parse');
 
   await listening;
 
@@ -216,13 +183,7 @@ async function main(): Promise<void> {
   });
 
   // A signal before the server is attached stops the bridge once it is.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      say('info', { signal }, 'signal: stopping');
-      if (wiring.server !== null) void wiring.server.shutdown('stop');
-      else wiring.stopSignal ??= signal;
-    });
-  }
+  const stopSignals = StopSignals.install(log);
   const synced = journal.sync().catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
 
   const { runAfterReady } = await loadAfterReady();
@@ -234,20 +195,14 @@ async function main(): Promise<void> {
     token: token.token,
     bridgeId,
     listener,
-    journal,
-    turns,
-    record,
+    recordPath,
     synced,
     unfinishedTurnId: adopted === undefined ? unfinished?.turnId : undefined,
     ...(adopted === undefined ? {} : { adopted: { ...adopted, turnId: adoptedTurnId ?? null, turnFirstSeq: unfinished?.firstSeq } }),
-    early,
+    log,
+    stopSignals,
     held,
     hold,
-    wiring,
-    closeJournal: async () => {
-      await journal.close();
-      journalClosed = true;
-    },
     removeStateDir: () => rmSync(stateDir, { recursive: true, force: true }),
   });
 }
@@ -271,11 +226,10 @@ function keeperAlive(dir: string): Promise<boolean> {
   });
 }
 
-export type Adopted = KeptInfo & { turnId: string | null; turnFirstSeq: number | undefined };
-
-function installCrashHandlers(getLogger: () => AfterReadyContext['wiring']['logger']): void {
+/** An uncaught exception or unhandled rejection: logged (once pino is loaded) and flushed, then exit 70. */
+function installCrashHandlers(log: EarlyLog): void {
   const crash = (kind: string) => (error: unknown) => {
-    const logger = getLogger();
+    const logger = log.logger;
     if (logger !== null) {
       logger.child('main').fatal({ err: error }, kind);
       logger.flushSync();

@@ -13,7 +13,7 @@ import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1
 import type { Journal } from '../journal/journal.ts';
 import { keeperDir, readSavedLaunch } from './kept-process.ts';
 import { SERVER_LIMITS } from '../limits.ts';
-import type { Adopted } from '../main.ts';
+import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption, Supervisor } from '../supervisor/supervisor.ts';
 
 export async function adoptSurvivor(options: {
