@@ -1,12 +1,13 @@
-// Bootstrap errors: one class, a closed union of codes, a Symbol.for marker so
-// two bundled copies recognise each other's errors. Callers branch on `code`.
+// The bootstrap error family: one class, BootstrapError, a HarnessBridgeError
+// with a `code` from the closed list in protocol/errors/error-codes.ts and
+// Symbol.for markers so two bundled copies recognise each other's errors.
+// Callers branch on `code`.
+import type { BootstrapErrorCode } from '../protocol/errors/error-codes.ts';
+import { HarnessBridgeError } from '../protocol/errors/harness-bridge-error.ts';
 
-export type BootstrapErrorCode = 'invalid-recipe' | 'command-failed' | 'lock-timeout' | 'sandbox-failed' | 'bridge-file-missing';
+export type { BootstrapErrorCode };
 
-const marker = Symbol.for('harness-bridge.error.BootstrapError');
-
-export class BootstrapError extends Error {
-  readonly code: BootstrapErrorCode;
+export class BootstrapError extends HarnessBridgeError<BootstrapErrorCode> {
   /** For 'command-failed': which command, how it exited, the end of its stderr. */
   readonly command?: string;
   readonly commandIndex?: number;
@@ -18,17 +19,15 @@ export class BootstrapError extends Error {
     message: string,
     details: { command?: string; commandIndex?: number; exitCode?: number; stderrTail?: string; cause?: unknown } = {},
   ) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.name = 'BootstrapError';
-    this.code = code;
+    super({ name: 'BootstrapError', code, message, cause: details.cause });
+    this.markAs('BootstrapError');
     if (details.command !== undefined) this.command = details.command;
     if (details.commandIndex !== undefined) this.commandIndex = details.commandIndex;
     if (details.exitCode !== undefined) this.exitCode = details.exitCode;
     if (details.stderrTail !== undefined) this.stderrTail = details.stderrTail;
-    Object.defineProperty(this, marker, { value: true, enumerable: false });
   }
 
-  static isInstance(error: unknown): error is BootstrapError {
-    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[marker] === true;
+  static override isInstance(error: unknown): error is BootstrapError {
+    return HarnessBridgeError.isMarked(error, 'BootstrapError');
   }
 }

@@ -5,8 +5,22 @@ export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type Laun
 export { createBridgeHarness, defaultStateDir, type BridgeHarness, type BridgeHarnessSettings } from './harness.ts';
 export { BridgeSession } from './session/session.ts';
 export { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from './channel/channel.ts';
-export { BridgeChannelError, ChannelRequestError } from './channel/errors.ts';
+export { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode, type ChannelRequestErrorCode } from './channel/errors.ts';
 export { BridgeSessionError, ResumeStateError, type SessionErrorCode } from './session/errors.ts';
+export { LocalSandboxError, type LocalSandboxErrorCode } from './sandbox/local/errors.ts';
+export { BootstrapError, type BootstrapErrorCode } from '../bootstrap/errors.ts';
+export { HarnessBridgeError } from '../protocol/errors/harness-bridge-error.ts';
+export {
+  bootstrapErrorCodes,
+  channelErrorCodes,
+  channelRequestErrorCodes,
+  harnessBridgeErrorCodes,
+  isHarnessBridgeErrorCode,
+  localSandboxErrorCodes,
+  sessionErrorCodes,
+  type HarnessBridgeErrorCode,
+  type HarnessBridgeErrorFamily,
+} from '../protocol/errors/error-codes.ts';
 export { resumeStateSchemaFor, parseResumeState, type ResumeData } from './session/resume-state.ts';
 export { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandboxProviderOptions } from './sandbox/local/provider.ts';
 export { adapterConformance, normalizeIds, type AdapterConformanceCase, type AdapterConformanceContext } from './testing/conformance/adapter-conformance.ts';

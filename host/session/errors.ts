@@ -1,50 +1,32 @@
-// Errors the session layer throws (channel errors live in host/channel/errors.ts).
-// Each carries a stable `code` and a Symbol.for marker, so two bundled copies
-// of the kit recognise each other's errors.
-import { HarnessError } from '../../protocol/harness-v1/errors.ts';
+// The session layer's error family (channel errors live in host/channel/errors.ts):
+// BridgeSessionError and its ResumeStateError. Both are HarnessBridgeErrors: a
+// `code` from the closed list in protocol/errors/error-codes.ts (the codes are
+// documented there) and Symbol.for markers, so two bundled copies of the kit
+// recognise each other's errors.
+import type { SessionErrorCode } from '../../protocol/errors/error-codes.ts';
+import { HarnessBridgeError } from '../../protocol/errors/harness-bridge-error.ts';
 
-export type SessionErrorCode =
-  /** The bridge did not print its ready line in time, or exited first. */
-  | 'bridge-start-failed'
-  /** A resume payload is foreign or corrupt. */
-  | 'bad-resume-state'
-  /** A lifecycle method was called after doDetach/doStop/doDestroy, or a turn API out of order. */
-  | 'session-closed'
-  | 'turn-busy'
-  | 'no-turn'
-  /** The bridge refused a request (its error code is in `cause`). */
-  | 'bridge-refused'
-  /** The channel ended for good and no rung of the ladder could continue the turn. */
-  | 'channel-lost'
-  /** doCompact's internal turn ended with an error (the CLI refused or failed the compaction). */
-  | 'compact-failed';
+export type { SessionErrorCode };
 
-const marker = Symbol.for('harness-bridge.error.BridgeSessionError');
-
-export class BridgeSessionError extends HarnessError {
-  readonly code: SessionErrorCode;
-
+export class BridgeSessionError extends HarnessBridgeError<SessionErrorCode> {
   constructor(code: SessionErrorCode, message: string, cause?: unknown) {
-    super({ message, cause, name: 'HarnessBridgeSessionError' });
-    this.code = code;
-    Object.defineProperty(this, marker, { value: true, enumerable: false });
+    super({ name: 'HarnessBridgeSessionError', code, message, cause });
+    this.markAs('BridgeSessionError');
   }
 
   static override isInstance(error: unknown): error is BridgeSessionError {
-    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[marker] === true;
+    return HarnessBridgeError.isMarked(error, 'BridgeSessionError');
   }
 }
 
+/** A resume payload is foreign or corrupt: a BridgeSessionError with code 'bad-resume-state'. */
 export class ResumeStateError extends BridgeSessionError {
   constructor(message: string) {
     super('bad-resume-state', message);
+    this.markAs('ResumeStateError');
   }
-}
 
-/** The DOMException-named AbortError the contract's abortSignal settles with. */
-export function abortError(reason?: unknown): Error {
-  if (reason instanceof Error && reason.name === 'AbortError') return reason;
-  const error = new Error(typeof reason === 'string' ? reason : 'The turn was aborted', { cause: reason });
-  error.name = 'AbortError';
-  return error;
+  static override isInstance(error: unknown): error is ResumeStateError {
+    return HarnessBridgeError.isMarked(error, 'ResumeStateError');
+  }
 }

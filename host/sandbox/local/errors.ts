@@ -1,37 +1,19 @@
-// Errors of the local sandbox provider: one class, a closed union of codes.
-// Tests branch on `code`, never on wording; the Symbol.for marker lets two
-// bundled copies recognise each other's errors.
+// The local sandbox provider's error family: one class, LocalSandboxError, a
+// HarnessBridgeError with a `code` from the closed list in
+// protocol/errors/error-codes.ts. Tests branch on `code`, never on wording;
+// the Symbol.for markers let two bundled copies recognise each other's errors.
+import type { LocalSandboxErrorCode } from '../../../protocol/errors/error-codes.ts';
+import { HarnessBridgeError } from '../../../protocol/errors/harness-bridge-error.ts';
 
-export type LocalSandboxErrorCode =
-  | 'bwrap-missing'
-  | 'session-exists'
-  | 'session-not-found'
-  | 'outside-sandbox'
-  | 'invalid-option'
-  | 'template-busy';
+export type { LocalSandboxErrorCode };
 
-const marker = Symbol.for('harness-bridge.error.LocalSandboxError');
-
-export class LocalSandboxError extends Error {
-  readonly code: LocalSandboxErrorCode;
-
+export class LocalSandboxError extends HarnessBridgeError<LocalSandboxErrorCode> {
   constructor(code: LocalSandboxErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'LocalSandboxError';
-    this.code = code;
-    Object.defineProperty(this, marker, { value: true, enumerable: false });
+    super({ name: 'LocalSandboxError', code, message, cause: options?.cause });
+    this.markAs('LocalSandboxError');
   }
 
-  static isInstance(error: unknown): error is LocalSandboxError {
-    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[marker] === true;
+  static override isInstance(error: unknown): error is LocalSandboxError {
+    return HarnessBridgeError.isMarked(error, 'LocalSandboxError');
   }
-}
-
-/** Node's fs error code, or undefined for anything else. */
-export function errnoCode(error: unknown): string | undefined {
-  if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = (error as { code: unknown }).code;
-    return typeof code === 'string' ? code : undefined;
-  }
-  return undefined;
 }

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { SandboxSession } from '../../../protocol/harness-v1/index.ts';
-import { errnoCode } from './errors.ts';
+import { errnoCode } from './errno.ts';
 
 type FileMethods = Pick<
   SandboxSession,

@@ -4,7 +4,7 @@
 // The start time (from /proc) guards against killing a reused pid.
 import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { errnoCode } from './errors.ts';
+import { errnoCode } from './errno.ts';
 
 /** How long a group gets between SIGTERM and SIGKILL. */
 export const maxKillGraceMs = 2_000;
