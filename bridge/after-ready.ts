@@ -1,11 +1,9 @@
 // The bridge after its ready line (stage 2 of main.ts): pino, the ws server, the zod protocol,
-// the supervisor and the MCP endpoint. main.ts (stage 1) opened the record path and printed the
-// ready line with only node builtins, auth, the journal and the turn log loaded, then loads this
-// module — in dist/bridge.mjs a separately built bundle embedded in the same file as a string and
-// compiled only now (after-ready-loader.ts), so Node never parses it before the ready line.
-// Here the pieces stage 1 handed over (after-ready-context.ts) get what they were waiting for:
-// the EarlyLog its logger, the RecordPath its supervisor (backpressure) and then its server
-// (durable batches), StopSignals the server; the held connections go to the server last.
+// the supervisor and the MCP endpoint, kept out of stage 1 so that Node does not even parse them
+// before the ready line (docs/bridge-internals.md#two-stage-start). Here the pieces stage 1 handed
+// over (after-ready-context.ts) get what they were waiting for: the EarlyLog its logger, the
+// RecordPath its supervisor (backpressure) and then its server (durable batches), StopSignals the
+// server; the held connections go to the server last.
 import './young-generation.ts'; // first: caps the young generation before the rest allocates
 import type { LogLevel } from '../protocol/v1/index.ts';
 import type { HostToolSpec } from '../protocol/v1/index.ts';
@@ -50,7 +48,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   // Keeper dirs a crash left behind (exit journaled but the dir not yet removed, or a keeper that died).
   const stale = await removeStaleKeeperDirs(ctx.stateDir, ctx.adopted?.keeper);
   if (stale.length > 0) mainLog.info({ keepers: stale }, 'removed stale keeper dirs');
-  // Host tools for the CLI (DESIGN D6): its own token, 127.0.0.1 only; the CLI learns both from env (MCP_ENV_V1).
+  // Host tools for the CLI (docs/design.md#d6): its own token, 127.0.0.1 only; the CLI learns both from env (MCP_ENV_V1).
   const mcp = new McpEndpoint({
     record,
     nextSeq: () => journal.lastSeq + 1,

@@ -6,15 +6,11 @@
 //
 // The token comes from HARNESS_BRIDGE_TOKEN or DIR/token (auth/token-source.ts), never argv.
 //
-// Start-up in two stages (cold start is measured against Node's own floor): this module needs
-// only node builtins, auth, the journal and the turn log to open the record path, listen and
-// print the ready line. Stage 2 (after-ready.ts: pino, ws, the zod protocol, the supervisor,
-// the MCP endpoint) is loaded right after the ready line through after-ready-loader.ts — in
-// dist/bridge.mjs a separately built bundle embedded in the same file as a string, so Node does
-// not even parse it before the ready line. What stage 1 hands over is after-ready-context.ts's
-// AfterReadyContext: the RecordPath (stage 2 connects the supervisor, then the server, to it),
-// the EarlyLog (queued until pino loads), StopSignals (a signal before the server exists stops
-// the bridge once it does), and the connections held until the server is attached.
+// Stage 1 loads only node builtins, auth, the journal and the turn log, so the ready line costs
+// little more than Node's own start; everything else is stage 2 (after-ready.ts), loaded right
+// after it (docs/bridge-internals.md#two-stage-start). What stage 1 hands over is
+// after-ready-context.ts's AfterReadyContext: the RecordPath, the EarlyLog, StopSignals and the
+// connections held until the server is attached.
 import { closeSync, existsSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -157,10 +153,11 @@ async function main(): Promise<void> {
   // The records a restart owes go in right after the ready line: no host can connect before it,
   // and stage 2 attaches the server only once the sync below (their write, then the fdatasync —
   // for a fresh journal also its creation's) has returned, so every record a host sees was
-  // written first (DESIGN D2), and these come before any record of this bridge's own.
+  // written first (docs/design.md#d2), and these come before any record of this bridge's own.
   const unfinished = turns.unfinished;
   // A kept CLI (launch `survive`) whose keeper still answers, or wrote its exit: adopt it (and the
-  // turn running on it) instead of ending that turn 'interrupted'. Stage 2 reads what it printed since.
+  // turn running on it) instead of ending that turn 'interrupted'. Stage 2 reads what it printed since
+  // (docs/bridge-internals.md#surviving-clis).
   const kept = turns.kept;
   const adopted = kept !== undefined && (await keeperAlive(join(stateDir, 'keepers', kept.keeper))) ? kept : undefined;
   const adoptedTurnId = adopted === undefined ? undefined : (unfinished?.turnId ?? null);
