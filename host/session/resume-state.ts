@@ -81,7 +81,7 @@ export function parseResumeState(harnessId: string, state: unknown): ResumeData 
   const result = resumeStateSchemaFor(harnessId).safeParse(state);
   if (!result.success) {
     const issue = result.error.issues[0];
-    const where = issue && issue.path.length > 0 ? issue.path.join('..') : '(root)';
+    const where = issue && issue.path.length > 0 ? issue.path.join('.') : '(root)';
     throw new ResumeStateError(`corrupt resume state for ${harnessId}: ${where}: ${issue?.message ?? 'invalid'}`);
   }
   return result.data.data;

@@ -29,7 +29,7 @@ export function decodeFrame<T>(
   if (result.success) return { ok: true, frame: result.data };
   const id = requestIdOf(json);
   const issue = result.error.issues[0];
-  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('..')}` : '';
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
   const type = typeof json === 'object' && json !== null && 'type' in json ? String((json as { type: unknown }).type) : '?';
   return {
     ok: false,
