@@ -8,7 +8,7 @@ import type { HarnessV1Bootstrap } from '../protocol/harness-v1/bootstrap.ts';
 import type { HarnessV1, HarnessV1StartOptions } from '../protocol/harness-v1/session.ts';
 import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter-kit/adapter.ts';
-import { createBridgeChannel, type BridgeChannelOptions } from './channel/channel.ts';
+import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.ts';
 import { reachBridge, startBridge, type BridgeLink, type Rung } from './reach/ladder.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
 import { parseResumeState, resumeStateSchemaFor, type ResumeData } from './session/resume-state.ts';

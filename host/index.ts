@@ -4,8 +4,8 @@
 export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type LaunchContext, type LaunchMode, type PromptContext, type CompactContext, type Translator } from './adapter-kit/adapter.ts';
 export { createBridgeHarness, defaultStateDir, type BridgeHarness, type BridgeHarnessSettings } from './harness.ts';
 export { BridgeSession } from './session/session.ts';
-export { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from './channel/channel.ts';
-export { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode, type ChannelRequestErrorCode } from './channel/errors.ts';
+export { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from './channel/index.ts';
+export { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode, type ChannelRequestErrorCode } from './channel/index.ts';
 export { BridgeSessionError, ResumeStateError, type SessionErrorCode } from './session/errors.ts';
 export { LocalSandboxError, type LocalSandboxErrorCode } from './sandbox/local/errors.ts';
 export { BootstrapError, type BootstrapErrorCode } from '../bootstrap/errors.ts';

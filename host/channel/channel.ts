@@ -1,29 +1,17 @@
-// host/channel: the WebSocket client to one bridge. Owns the state machine
-// connect → hello → attach → replay → live, exactly-once in-order record
-// delivery across reconnects, consumer backpressure and the public entry. Its
-// parts live in host/channel/: the socket and what a loss means (connection.ts),
-// reconnect pacing (backoff.ts), liveness (heartbeat.ts), the request/ack queue
-// (requests.ts), cursor arithmetic (sequencer.ts) and the public types
-// (types.ts); the NDJSON recording is host/recording.ts. It does not interpret
-// records or pick a rung of the recovery ladder: terminal errors go to the
-// session layer, which decides.
-//
-// Guarantees:
-// - onRecords sees each seq at most once and in strictly increasing,
-//   contiguous order starting at cursor+1 (duplicates dropped; a gap closes the
-//   socket and re-attaches from the cursor).
-// - Nothing is delivered after a terminal error or close().
-// - Requests: see REQUEST_DELIVERY (host/channel/requests.ts) for what a
-//   reconnect does to each frame type.
-// Not guaranteed: that onRecords sees everything — a terminal error (cursor
-// expired, displaced, deadline) ends delivery; `cursor` says how far it got.
+// The channel's state machine: connect → hello → attach → replay → live, and
+// back through backoff after a loss, until a terminal error or close(). Its
+// parts live beside it: the socket and what a loss means (connection.ts),
+// reconnect pacing (backoff.ts), liveness (heartbeat.ts), the handshake's
+// verdicts (attach.ts), records to the consumer with backpressure
+// (delivery.ts), the request/ack queue (requests.ts) and the recording
+// (frame-recorder.ts). It does not interpret records or pick a rung of the
+// recovery ladder: terminal errors go to the session layer, which decides.
+// What it guarantees callers: index.ts.
 import { randomBytes } from 'node:crypto';
 import {
   PROTOCOL_VERSION_V1,
   bridgeFrameSchema,
   decodeFrame,
-  hostFrameSchema,
-  isCompatibleProtocol,
   type AckFrame,
   type BridgeFrame,
   type ErrorFrame,
@@ -31,43 +19,30 @@ import {
   type JournalRecord,
 } from '../../protocol/v1/index.ts';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
+import { CHANNEL_LIMITS } from '../limits.ts';
+import { refuseAttach, refuseHello } from './attach.ts';
 import { ReconnectBudget, formatSeconds } from './backoff.ts';
 import { BridgeConnection, classifyLoss, type Loss } from './connection.ts';
+import { RecordDelivery } from './delivery.ts';
+import { bridgeDiagnostic, channelDiagnostic } from './diagnostics.ts';
+import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
+import { channelRecorder, type FrameRecorder } from './frame-recorder.ts';
 import { HeartbeatWatchdog } from './heartbeat.ts';
 import { RequestTracker, type ChannelRequest } from './requests.ts';
-import { InboundQueue } from './inbound-queue.ts';
-import { RecordSequencer } from './sequencer.ts';
+import { channelSettings } from './settings.ts';
 import type { BridgeChannel, BridgeChannelOptions, ChannelStatus } from './types.ts';
-import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
-import { CHANNEL_LIMITS, checkLimit } from '../limits.ts';
-import { FrameRecorder } from './frame-recorder.ts';
-
-export { REQUEST_DELIVERY, type ChannelRequest, type ChannelRequestType } from './requests.ts';
-export type {
-  BridgeChannel,
-  BridgeChannelOptions,
-  ChannelSocket,
-  ChannelSocketConstructor,
-  ChannelSocketOptions,
-  ChannelStatus,
-  RecordsInfo,
-} from './types.ts';
 
 export function createBridgeChannel(options: BridgeChannelOptions): BridgeChannel {
   return new Channel(options);
 }
-
-/** Error codes that refuse an attach for good on this bridge. */
-const terminalAttachCodes = new Set<string>(['cursor-expired', 'cursor-ahead', 'journal-mismatch', 'version-mismatch', 'unauthorized']);
 
 type Phase = 'connecting' | 'awaiting-hello' | 'attaching' | 'replaying' | 'live' | 'backoff' | 'closed';
 
 class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
   private readonly connectTimeoutMs: number;
-  private readonly inbound: InboundQueue;
+  private readonly delivery: RecordDelivery;
   private readonly budget: ReconnectBudget;
-  private readonly sequencer: RecordSequencer;
   private readonly requests: RequestTracker;
   private readonly recorder: FrameRecorder | null;
 
@@ -80,68 +55,54 @@ class Channel implements BridgeChannel {
   private journalId: string | undefined;
   private lastHello: HelloFrame | null = null;
   private connects = 0;
-  private gapReattaches = 0;
-  private cursorAtLastGap = -1;
   private stopAcked = false;
   private stickyDiagnostics: ChannelRequest | null = null;
-  /** An async onRecords is running: frames wait in `inbound` until it settles. */
-  private consuming = false;
   private liveWaiters: Array<{ resolve: () => void; reject: (error: BridgeChannelError) => void }> = [];
   private terminalError: BridgeChannelError | null = null;
   private resolveClosed!: (value: BridgeChannelError | null) => void;
   readonly closed: Promise<BridgeChannelError | null>;
 
   constructor(options: BridgeChannelOptions) {
-    checkLimit('cursor', options.cursor, 0);
+    const settings = channelSettings(options);
     this.options = options;
-    const deadlineMs = checkLimit('reconnectDeadlineMs', options.reconnectDeadlineMs ?? CHANNEL_LIMITS.reconnectDeadlineMs, 0);
-    const initialMs = checkLimit('backoff.initialMs', options.backoff?.initialMs ?? CHANNEL_LIMITS.initialBackoffMs, 1);
-    const maxMs = checkLimit('backoff.maxMs', options.backoff?.maxMs ?? CHANNEL_LIMITS.maxBackoffMs, initialMs);
-    const heartbeatMs = checkLimit('heartbeatMs', options.heartbeatMs ?? CHANNEL_LIMITS.heartbeatMs, 10);
-    this.connectTimeoutMs = checkLimit('connectTimeoutMs', options.connectTimeoutMs ?? CHANNEL_LIMITS.connectTimeoutMs, 10);
-    const maxQueued = checkLimit('maxQueuedFrames', options.maxQueuedFrames ?? CHANNEL_LIMITS.maxQueuedFrames, 1);
-    this.inbound = new InboundQueue(
-      checkLimit('maxInboundQueuedFrames', options.maxInboundQueuedFrames ?? CHANNEL_LIMITS.maxInboundQueuedFrames, 1),
-      checkLimit('maxInboundQueuedBytes', options.maxInboundQueuedBytes ?? CHANNEL_LIMITS.maxInboundQueuedBytes, 1),
+    this.connectTimeoutMs = settings.connectTimeoutMs;
+    const { heartbeatMs } = settings;
+    this.delivery = new RecordDelivery(
+      { cursor: options.cursor, maxInboundQueuedFrames: settings.maxInboundQueuedFrames, maxInboundQueuedBytes: settings.maxInboundQueuedBytes },
+      {
+        onRecords: (records, info) => options.onRecords(records, info),
+        handle: (text, bytes) => this.decodeAndHandle(text, bytes),
+        socket: () => this.connection?.socket,
+        ended: () => this.ended,
+        fail: (code, message, extra) => this.fail(code, message, extra),
+        diag: (level, message, attrs) => this.diag(level, message, attrs),
+      },
     );
     this.budget = new ReconnectBudget({
-      initialMs,
-      maxMs,
-      deadlineMs,
+      ...settings.backoff,
+      deadlineMs: settings.reconnectDeadlineMs,
       ...(options.random ? { random: options.random } : {}),
     });
     this.heartbeat = new HeartbeatWatchdog(heartbeatMs, {
       connected: () => this.connection !== null,
-      excused: () => this.consuming || this.connection?.socket.isPaused === true,
+      excused: () => this.delivery.busy || this.connection?.socket.isPaused === true,
       ping: () => this.sendFrame({ type: 'ping', t: Date.now() }),
       dead: (silentTicks) => {
         this.diag('warn', `bridge missed ${silentTicks} heartbeats (${heartbeatMs} ms each); reconnecting`);
         this.lose({ reason: `heartbeat timeout (${silentTicks} × ${heartbeatMs} ms without a pong)` });
       },
     });
-    this.sequencer = new RecordSequencer(options.cursor);
-    this.requests = new RequestTracker(`h${randomBytes(3).toString('hex')}-`, maxQueued);
+    this.requests = new RequestTracker(`h${randomBytes(3).toString('hex')}-`, settings.maxQueuedFrames);
     this.journalId = options.journalId;
     this.closed = new Promise((resolve) => {
       this.resolveClosed = resolve;
     });
-    this.recorder = options.recordTo
-      ? new FrameRecorder({
-          path: options.recordTo,
-          header: {
-            url: options.url,
-            protocolVersion: PROTOCOL_VERSION_V1,
-            cursor: options.cursor,
-            ...(options.journalId ? { journalId: options.journalId } : {}),
-          },
-          onError: (error) => this.diag('warn', `recording stopped: ${error.message}`, { path: options.recordTo }),
-        })
-      : null;
+    this.recorder = channelRecorder(options, (error) => this.diag('warn', `recording stopped: ${error.message}`, { path: options.recordTo }));
     this.connect();
   }
 
   get cursor(): number {
-    return this.sequencer.cursor;
+    return this.delivery.cursor;
   }
 
   /** A method, not a field read, so TS does not narrow it across callbacks that may close the channel. */
@@ -198,7 +159,7 @@ class Channel implements BridgeChannel {
     this.connection = null;
     this.clearConnectionTimers();
     connection?.drop();
-    this.inbound.clear(); // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
+    this.delivery.clear(); // frames of the dead socket not yet consumed: the re-attach replays them from the cursor
     this.requests.onDisconnect();
     this.recorder?.event('disconnect', {
       reason: loss.reason,
@@ -248,13 +209,7 @@ class Channel implements BridgeChannel {
 
   private receive(text: string, bytes: number): void {
     this.heartbeat.heard();
-    if (this.consuming) {
-      const full = this.inbound.push(text, bytes);
-      const socket = this.connection?.socket;
-      if (full && socket && !socket.isPaused) socket.pause();
-      return;
-    }
-    this.decodeAndHandle(text, bytes);
+    this.delivery.receive(text, bytes);
   }
 
   private decodeAndHandle(text: string, bytes: number): void {
@@ -306,15 +261,7 @@ class Channel implements BridgeChannel {
       case 'error':
         return this.onErrorFrame(frame);
       case 'diagnostic':
-        this.options.onDiagnostic?.({
-          level: frame.level,
-          message: frame.message,
-          subsystem: `bridge.${frame.subsystem}`,
-          kind: 'log',
-          source: 'bridge',
-          ...(frame.attrs ? { attrs: frame.attrs } : {}),
-          timestamp: frame.ts,
-        });
+        this.options.onDiagnostic?.(bridgeDiagnostic(frame));
         return;
       case 'ping':
         this.sendFrame({ type: 'pong', ...(frame.t === undefined ? {} : { t: frame.t }) });
@@ -329,19 +276,9 @@ class Channel implements BridgeChannel {
       this.diag('warn', `unexpected hello while ${this.phase}; ignored`);
       return;
     }
-    if (!isCompatibleProtocol(hello.protocolVersion)) {
-      this.fail(
-        'version-mismatch',
-        `bridge speaks protocol ${hello.protocolVersion}, this host speaks ${PROTOCOL_VERSION_V1}; last cursor ${this.cursor}`,
-      );
-      return;
-    }
-    if (this.journalId !== undefined && hello.journalId !== this.journalId) {
-      this.fail(
-        'journal-mismatch',
-        `bridge holds journal ${hello.journalId}, expected ${this.journalId}; last cursor ${this.cursor}`,
-        { firstSeq: hello.firstSeq, lastSeq: hello.lastSeq },
-      );
+    const refusal = refuseHello(hello, { journalId: this.journalId, cursor: this.cursor });
+    if (refusal) {
+      this.fail(refusal.code, refusal.message, refusal.details);
       return;
     }
     if (this.lastHello && this.lastHello.bridgeId !== hello.bridgeId) {
@@ -385,66 +322,18 @@ class Channel implements BridgeChannel {
       this.diag('warn', `records while ${this.phase}; dropped (a re-attach replays them)`);
       return;
     }
-    const batch = this.sequencer.accept(records);
-    if (batch.duplicates > 0) {
-      this.diag('debug', `dropped ${batch.duplicates} already-delivered records`, { cursor: this.cursor });
-    }
-    if (batch.deliver.length > 0) this.deliver(batch.deliver, this.phase === 'replaying');
-    if (batch.gap && !this.ended) { // deliver() may have ended the channel
-      if (this.cursor > this.cursorAtLastGap) this.gapReattaches = 0;
-      this.cursorAtLastGap = this.cursor;
-      if (++this.gapReattaches > CHANNEL_LIMITS.maxGapReattaches) {
-        this.fail('protocol-violation', `bridge sent ${this.gapReattaches} gaps without progress; last cursor ${this.cursor}`);
-        return;
-      }
-      const reason = `gap: expected seq ${batch.gap.expected}, got ${batch.gap.got}; re-attaching from ${this.cursor}`;
-      this.diag('warn', reason);
-      this.recorder?.event('gap', { expected: batch.gap.expected, got: batch.gap.got });
-      this.lose({ reason, immediate: true });
-    }
-  }
-
-  private deliver(records: JournalRecord[], replay: boolean): void {
-    let result: void | Promise<void>;
-    try {
-      result = this.options.onRecords(records, { replay });
-    } catch (error) {
-      this.fail('consumer-failed', `onRecords threw: ${(error as Error).message}; last cursor ${this.cursor}`, { cause: error });
-      return;
-    }
-    if (result && typeof result.then === 'function') {
-      this.consuming = true;
-      result.then(
-        () => this.drainInbound(),
-        (error: unknown) =>
-          this.fail('consumer-failed', `onRecords rejected: ${(error as Error).message}; last cursor ${this.cursor}`, { cause: error }),
-      );
-    }
-  }
-
-  /**
-   * The async consumer finished a batch: handle queued frames until it is busy
-   * again. A paused socket resumes once the queue is down to half its limits,
-   * so the socket refills while the consumer works through the rest.
-   */
-  private drainInbound(): void {
-    this.consuming = false;
-    while (!this.consuming && this.inbound.length > 0 && this.phase !== 'closed') {
-      const queued = this.inbound.shift()!;
-      this.decodeAndHandle(queued.text, queued.bytes);
-    }
-    const socket = this.connection?.socket;
-    if (socket?.isPaused && this.inbound.lowWater) socket.resume();
+    const gap = this.delivery.accept(records, this.phase === 'replaying');
+    if (!gap) return;
+    const reason = `gap: expected seq ${gap.expected}, got ${gap.got}; re-attaching from ${this.cursor}`;
+    this.diag('warn', reason);
+    this.recorder?.event('gap', { expected: gap.expected, got: gap.got });
+    this.lose({ reason, immediate: true });
   }
 
   private onErrorFrame(frame: ErrorFrame): void {
-    const isAttach = frame.id === undefined || frame.id === this.attachId;
-    if (isAttach && terminalAttachCodes.has(frame.code) && (this.phase === 'attaching' || frame.id === this.attachId)) {
-      const held = frame.firstSeq !== undefined ? ` (journal holds ${frame.firstSeq}..${frame.lastSeq ?? '?'})` : '';
-      this.fail(frame.code as BridgeChannelErrorCode, `attach refused: ${frame.code}: ${frame.message}${held}; last cursor ${this.cursor}`, {
-        ...(frame.firstSeq !== undefined ? { firstSeq: frame.firstSeq } : {}),
-        ...(frame.lastSeq !== undefined ? { lastSeq: frame.lastSeq } : {}),
-      });
+    const refusal = refuseAttach(frame, { attachId: this.attachId, attaching: this.phase === 'attaching', cursor: this.cursor });
+    if (refusal) {
+      this.fail(refusal.code, refusal.message, refusal.details);
       return;
     }
     if (frame.id !== undefined && this.requests.fail(frame.id, frame.code, frame.message)) return;
@@ -465,15 +354,7 @@ class Channel implements BridgeChannel {
       const why = this.terminalError ? `channel ended: ${this.terminalError.code}` : 'channel closed';
       return Promise.reject(new ChannelRequestError('closed', why, { frameType: frame.type }));
     }
-    // Validate what we send too (a programming error surfaces here, not as a
-    // bridge error), and send the parsed frame so schema defaults are explicit.
-    const check = hostFrameSchema.safeParse({ ...frame, id: 'x' });
-    if (!check.success) {
-      const message = `invalid ${frame.type} request: ${check.error.issues[0]?.message ?? 'schema mismatch'}`;
-      return Promise.reject(new ChannelRequestError('bad-frame', message, { frameType: frame.type }));
-    }
-    const parsed = check.data;
-    const added = this.requests.add(frame.type, (id) => JSON.stringify({ ...parsed, id }));
+    const added = this.requests.add(frame);
     if (!added.ok) return Promise.reject(added.error);
     if (frame.type === 'diagnostics') this.stickyDiagnostics = frame.enabled ? frame : null;
     this.flushRequests();
@@ -484,13 +365,7 @@ class Channel implements BridgeChannel {
   private flushRequests(): void {
     const connection = this.connection;
     if (!connection || (this.phase !== 'replaying' && this.phase !== 'live')) return;
-    for (const { id, text } of this.requests.drainQueued()) {
-      if (Buffer.byteLength(text) > CHANNEL_LIMITS.maxOutboundFrameBytes) {
-        this.requests.fail(id, 'too-large', `request exceeds ${CHANNEL_LIMITS.maxOutboundFrameBytes} bytes`);
-        continue;
-      }
-      this.sendText(connection, text);
-    }
+    for (const { text } of this.requests.drainQueued()) this.sendText(connection, text);
   }
 
   private sendFrame(frame: { type: string } & Record<string, unknown>): void {
@@ -534,7 +409,7 @@ class Channel implements BridgeChannel {
     const connection = this.connection;
     this.connection = null;
     connection?.close();
-    this.inbound.clear();
+    this.delivery.clear();
     this.requests.rejectAll('closed', error ? `channel ended: ${error.code}` : 'channel closed');
     const waiterError = error ?? new BridgeChannelError('closed', 'channel closed', { lastCursor: this.cursor });
     for (const waiter of this.liveWaiters.splice(0)) waiter.reject(waiterError);
@@ -556,13 +431,6 @@ class Channel implements BridgeChannel {
   }
 
   private diag(level: HarnessV1Diagnostic['level'], message: string, attrs?: Record<string, unknown>): void {
-    this.options.onDiagnostic?.({
-      level,
-      message,
-      subsystem: 'host.channel',
-      kind: 'event',
-      ...(attrs ? { attrs } : {}),
-      timestamp: Date.now(),
-    });
+    this.options.onDiagnostic?.(channelDiagnostic(level, message, attrs));
   }
 }

@@ -1,57 +1,20 @@
-// NDJSON recording of a channel's frames, both directions, plus connection
-// events (format: docs/recording-format.md, versioned). Owns the file, its
-// bounded buffer and its flushing; the channel decides what to record. A
-// failing disk never breaks the channel: recording stops with a diagnostic.
+// Writes the NDJSON recording of a channel's frames, both directions, plus
+// connection events (the format, versioned, is
+// protocol/recording/recording-format.ts and docs/recording-format.md). Owns
+// the file, its bounded buffer and its flushing; the channel decides what to
+// record. A failing disk never breaks the channel: recording stops with a
+// diagnostic.
 import { closeSync, openSync, write } from 'node:fs';
-import { z } from 'zod';
+import {
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  redactUrl,
+  type RecordingEventFields,
+  type RecordingHeader,
+} from '../../protocol/recording/recording-format.ts';
+import { PROTOCOL_VERSION_V1 } from '../../protocol/v1/index.ts';
 import { RECORDING_LIMITS, checkLimit } from '../limits.ts';
-
-export const RECORDING_FORMAT = 'harness-bridge-recording';
-export const RECORDING_VERSION = 1;
-
-export const recordingHeaderSchema = z.object({
-  type: z.literal('recording-header'),
-  format: z.literal(RECORDING_FORMAT),
-  version: z.number().int(),
-  /** Epoch ms of `t = 0`. */
-  startedAt: z.number(),
-  /** The bridge URL with credentials (query token, userinfo) removed. */
-  url: z.string(),
-  protocolVersion: z.string(),
-  /** The channel's cursor when recording began. */
-  cursor: z.number().int(),
-  journalId: z.string().optional(),
-});
-export type RecordingHeader = z.infer<typeof recordingHeaderSchema>;
-
-/**
- * A connection event's fields (the table in docs/recording-format.md). Which
- * ones an event carries depends on the event; a reader keeps the listed ones
- * and drops unknown fields. Listed in the order the channel writes them, so
- * a parsed event keeps the file's field order.
- */
-const recordingEventFields = {
-  attempt: z.number().int().optional(),
-  reason: z.string().optional(),
-  code: z.string().optional(),
-  message: z.string().optional(),
-  cursor: z.number().int().optional(),
-  closeCode: z.number().int().optional(),
-  httpStatus: z.number().int().optional(),
-  expected: z.number().int().optional(),
-  got: z.number().int().optional(),
-  lines: z.number().int().optional(),
-};
-export type RecordingEventFields = z.infer<z.ZodObject<typeof recordingEventFields>>;
-
-export const recordingLineSchema = z.union([
-  z.object({ dir: z.enum(['in', 'out']), t: z.number(), frame: z.unknown() }),
-  /** A bridge frame that failed validation: kept (truncated) for debugging, never delivered. */
-  z.object({ dir: z.literal('in'), t: z.number(), invalid: z.string(), code: z.string(), message: z.string() }),
-  /** Unknown event names parse too (minor additions do not bump the version). */
-  z.object({ dir: z.literal('event'), t: z.number(), event: z.string(), ...recordingEventFields }),
-]);
-export type RecordingLine = z.infer<typeof recordingLineSchema>;
+import type { BridgeChannelOptions } from './types.ts';
 
 /** Longest invalid inbound frame text kept in a recording line. */
 const maxInvalidExcerptChars = 4096;
@@ -63,6 +26,21 @@ export type RecorderOptions = {
   /** Called once if the file cannot be opened or written; recording stops. */
   onError?: (error: Error) => void;
 };
+
+/** The recorder of a channel with `recordTo` set (its header: the bridge, our protocol, the starting cursor), or null. */
+export function channelRecorder(options: BridgeChannelOptions, onError: (error: Error) => void): FrameRecorder | null {
+  if (!options.recordTo) return null;
+  return new FrameRecorder({
+    path: options.recordTo,
+    header: {
+      url: options.url,
+      protocolVersion: PROTOCOL_VERSION_V1,
+      cursor: options.cursor,
+      ...(options.journalId ? { journalId: options.journalId } : {}),
+    },
+    onError,
+  });
+}
 
 /**
  * Appends to `path` (mode 0600: frames carry the session's content). A file
@@ -245,46 +223,4 @@ export class FrameRecorder {
     });
     return this.closing;
   }
-}
-
-/** Strip anything that could be a credential from a URL before it is written down. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    for (const key of [...parsed.searchParams.keys()]) {
-      if (/token|auth|key|secret|sig/i.test(key)) parsed.searchParams.set(key, 'REDACTED');
-    }
-    return parsed.toString();
-  } catch {
-    // not a URL we can parse: write nothing of it rather than risk a credential
-    return '(unparsable url)';
-  }
-}
-
-/** Parse a recording's text into validated lines (the header is lines[0] of each segment). */
-export function parseRecording(text: string): Array<RecordingHeader | RecordingLine> {
-  const out: Array<RecordingHeader | RecordingLine> = [];
-  for (const [index, line] of text.split('\n').entries()) {
-    if (line.length === 0) continue;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch (error) {
-      throw new Error(`recording line ${index + 1} is not JSON: ${(error as Error).message}`);
-    }
-    const header = recordingHeaderSchema.safeParse(json);
-    if (header.success) {
-      if (header.data.version > RECORDING_VERSION) {
-        throw new Error(`recording line ${index + 1}: format version ${header.data.version} is newer than ${RECORDING_VERSION}`);
-      }
-      out.push(header.data);
-      continue;
-    }
-    const parsed = recordingLineSchema.safeParse(json);
-    if (!parsed.success) throw new Error(`recording line ${index + 1} is not a recording line: ${parsed.error.message}`);
-    out.push(parsed.data);
-  }
-  return out;
 }

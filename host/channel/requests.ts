@@ -1,8 +1,10 @@
-// Host → bridge requests awaiting their ack: ids, the bounded queue, and what
-// a reconnect does to each frame type (REQUEST_DELIVERY). The channel owns the
-// socket and calls flush/onDisconnect; this module never touches a socket.
+// Host → bridge requests awaiting their ack: validation and serialization,
+// ids, the bounded queue, and what a reconnect does to each frame type
+// (REQUEST_DELIVERY). The channel owns the socket and calls
+// drainQueued/onDisconnect; this module never touches a socket.
 import type { z } from 'zod';
-import type { AckFrame, HostFrame, hostFrameSchema } from '../../protocol/v1/index.ts';
+import { hostFrameSchema, type AckFrame, type HostFrame } from '../../protocol/v1/index.ts';
+import { CHANNEL_LIMITS } from '../limits.ts';
 import { ChannelRequestError, type ChannelRequestErrorCode } from './errors.ts';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -69,17 +71,25 @@ export class RequestTracker {
     return this.pending.size;
   }
 
-  /** Queue a request. Returns the promise for its ack, or a rejection when the queue is full. */
-  add(
-    type: ChannelRequestType,
-    build: (id: string) => string,
-  ): { ok: true; id: string; promise: Promise<AckFrame> } | { ok: false; error: ChannelRequestError } {
+  /**
+   * Queue a request. Returns the promise for its ack, or the error when the
+   * frame fails the schema (a programming error surfaces here, not as a bridge
+   * error) or the queue is full. The parsed frame is what gets sent, so schema
+   * defaults are explicit on the wire.
+   */
+  add(frame: ChannelRequest): { ok: true; id: string; promise: Promise<AckFrame> } | { ok: false; error: ChannelRequestError } {
+    const type = frame.type;
+    const check = hostFrameSchema.safeParse({ ...frame, id: 'x' });
+    if (!check.success) {
+      const message = `invalid ${type} request: ${check.error.issues[0]?.message ?? 'schema mismatch'}`;
+      return { ok: false, error: new ChannelRequestError('bad-frame', message, { frameType: type }) };
+    }
     if (this.pending.size >= this.maxQueuedFrames) {
       const message = `${this.pending.size} requests already await their ack (maxQueuedFrames ${this.maxQueuedFrames})`;
       return { ok: false, error: new ChannelRequestError('queue-full', message, { frameType: type }) };
     }
     const id = `${this.idPrefix}${this.nextId++}`;
-    const text = build(id);
+    const text = JSON.stringify({ ...check.data, id });
     let resolve!: (ack: AckFrame) => void;
     let reject!: (error: ChannelRequestError) => void;
     const promise = new Promise<AckFrame>((res, rej) => {
@@ -90,12 +100,20 @@ export class RequestTracker {
     return { ok: true, id, promise };
   }
 
-  /** Queued entries, in order, marked sent (the caller writes `text` to the socket). */
+  /**
+   * Queued entries, in order, marked sent (the caller writes `text` to the
+   * socket). One over CHANNEL_LIMITS.maxOutboundFrameBytes is rejected with
+   * `too-large` instead.
+   */
   *drainQueued(): Generator<{ id: string; text: string }> {
     for (const entry of this.pending.values()) {
       if (entry.state !== 'queued') continue;
       entry.state = 'sent';
       entry.sends++;
+      if (Buffer.byteLength(entry.text) > CHANNEL_LIMITS.maxOutboundFrameBytes) {
+        this.fail(entry.id, 'too-large', `request exceeds ${CHANNEL_LIMITS.maxOutboundFrameBytes} bytes`);
+        continue;
+      }
       yield { id: entry.id, text: entry.text };
     }
   }

@@ -1,6 +1,6 @@
 // The channel's public types: the options a caller passes, the handle it gets
 // back, the status stream, and the socket seam tests fill with a fake. No
-// values live here; host/channel/channel.ts re-exports every name, and that is the
+// values live here; host/channel/index.ts re-exports every name, and that is the
 // import path callers use.
 import type { IncomingMessage } from 'node:http';
 import type WebSocket from 'ws';

@@ -11,7 +11,7 @@ import { bridgeFrameSchema, type BridgeFrame } from '../../protocol/v1/frames/br
 import { hostFrameSchema, type HostFrame } from '../../protocol/v1/frames/host-frame.ts';
 import type { HelloFrame } from '../../protocol/v1/frames/bridge/hello.ts';
 import { recordSchema, type JournalRecord } from '../../protocol/v1/journal-record.ts';
-import { RECORDING_VERSION, recordingHeaderSchema, recordingLineSchema, type RecordingEventFields, type RecordingHeader } from '../channel/frame-recorder.ts';
+import { RECORDING_VERSION, recordingHeaderSchema, recordingLineSchema, type RecordingEventFields, type RecordingHeader } from '../../protocol/recording/recording-format.ts';
 
 export type SourceErrorCode = 'unreadable' | 'empty' | 'corrupt' | 'unknown-format';
 

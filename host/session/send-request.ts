@@ -8,7 +8,7 @@
 // BridgeSessionError: 'channel-lost' or 'bridge-refused'.
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/diagnostics.ts';
 import type { AckFrame } from '../../protocol/v1/index.ts';
-import type { ChannelRequest } from '../channel/requests.ts';
+import type { ChannelRequest } from '../channel/index.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
 import { BridgeSessionError } from './errors.ts';
 import type { SessionChannel } from './session-types.ts';

@@ -5,11 +5,11 @@ import type { SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HarnessV1PermissionMode, HarnessV1Skill } from '../../protocol/harness-v1/session.ts';
 import type { AckFrame, HelloFrame, JournalRecord, McpEnvNames } from '../../protocol/v1/index.ts';
 import type { CliAdapter } from '../adapter-kit/adapter.ts';
-import type { ChannelRequest } from '../channel/requests.ts';
+import type { ChannelRequest } from '../channel/index.ts';
 import type { BridgeLink, Rung } from '../reach/ladder.ts';
 import type { ResumeData } from './resume-state.ts';
 
-/** The part of a channel a session uses; host/channel/channel.ts provides it. */
+/** The part of a channel a session uses; host/channel/ provides it (createBridgeChannel). */
 export interface SessionChannel {
   request(frame: ChannelRequest): Promise<AckFrame>;
   close(): Promise<void>;

@@ -3,7 +3,7 @@
 // its ack is not re-sent blindly by the channel (at-most-once); once the
 // channel is live again this log says whether it landed.
 import type { HelloFrame, JournalRecord } from '../../protocol/v1/index.ts';
-import type { ChannelRequest } from '../channel/requests.ts';
+import type { ChannelRequest } from '../channel/index.ts';
 
 type Entry = { seq: number; kind: 'turn-start' | 'stdin'; turnId: string | null; text: string };
 

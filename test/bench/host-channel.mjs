@@ -17,7 +17,7 @@
 // host side is SandboxChannel validating each frame against
 // harnessV1BridgeOutboundMessageSchema and dispatching it; no host translator.
 //
-// ours needs host/channel/channel.ts, host/adapter-kit/turn-translation.ts, host/adapter-kit/adapter.ts and
+// ours needs host/channel/index.ts, host/adapter-kit/turn-translation.ts, host/adapter-kit/adapter.ts and
 // dist/bridge.mjs: until they exist this scenario prints why ours is skipped
 // and still measures aisdk.
 import { spawn } from 'node:child_process';
@@ -32,7 +32,7 @@ const SCENARIO = 'host-channel';
 
 /** Why ours cannot run yet, or undefined when it can. */
 function oursMissing() {
-  const need = ['host/channel/channel.ts', 'host/adapter-kit/turn-translation.ts', 'host/adapter-kit/adapter.ts'];
+  const need = ['host/channel/index.ts', 'host/adapter-kit/turn-translation.ts', 'host/adapter-kit/adapter.ts'];
   const missing = need.filter((p) => !existsSync(path.join(REPO, p)));
   if (missing.length > 0) return `host kit not written yet (missing ${missing.join(', ')})`;
   if (!existsSync(path.join(REPO, 'dist/bridge.mjs'))) return 'dist/bridge.mjs missing (npm run build)';
@@ -44,9 +44,9 @@ function oursMissing() {
 // one HarnessV1 `raw` part — the same part the AI SDK driver emits) into a temp
 // ESM file.
 const OURS_ENTRY = `
-import { createBridgeChannel } from './host/channel.ts';
-import { TurnTranslation } from './host/turn-translation.ts';
-import { defineCliAdapter } from './host/adapter.ts';
+import { createBridgeChannel } from './host/channel/index.ts';
+import { TurnTranslation } from './host/adapter-kit/turn-translation.ts';
+import { defineCliAdapter } from './host/adapter-kit/adapter.ts';
 export const adapter = defineCliAdapter({
   harnessId: 'bench',
   builtinTools: {},
@@ -59,7 +59,7 @@ export const adapter = defineCliAdapter({
 });
 export { createBridgeChannel, TurnTranslation };
 export { createBridgeHarness } from './host/harness.ts';
-export { createLocalSandboxProvider } from './host/sandbox/local.ts';
+export { createLocalSandboxProvider } from './host/sandbox/local/provider.ts';
 /** The same translator as a session adapter: one-shot CLI, optional translator snapshots. */
 export function sessionAdapter(argv, snapshots) {
   return defineCliAdapter({

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { PROTOCOL_VERSION_V1, type JournalRecord } from '../../protocol/v1/index.ts';
-import { createBridgeChannel } from '../../host/channel/channel.ts';
+import { createBridgeChannel } from '../../host/channel/index.ts';
 import { scaled } from './chaos-kit.ts';
 import { seeded } from './fuzz-frames.ts';
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { limitYoungGeneration } from '../../host/memory.ts';
-import { createBridgeChannel } from '../../host/channel/channel.ts';
+import { createBridgeChannel } from '../../host/channel/index.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/index.ts';
 
 if (process.env.HB_MEMORY_HOST_YOUNG_GEN !== 'grow') limitYoungGeneration();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { PROTOCOL_LIMITS_V1, PROTOCOL_VERSION_V1, type JournalRecord } from '../../protocol/v1/index.ts';
-import { createBridgeChannel } from '../../host/channel/channel.ts';
+import { createBridgeChannel } from '../../host/channel/index.ts';
 import { defaultStateDir } from '../../host/harness.ts';
 import { probeBridge } from '../../host/reach/probe.ts';
 import { HttpRefusal, connectClient, fixtureLaunch, randomToken, startBridge, type RunningBridge } from '../bridge/helpers.ts';

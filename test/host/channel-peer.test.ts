@@ -13,10 +13,10 @@ import WebSocket from 'ws';
 import type { AckFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import { ReconnectBudget } from '../../host/channel/backoff.ts';
 import { RecordSequencer } from '../../host/channel/sequencer.ts';
-import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from '../../host/channel/channel.ts';
+import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from '../../host/channel/index.ts';
 import { BridgeChannelError, ChannelRequestError } from '../../host/channel/errors.ts';
 import { CHANNEL_LIMITS } from '../../host/limits.ts';
-import { parseRecording } from '../../host/channel/frame-recorder.ts';
+import { parseRecording } from '../../protocol/recording/recording-format.ts';
 import { ScriptedBridge, type ScriptedBridgeOptions } from './channel-peer.ts';
 import { startProxy, type TestProxy } from './proxy.ts';
 

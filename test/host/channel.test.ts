@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../protocol/v1/index.ts';
-import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from '../../host/channel/channel.ts';
-import { parseRecording } from '../../host/channel/frame-recorder.ts';
+import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from '../../host/channel/index.ts';
+import { parseRecording } from '../../protocol/recording/recording-format.ts';
 import { eventually, fixtureLaunch, sleep, startBridge, tempDir, type RunningBridge } from '../bridge/helpers.ts';
 import { startProxy, type TestProxy } from './proxy.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRecording, type RecordingLine } from '../../host/channel/frame-recorder.ts';
+import { parseRecording, type RecordingLine } from '../../protocol/recording/recording-format.ts';
 
 const header = JSON.stringify({
   type: 'recording-header',
