@@ -1,7 +1,7 @@
-// Small helpers of the session that touch no session state.
+// doDestroy's fallback when no bridge acknowledges the destroy (unreachable,
+// or it refused): remove the session's processes and state from the sandbox
+// directly, so destroy still leaves nothing behind.
 import type { SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
-import type { HarnessV1Prompt, HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
-import type { HostToolSpec } from '../../protocol/v1/index.ts';
 
 /**
  * Kills the bridge named in the state dir's bridge.json (and its process group), every surviving CLI's
@@ -19,22 +19,4 @@ export async function forceDestroy(sandbox: SandboxSession, stateDir: string): P
       'done; rm -rf "$HB_STATE"',
     env: { HB_STATE: stateDir },
   });
-}
-
-export function toHostTool(tool: HarnessV1ToolSpec): HostToolSpec {
-  return {
-    name: tool.name,
-    ...(tool.description === undefined ? {} : { description: tool.description }),
-    ...(tool.inputSchema === undefined ? {} : { inputSchema: tool.inputSchema as Record<string, unknown> }),
-  };
-}
-
-export function promptText(prompt: HarnessV1Prompt): string {
-  if (typeof prompt === 'string') return prompt;
-  const content = prompt.content;
-  if (typeof content === 'string') return content;
-  return content
-    .map((part) => (part.type === 'text' ? part.text : ''))
-    .filter((text) => text.length > 0)
-    .join('\n');
 }

@@ -1,0 +1,52 @@
+// The frame that starts a turn at the bridge: `start`, or `rerun` of an
+// interrupted turn. It carries the adapter's launch spec (validated and
+// defaulted here, not at the bridge, so a bad adapter fails loudly in the
+// host), the prompt as the adapter encodes it for the CLI's stdin, and the
+// host tools the bridge's MCP endpoint serves for the turn.
+import type { HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
+import { launchSpecSchema } from '../../protocol/v1/index.ts';
+import type { LaunchMode } from '../adapter-kit/adapter.ts';
+import type { ChannelRequest } from '../channel/index.ts';
+import { toHostTool } from './host-tools.ts';
+import type { SessionContext } from './session-types.ts';
+
+/** What the session asks for: a prompt turn, an internal turn (`input` given), or a rerun of `rerunOf`. */
+export type TurnRequest = {
+  prompt: string;
+  instructions: string | undefined;
+  tools: ReadonlyArray<HarnessV1ToolSpec>;
+  rerunOf: string | undefined;
+  /** Stdin for the CLI as is (an internal turn: thread start, compaction); default: the adapter's encoded prompt. */
+  input?: string;
+};
+
+export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; threadId: string | undefined }, request: TurnRequest): ChannelRequest {
+  const { turnId, threadId } = turn;
+  const mode: LaunchMode = request.rerunOf !== undefined ? 'rerun' : threadId ? 'resume' : 'fresh';
+  const adapter = ctx.adapter;
+  const launch = launchSpecSchema.parse(adapter.launch({
+    mode,
+    threadId,
+    prompt: request.prompt,
+    sessionWorkDir: ctx.sessionWorkDir,
+    bootstrapDir: ctx.bootstrapDir,
+    stateDir: ctx.stateDir,
+    permissionMode: ctx.permissionMode,
+    tools: request.tools,
+    mcp: ctx.mcp,
+    modelId: adapter.modelId,
+  }));
+  const input =
+    request.input ??
+    adapter.encodePrompt?.({
+      text: request.prompt,
+      instructions: request.instructions,
+      skills: ctx.skills,
+      threadId,
+      permissionMode: ctx.permissionMode,
+    });
+  const tools = request.tools.map(toHostTool);
+  return request.rerunOf !== undefined
+    ? { type: 'rerun', turnId, of: request.rerunOf, launch, ...(input === undefined ? {} : { input }), tools }
+    : { type: 'start', turnId, launch, ...(input === undefined ? {} : { input }), tools };
+}

@@ -1,0 +1,242 @@
+// The in-flight turn and the slice consuming it. Each record of the turn goes
+// through its TurnTranslation and the parts go to the slice (or are collected,
+// for an internal turn); the turn-end settles the slice, or, for a turn the
+// bridge's death interrupted, the session re-drives it (rerun). The slice's
+// control handle answers the turn (tool results, approvals, user messages) and
+// an abort signal ends it. The session decides when turns start, owns the
+// channel and the cursor, and calls record() for the records of this turn.
+import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/diagnostics.ts';
+import type { HarnessV1PromptControl, HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import type { AckFrame, JournalRecord } from '../../protocol/v1/index.ts';
+import type { CliAdapter } from '../adapter-kit/adapter.ts';
+import { markRecomputed, TurnTranslation, type TranslationSnapshot } from '../adapter-kit/turn-translation.ts';
+import type { ChannelRequest } from '../channel/index.ts';
+import { HOST_SESSION_LIMITS } from '../limits.ts';
+import { abortError } from './abort-error.ts';
+import { BridgeSessionError } from './errors.ts';
+import type { InFlightTurn } from './resume-state.ts';
+
+export type CompactionPart = Extract<HarnessV1StreamPart, { type: 'compaction' }>;
+
+export type TurnState<S> = InFlightTurn & {
+  translation: TurnTranslation<S> | undefined;
+  abortRequested: boolean;
+  redeliverSet: Set<string>;
+};
+
+export type Slice = {
+  emit: (part: HarnessV1StreamPart) => void;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  tools: ReadonlyArray<HarnessV1ToolSpec>;
+  /** Parts are collected instead of emitted (doCompact's internal turn). */
+  collectOnly: boolean;
+};
+
+export type TurnConsumerHooks<S> = {
+  /** One request to the bridge (the session's send: a lost ack is settled from the journal). */
+  send(frame: ChannelRequest): Promise<AckFrame>;
+  /** Rung 3: re-drive the interrupted `turn` into `slice`. */
+  rerun(turn: TurnState<S>, tools: ReadonlyArray<HarnessV1ToolSpec>, slice: Slice): Promise<void>;
+  report(level: HarnessV1Diagnostic['level'], message: string, attrs: Record<string, unknown>): void;
+};
+
+export class TurnConsumer<S> {
+  /** The turn in flight at the bridge, null between turns. */
+  turn: TurnState<S> | null = null;
+  /** Who receives the turn's parts now; null while suspended or between turns. */
+  slice: Slice | null = null;
+  /** Parts a compaction produced between turns, emitted on the next turn. */
+  carry: CompactionPart[] = [];
+
+  constructor(
+    private readonly adapter: CliAdapter<S>,
+    private readonly hooks: TurnConsumerHooks<S>,
+  ) {}
+
+  /** A new slice receives the turn's parts from here on; `done` settles when the turn ends (or the slice fails). */
+  begin(
+    emit: (part: HarnessV1StreamPart) => void,
+    tools: ReadonlyArray<HarnessV1ToolSpec>,
+    collectOnly: boolean,
+  ): { control: HarnessV1PromptControl; done: Promise<void> } {
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    done.catch(() => undefined); // the caller observes `done`; this only prevents an unhandled rejection when it does not
+    this.slice = { emit, resolve, reject, tools, collectOnly };
+    const control: HarnessV1PromptControl = {
+      done,
+      submitToolResult: (input) => this.submitToolResult(input),
+      submitToolApproval: (input) => this.submitToolApproval(input),
+      ...(this.adapter.encodeUserMessage ? { submitUserMessage: (text: string) => this.submitUserMessage(text) } : {}),
+    };
+    return { control, done };
+  }
+
+  /** The slice lets go of the turn (suspend, detach, stop): its `done` resolves, the turn stays in flight. */
+  release(): void {
+    this.slice?.resolve();
+    this.slice = null;
+  }
+
+  /** The slice ends with `error`. */
+  fail(error: unknown): void {
+    const slice = this.slice;
+    this.slice = null;
+    slice?.reject(error);
+  }
+
+  /** Parts a restored translation owes the slice (redeliveries), before any record of it. */
+  flushOwed(turn: TurnState<S>): void {
+    if (this.turn !== turn || !turn.translation || !this.slice) return;
+    for (const part of turn.translation.takeOwed()) this.slice.emit(part);
+  }
+
+  /** One record of the in-flight turn; `cursor` is the session's cursor before it. */
+  record(turn: TurnState<S>, record: JournalRecord, cursor: number): void {
+    this.flushOwed(turn);
+    if (!turn.translation) {
+      if (record.kind === 'turn-start') turn.firstSeq = record.seq;
+      turn.translation = new TurnTranslation(this.adapter, { turnId: turn.turnId, rerun: turn.rerun }, cursor, turn.redeliverSet);
+    }
+    let parts = turn.translation.push(record);
+    if (turn.rerun && record.kind === 'turn-start' && record.seq > cursor) parts = markRecomputed(parts, turn.turnId);
+    // Carried compaction parts go to the next real turn, never into another compaction's collected parts (a failed one drops those).
+    if (this.carry.length > 0 && parts.length > 0 && !this.slice?.collectOnly) {
+      parts = [...parts.slice(0, 1), ...this.carry, ...parts.slice(1)];
+      this.carry = [];
+    }
+    const slice = this.slice;
+    if (slice) for (const part of parts) slice.emit(part);
+    if (record.kind === 'turn-end') this.onTurnEnd(turn, record);
+  }
+
+  private onTurnEnd(turn: TurnState<S>, record: Extract<JournalRecord, { kind: 'turn-end' }>): void {
+    const slice = this.slice;
+    // Suspended while this record's parts went out: an interrupted turn stays in flight, so the
+    // resume state carries it and the next slice replays this turn-end and takes the rerun rung.
+    if (record.data.reason === 'interrupted' && !turn.abortRequested && !slice) return;
+    if (record.data.reason === 'interrupted' && !turn.abortRequested && slice) {
+      // The bridge died while the turn ran: everything journaled was replayed;
+      // the rest has to be recomputed (rung 3). The slice stays open.
+      // startTurn clears the slice when the rerun frame fails (e.g. outcome-unknown after a drop):
+      // reject the captured slice, or its done would never settle.
+      void this.hooks.rerun(turn, slice.tools, slice).catch((error: unknown) => {
+        if (this.slice === slice) this.slice = null;
+        slice.reject(error);
+      });
+      return;
+    }
+    this.turn = null;
+    this.slice = null;
+    if (!slice) return;
+    if (turn.abortRequested) slice.reject(abortError());
+    else if (record.data.reason === 'spawn-failed') {
+      slice.reject(new BridgeSessionError('bridge-refused', `the CLI could not be started: ${record.data.message ?? 'spawn failed'}`));
+    } else slice.resolve();
+  }
+
+  /** The in-flight turn as a resume payload keeps it (with a translator snapshot at `cursor` when the adapter offers a small one). */
+  resumeTurn(cursor: number): InFlightTurn | undefined {
+    const turn = this.turn;
+    if (!turn) return undefined;
+    return {
+      turnId: turn.turnId,
+      ...(turn.firstSeq === undefined ? {} : { firstSeq: turn.firstSeq }),
+      prompt: turn.prompt,
+      rerun: turn.rerun,
+      ...(turn.rerunOf === undefined ? {} : { rerunOf: turn.rerunOf }),
+      redeliver: turn.translation ? turn.translation.unanswered() : [...turn.redeliverSet],
+      ...snapshotOf(turn, cursor),
+    };
+  }
+
+  /** Abort the in-flight turn when `signal` fires: the CLI's own interrupt first (if the adapter has one), then the bridge's abort. */
+  watchAbort(signal: AbortSignal | undefined): void {
+    if (!signal) return;
+    const turn = this.turn;
+    const onAbort = () => {
+      if (!turn || this.turn !== turn) return;
+      turn.abortRequested = true;
+      // adapter.encodeInterrupt: the CLI's own interrupt request goes first (it names ids from the translator state).
+      const interrupt = turn.translation ? this.adapter.encodeInterrupt?.(turn.translation.adapterState) : undefined;
+      const sent = interrupt === undefined ? Promise.resolve() : this.hooks.send({ type: 'input', turnId: turn.turnId, text: interrupt }).then(() => undefined);
+      sent.then(() => this.hooks.send({ type: 'abort', turnId: turn.turnId })).catch((error) => {
+        const settle = () => {
+          if (this.turn !== turn) return;
+          this.turn = null;
+          this.fail(abortError(signal.reason));
+        };
+        if ((error as { cause?: { code?: string } }).cause?.code === 'unknown-turn') {
+          // The turn ended before the abort arrived (the CLI honoured the interrupt first). Its
+          // turn-end record is journaled and on its way — the bridge's error reply can overtake
+          // it — so let that record settle the slice (as aborted), with every part it carries.
+          setTimeout(settle, HOST_SESSION_LIMITS.lifecycleTimeoutMs).unref();
+          return;
+        }
+        // The bridge could not abort (channel gone): settle now.
+        this.hooks.report('warn', `abort of ${turn.turnId} failed: ${(error as Error).message}`, {});
+        settle();
+      });
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
+
+  // ---- the control handle ----------------------------------------------------
+
+  private async submitToolResult(input: { toolCallId: string; output: unknown; isError?: boolean }): Promise<void> {
+    const turn = this.requireTurn();
+    const call = turn.translation?.toolCalls.get(input.toolCallId);
+    const encode = this.adapter.encodeToolResult;
+    if (call?.source === 'cli' && encode) {
+      const text = encode({ toolCallId: input.toolCallId, output: input.output, isError: input.isError ?? false }, turn.translation!.adapterState);
+      await this.hooks.send({ type: 'input', turnId: turn.turnId, text });
+    } else {
+      await this.hooks.send({ type: 'tool-result', callId: input.toolCallId, output: input.output ?? null, isError: input.isError ?? false });
+    }
+    if (call) call.answered = true;
+    turn.redeliverSet.delete(input.toolCallId);
+  }
+
+  private async submitToolApproval(input: { approvalId: string; approved: boolean; reason?: string }): Promise<void> {
+    const turn = this.requireTurn();
+    const approval = turn.translation?.approvals.get(input.approvalId);
+    const encode = this.adapter.encodeApproval;
+    if (approval?.source === 'cli' && encode) {
+      await this.hooks.send({ type: 'input', turnId: turn.turnId, text: encode(input, turn.translation!.adapterState) });
+    } else {
+      await this.hooks.send({
+        type: 'approval',
+        callId: input.approvalId,
+        approved: input.approved,
+        ...(input.reason === undefined ? {} : { reason: input.reason }),
+      });
+    }
+    if (approval) approval.answered = true;
+    turn.redeliverSet.delete(input.approvalId);
+  }
+
+  private async submitUserMessage(text: string): Promise<void> {
+    const turn = this.requireTurn();
+    const state = turn.translation?.adapterState ?? this.adapter.translator.init({ turnId: turn.turnId, rerun: turn.rerun });
+    await this.hooks.send({ type: 'input', turnId: turn.turnId, text: this.adapter.encodeUserMessage!(text, state) });
+  }
+
+  private requireTurn(): TurnState<S> {
+    if (!this.turn) throw new BridgeSessionError('no-turn', 'no turn is in flight');
+    return this.turn;
+  }
+}
+
+/** A translator snapshot for the resume payload, when the adapter offers one and it is small. */
+function snapshotOf<S>(turn: TurnState<S>, cursor: number): { snapshot?: TranslationSnapshot } {
+  const snapshot = turn.translation?.snapshot(cursor) ?? (turn.snapshot?.seq === cursor ? turn.snapshot : undefined);
+  if (!snapshot || JSON.stringify(snapshot).length > HOST_SESSION_LIMITS.maxSnapshotChars) return {};
+  return { snapshot };
+}
