@@ -1,108 +1,10 @@
 #!/usr/bin/env node
-// Installs the pinned coding-agent CLIs from npm into a cache outside the repo.
-// Owns: pins, cache layout, idempotence (marker file) and concurrency (temp dir + atomic rename).
-// Leaves to callers: how the CLI is run (env, args, sandboxing).
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+// Command line for the CLI installer (host/cli/install-clis.mjs): installs the
+// pinned coding-agent CLIs into the cache and prints one absolute bin path per
+// line. Usage: node scripts/install-clis.mjs <claude-code|codex|pi|all>...
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** Pinned CLIs: the versions the adapters, their captured fixtures (test/fixtures/<cli>/) and the README's adapter table are written against; bump them together. */
-export const CLIS = Object.freeze({
-  'claude-code': { pkg: '@anthropic-ai/claude-code', version: '2.1.328', bin: 'claude' },
-  codex: { pkg: '@openai/codex', version: '0.169.0', bin: 'codex' },
-  pi: { pkg: '@mariozechner/pi-coding-agent', version: '0.73.1', bin: 'pi' },
-});
-
-const MARKER = '.harness-bridge-installed.json';
-// npm install of a CLI takes seconds to a minute; 10 minutes means something hangs.
-const maxInstallMs = 10 * 60_000;
-
-/** Cache root: $HARNESS_BRIDGE_CLI_CACHE or ~/.cache/harness-bridge/clis. */
-export function cacheRoot() {
-  const env = process.env.HARNESS_BRIDGE_CLI_CACHE;
-  return resolve(env && env.length > 0 ? env : join(homedir(), '.cache', 'harness-bridge', 'clis'));
-}
-
-function specFor(name) {
-  const spec = CLIS[name];
-  if (!spec) throw new RangeError(`unknown CLI "${name}"; expected one of ${Object.keys(CLIS).join(', ')}`);
-  return spec;
-}
-
-/** Where the CLI lives once installed (does not install). */
-export function cliPaths(name) {
-  const spec = specFor(name);
-  const dir = join(cacheRoot(), `${name}-${spec.version}`);
-  return { dir, binPath: join(dir, 'node_modules', '.bin', spec.bin), markerPath: join(dir, MARKER) };
-}
-
-function run(cmd, args, opts) {
-  return new Promise((ok, fail) => {
-    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), maxInstallMs);
-    child.on('error', (err) => { clearTimeout(timer); fail(err); });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) ok(out);
-      else fail(new Error(`${cmd} ${args.join(' ')} failed (code ${code}, signal ${signal}):\n${out.slice(-4000)}`));
-    });
-  });
-}
-
-async function isInstalled(paths, spec) {
-  if (!existsSync(paths.markerPath) || !existsSync(paths.binPath)) return false;
-  try {
-    const marker = JSON.parse(await readFile(paths.markerPath, 'utf8'));
-    return marker.pkg === spec.pkg && marker.version === spec.version;
-  } catch {
-    return false; // unreadable marker: reinstall
-  }
-}
-
-/**
- * Ensure the pinned CLI is installed; returns its absolute bin path and install dir.
- * Idempotent (marker file) and safe against concurrent callers: each installs into its own
- * temp dir and renames it into place; a loser of the rename race uses the winner's copy.
- */
-export async function ensureCli(name) {
-  const spec = specFor(name);
-  const paths = cliPaths(name);
-  if (await isInstalled(paths, spec)) return { binPath: paths.binPath, dir: paths.dir };
-
-  const root = cacheRoot();
-  await mkdir(root, { recursive: true });
-  const tmp = join(root, `.tmp-${name}-${spec.version}-${process.pid}-${Date.now()}`);
-  await mkdir(tmp, { recursive: true });
-  try {
-    await run('npm', ['install', '--prefix', tmp, '--no-audit', '--no-fund', '--no-save', `${spec.pkg}@${spec.version}`], {
-      cwd: tmp,
-      env: { ...process.env, npm_config_update_notifier: 'false' },
-    });
-    const tmpBin = join(tmp, 'node_modules', '.bin', spec.bin);
-    if (!existsSync(tmpBin)) throw new Error(`installed ${spec.pkg}@${spec.version} but ${tmpBin} is missing`);
-    await writeFile(join(tmp, MARKER), JSON.stringify({ pkg: spec.pkg, version: spec.version, bin: spec.bin }) + '\n');
-    if (existsSync(paths.dir) && !(await isInstalled(paths, spec))) {
-      // A half-finished dir from an older layout or a crash: move it aside, then retry the rename.
-      await rm(paths.dir, { recursive: true, force: true });
-    }
-    try {
-      await rename(tmp, paths.dir);
-    } catch (err) {
-      // ENOTEMPTY/EEXIST: another process won the race. Use its copy if it is complete.
-      if (!(await isInstalled(paths, spec))) throw err;
-    }
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
-  if (!(await isInstalled(paths, spec))) throw new Error(`install of ${name} did not produce ${paths.markerPath}`);
-  return { binPath: paths.binPath, dir: paths.dir };
-}
+import { CLIS, cliPaths, ensureCli } from '../host/cli/install-clis.mjs';
 
 async function main(argv) {
   const names = argv.length === 0 ? [] : argv.includes('all') ? Object.keys(CLIS) : argv;
@@ -110,7 +12,7 @@ async function main(argv) {
     process.stderr.write(`usage: install-clis.mjs <${Object.keys(CLIS).join('|')}|all>...\n`);
     return 2;
   }
-  for (const n of names) specFor(n);
+  for (const n of names) cliPaths(n); // a RangeError for an unknown name, before installing anything
   // One absolute bin path per line on stdout, so the last line is the last CLI's bin.
   for (const n of names) {
     const { binPath } = await ensureCli(n);

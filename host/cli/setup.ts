@@ -1,48 +1,14 @@
-// What `run`, `demo` and the demo's second process share: finding this
-// package's root, installing a real CLI into the cache (scripts/install-clis.mjs),
-// and choosing the model a real CLI talks to — the scripted model in this
-// process (offline, the default) or, when ANTHROPIC_API_KEY is set, the real
-// Anthropic API (the key reaches the CLI through the inherited environment,
-// never through a launch spec, so no recording or journal ever holds it).
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import type * as InstallClis from '../../scripts/install-clis.mjs';
+// What `run`, `demo` and the demo's second process share: installing a real
+// CLI into the cache (install-clis.mjs) and choosing the model a real CLI
+// talks to — the scripted model in this process (offline, the default) or,
+// when ANTHROPIC_API_KEY is set, the real Anthropic API (the key reaches the
+// CLI through the inherited environment, never through a launch spec, so no
+// recording or journal ever holds it).
+import { existsSync } from 'node:fs';
 import { adapterIds, findAdapter, withHostInstalledCli, type AdapterEntry, type AnyCliAdapter } from '../adapters/registry.ts';
 import { CliError, CliUsageError } from './args.ts';
 import { startDemoModel } from './demo-model.ts';
-
-/** The directory holding this package's package.json (source tree or installed package). */
-export function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let depth = 0; depth < 8; depth++) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && /"name":\s*"harness-bridge"/.test(readFileSync(manifest, 'utf8'))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  throw new CliError('cannot find the harness-bridge package root (no package.json named harness-bridge above this file)');
-}
-
-type Installer = Pick<typeof InstallClis, 'ensureCli' | 'cliPaths' | 'CLIS'>;
-
-function isInstaller(value: unknown): value is Installer {
-  const mod = value as Partial<Record<keyof Installer, unknown>> | null;
-  return typeof mod === 'object' && mod !== null && typeof mod.ensureCli === 'function' && typeof mod.cliPaths === 'function' && typeof mod.CLIS === 'object';
-}
-
-/**
- * scripts/install-clis.mjs, loaded at run time rather than bundled: bundled
- * into dist/cli.mjs its "am I the main module?" check would see this CLI's
- * argv and run its own main.
- */
-async function loadInstaller(): Promise<Installer> {
-  const path = join(packageRoot(), 'scripts', 'install-clis.mjs');
-  const mod: unknown = await import(pathToFileURL(path).href);
-  if (!isInstaller(mod)) throw new CliError(`${path} does not export ensureCli/cliPaths`);
-  return mod;
-}
+import { CLIS, cliPaths, ensureCli, type CliName } from './install-clis.mjs';
 
 export type ModelChoice =
   | { readonly kind: 'none' }
@@ -70,24 +36,23 @@ export function requireAdapter(command: string, id: string): AdapterEntry {
   return entry;
 }
 
-const cliNames: Readonly<Record<string, InstallClis.CliName>> = { 'claude-code': 'claude-code' };
+const cliNames: Readonly<Record<string, CliName>> = { 'claude-code': 'claude-code' };
 
 export async function prepareAdapter(entry: AdapterEntry, options: PrepareOptions): Promise<Prepared> {
   if (!entry.realCli) return { entry, adapter: entry.create(), model: { kind: 'none' }, binPath: undefined, close: async () => undefined };
   const cliName = cliNames[entry.id];
-  if (!cliName) throw new CliError(`adapter ${entry.id} has no pinned CLI in scripts/install-clis.mjs`);
-  const installer = await loadInstaller();
-  const spec = installer.CLIS[cliName];
+  if (!cliName) throw new CliError(`adapter ${entry.id} has no pinned CLI in host/cli/install-clis.mjs`);
+  const spec = CLIS[cliName];
   let binPath: string;
-  if (existsSync(installer.cliPaths(cliName).markerPath)) {
-    binPath = installer.cliPaths(cliName).binPath;
-    options.log(`${spec.pkg}@${spec.version} is in the cache (${installer.cliPaths(cliName).dir})`);
+  if (existsSync(cliPaths(cliName).markerPath)) {
+    binPath = cliPaths(cliName).binPath;
+    options.log(`${spec.pkg}@${spec.version} is in the cache (${cliPaths(cliName).dir})`);
   } else {
     options.log(`installing ${spec.pkg}@${spec.version} into the CLI cache (first run only; npm, usually under a minute)…`);
     const started = Date.now();
     const ticker = setInterval(() => options.log(`  … still installing (${Math.round((Date.now() - started) / 1000)} s)`), 10_000);
     try {
-      binPath = (await installer.ensureCli(cliName)).binPath;
+      binPath = (await ensureCli(cliName)).binPath;
     } catch (error) {
       throw new CliError(`could not install ${spec.pkg}@${spec.version}: ${(error as Error).message.split('\n')[0]}`);
     } finally {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { PROTOCOL_VERSION_V1, type JournalRecord } from '../../protocol/v1/index.ts';
-import { ensureCli } from '../../scripts/install-clis.mjs';
+import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { STREAM_JSON_ARGS, claudeEnv } from '../fixtures/claude-code/driver.ts';
 import { startIsolatedModelServer, type IsolatedModelServer } from '../model-server/netns.ts';
 import { TestClient, bridgeBundle, randomToken, readyLineSchema, repoRoot, tempDir } from './helpers.ts';

@@ -11,7 +11,7 @@ import { claudeCodeAdapter } from '../../host/adapters/claude-code/claude-code.t
 import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { normalizeIds } from '../../host/testing/conformance/adapter-conformance.ts';
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
-import { ensureCli } from '../../scripts/install-clis.mjs';
+import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { textOf, turn, useE2eEnv, type Control, type Part } from './support.ts';
 

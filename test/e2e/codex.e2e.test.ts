@@ -4,7 +4,7 @@
 // (test/e2e/support.ts). The cases are the shared list every real-CLI adapter runs (cases.ts).
 import { codexAdapter } from '../../host/adapters/codex/codex.ts';
 import { withHostInstalledCli } from '../../host/adapters/registry.ts';
-import { ensureCli } from '../../scripts/install-clis.mjs';
+import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { useE2eEnv } from './support.ts';
 

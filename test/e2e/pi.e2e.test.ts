@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { piAdapter, piChatCompletionsProvider } from '../../host/adapters/pi/pi.ts';
 import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
-import { ensureCli } from '../../scripts/install-clis.mjs';
+import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { expectValid, ofType, textOf, turn, useE2eEnv } from './support.ts';
 

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ensureCli } from '../../scripts/install-clis.mjs';
+import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { ClaudeProcess, STREAM_JSON_ARGS, claudeEnv } from '../fixtures/claude-code/driver.ts';
 import { startIsolatedModelServer, type IsolatedModelServer } from './netns.ts';
 

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureCli } from '../../../scripts/install-clis.mjs';
+import { ensureCli } from '../../../host/cli/install-clis.mjs';
 import { netnsSupport } from '../../model-server/netns.ts';
 import { ndjson, plain, runCli, withoutRedelivery } from './cli-helpers.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';

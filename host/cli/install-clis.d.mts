@@ -1,4 +1,4 @@
-// Types for install-clis.mjs (kept as plain .mjs so it runs with bare `node`).
+// Types for install-clis.mjs (kept as plain .mjs so bare `node` loads it: scripts/install-clis.mjs).
 export type CliName = 'claude-code' | 'codex' | 'pi';
 export interface CliSpec {
   pkg: string;
