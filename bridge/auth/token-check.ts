@@ -1,6 +1,6 @@
 // How a connection's token is checked: where the request carries it
 // (Authorization header, else ?token=) and a constant-time compare, lengths
-// first. server.ts and mcp-endpoint.ts use these; the token itself comes from token-source.ts.
+// first. server.ts and mcp/endpoint.ts use these; the token itself comes from token-source.ts.
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 

@@ -1,5 +1,5 @@
 // The seams server.ts talks through: what it needs from the journal and the
-// supervisor (structural, so tests and wrappers such as mcp-endpoint.ts's withMcp fit),
+// supervisor (structural, so tests and wrappers such as mcp/with-mcp.ts's withMcp fit),
 // the pendingCalls entries the MCP endpoint parks, and main.ts's lifecycle hooks.
 import type { ApprovalFrame, ErrorCode, HostToolSpec, LaunchSpec, SignalName, ToolResultFrame } from '../../protocol/v1/index.ts';
 import type { ServerLimits } from '../limits.ts';

@@ -1,4 +1,4 @@
-// bridge/mcp-endpoint.ts: the MCP endpoint on its own (fetch against a real loopback
+// bridge/mcp/endpoint.ts: the MCP endpoint on its own (fetch against a real loopback
 // listener, a fake journal) and through the real bridge (dist/bridge.mjs with a
 // fixture MCP client acting as the CLI and a raw ws host).
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -8,7 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MCP_ENV_V1, type HostToolSpec, type JournalRecord, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../../protocol/v1/index.ts';
 import { createBridgeLogger, type BridgeLogger } from '../../bridge/logger.ts';
-import { McpEndpoint, withMcp, type McpEndpointOptions } from '../../bridge/mcp-endpoint.ts';
+import { McpEndpoint, type McpEndpointOptions } from '../../bridge/mcp/endpoint.ts';
+import { withMcp } from '../../bridge/mcp/with-mcp.ts';
 import type { PendingCall, SupervisorPort } from '../../bridge/server/server.ts';
 import { connectClient, eventually, repoRoot, sleep, startBridge, tempDir, type RunningBridge } from './helpers.ts';
 

@@ -4,7 +4,8 @@
 // frames. A tools/call becomes a journaled `tool-call` record and waits,
 // durably, in the server's `pendingCalls` until the host's `tool-result` frame
 // answers it; the answer is journaled and returned to the CLI. Seq and disk are
-// the journal's (via main's `record`); routing host frames is server.ts's.
+// the journal's (via the record path's `record`); routing host frames is server.ts's;
+// JSON-RPC framing is json-rpc.ts's, the supervisor wrapper with-mcp.ts's.
 //
 // Guarantees: the token is never journaled, logged or put in hello (CLIs get
 // it through env, see MCP_ENV_V1); every request is authenticated before its
@@ -16,35 +17,27 @@
 // sessions, no SSE streams, so no list_changed notifications.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { z } from 'zod';
-import { MCP_ENV_V1, type HostToolSpec, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../protocol/v1/index.ts';
-import { createTokenCheck } from './auth/token-check.ts';
-import { resolveMcpLimits, type McpLimits } from './limits.ts';
-import type { Logger } from './logger.ts';
-import type { PendingCall, SupervisorPort } from './server/server.ts';
-import { BRIDGE_VERSION } from './version.ts';
+import { MCP_ENV_V1, type HostToolSpec, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../../protocol/v1/index.ts';
+import { createTokenCheck } from '../auth/token-check.ts';
+import { resolveMcpLimits, type McpLimits } from '../limits.ts';
+import type { Logger } from '../logger.ts';
+import type { PendingCall } from '../server/server-seams.ts';
+import { BRIDGE_VERSION } from '../version.ts';
+import {
+  callParamsSchema,
+  idOf,
+  initializeParamsSchema,
+  messageSchema,
+  rpcError,
+  rpcErrors,
+  rpcResult,
+  sendJson,
+  type RpcId,
+} from './json-rpc.ts';
 
 /** MCP revisions we answer in, newest first. A client asking for another one gets the newest (MCP version negotiation). */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
 export const mcpPath = '/mcp';
-
-/** JSON-RPC 2.0 error codes. */
-const rpcErrors = { parse: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internal: -32603 } as const;
-
-const rpcIdSchema = z.union([z.string().max(256), z.number().int()]);
-const messageSchema = z.object({
-  jsonrpc: z.literal('2.0'),
-  id: rpcIdSchema.nullable().optional(),
-  method: z.string().min(1).max(256).optional(),
-  params: z.record(z.string(), z.unknown()).optional(),
-  result: z.unknown().optional(),
-  error: z.unknown().optional(),
-});
-const initializeParamsSchema = z.object({ protocolVersion: z.string().max(64) });
-const callParamsSchema = z.object({ name: z.string().min(1).max(128), arguments: z.record(z.string(), z.unknown()).optional() });
-
-type RpcId = z.infer<typeof rpcIdSchema>;
-type RpcReply = { result: unknown } | { error: { code: number; message: string } };
 
 export type McpEndpointOptions = {
   /** Journals a draft (main's `record`); returns its seq, or null once the journal is closed. */
@@ -343,22 +336,6 @@ export class McpEndpoint {
   }
 }
 
-/** A SupervisorPort that feeds each start's tools to the endpoint and merges its env into the launch. */
-export function withMcp<P extends SupervisorPort>(supervisor: P, endpoint: McpEndpoint): SupervisorPort {
-  return {
-    get state() {
-      return supervisor.state;
-    },
-    start(turnId, launch, input, meta) {
-      endpoint.addTools(meta?.tools);
-      return supervisor.start(turnId, endpoint.launchWithEnv(launch), input, meta);
-    },
-    write: (turnId, text) => supervisor.write(turnId, text),
-    signal: (turnId, signal) => supervisor.signal(turnId, signal),
-    abort: (turnId, graceMs) => supervisor.abort(turnId, graceMs),
-  };
-}
-
 /** `Authorization: Bearer <token>` only: a token in a URL ends up in too many places. */
 function bearer(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
@@ -383,29 +360,4 @@ function toolResult(text: string, isError: boolean): { content: { type: 'text'; 
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
   return JSON.stringify(output) ?? '';
-}
-
-function rpcResult(id: RpcId, result: unknown): { jsonrpc: '2.0'; id: RpcId } & RpcReply {
-  return { jsonrpc: '2.0', id, result };
-}
-
-function rpcError(id: RpcId | null, code: number, message: string): { jsonrpc: '2.0'; id: RpcId | null } & RpcReply {
-  return { jsonrpc: '2.0', id, error: { code, message } };
-}
-
-/** The id of an invalid message, when it has a usable one (so the client can match the error). */
-function idOf(json: unknown): RpcId | null {
-  if (typeof json !== 'object' || json === null || !('id' in json)) return null;
-  const id = rpcIdSchema.safeParse(json.id);
-  return id.success ? id.data : null;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  if (res.destroyed || res.writableEnded) return;
-  const text = JSON.stringify(body);
-  if (res.headersSent) {
-    res.end(text); // keepalive already sent 200 and some spaces
-    return;
-  }
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' }).end(text);
 }

@@ -1,0 +1,21 @@
+// The supervisor as the server sees it once the MCP endpoint is up: each start's host tools go to
+// the endpoint, and the endpoint's URL and token into the launch's env. Serving the tools is
+// endpoint.ts's; running the CLI the supervisor's.
+import type { SupervisorPort } from '../server/server-seams.ts';
+import type { McpEndpoint } from './endpoint.ts';
+
+/** A SupervisorPort that feeds each start's tools to the endpoint and merges its env into the launch. */
+export function withMcp<P extends SupervisorPort>(supervisor: P, endpoint: McpEndpoint): SupervisorPort {
+  return {
+    get state() {
+      return supervisor.state;
+    },
+    start(turnId, launch, input, meta) {
+      endpoint.addTools(meta?.tools);
+      return supervisor.start(turnId, endpoint.launchWithEnv(launch), input, meta);
+    },
+    write: (turnId, text) => supervisor.write(turnId, text),
+    signal: (turnId, signal) => supervisor.signal(turnId, signal),
+    abort: (turnId, graceMs) => supervisor.abort(turnId, graceMs),
+  };
+}
