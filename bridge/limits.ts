@@ -182,7 +182,23 @@ export const SUPERVISOR_LIMITS = {
 
 export type SupervisorLimits = { -readonly [K in keyof typeof SUPERVISOR_LIMITS]: number };
 
-/** mcp-endpoint.ts: the loopback MCP endpoint serving host tools to the CLI (docs/design.md#d6). */
+/** Merges overrides into SUPERVISOR_LIMITS; a negative or non-integer value, or caps out of order, is a RangeError. */
+export function resolveSupervisorLimits(overrides: Partial<SupervisorLimits> = {}): SupervisorLimits {
+  const limits: SupervisorLimits = { ...SUPERVISOR_LIMITS, ...overrides };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`SUPERVISOR_LIMITS.${name} must be a non-negative integer, got ${value}`);
+  }
+  if (limits.minLineBytes < 4) throw new RangeError(`SUPERVISOR_LIMITS.minLineBytes must be >= 4, got ${limits.minLineBytes}`);
+  if (limits.maxLineBytesCeiling < limits.minLineBytes) throw new RangeError('SUPERVISOR_LIMITS.maxLineBytesCeiling must be >= minLineBytes');
+  if (limits.maxLineBytes < limits.minLineBytes || limits.maxLineBytes > limits.maxLineBytesCeiling) {
+    throw new RangeError(`SUPERVISOR_LIMITS.maxLineBytes must be within [minLineBytes, maxLineBytesCeiling], got ${limits.maxLineBytes}`);
+  }
+  if (limits.exitDrainMs < 1) throw new RangeError('SUPERVISOR_LIMITS.exitDrainMs must be >= 1');
+  if (limits.inputAckMaxWaitMs < 1) throw new RangeError('SUPERVISOR_LIMITS.inputAckMaxWaitMs must be >= 1');
+  return limits;
+}
+
+/** mcp/endpoint.ts: the loopback MCP endpoint serving host tools to the CLI (docs/design.md#d6). */
 export const MCP_LIMITS = {
   /**
    * Bytes of one HTTP request body (one JSON-RPC message). Tool arguments a

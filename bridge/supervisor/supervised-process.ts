@@ -9,7 +9,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { SUPERVISOR_LIMITS } from '../limits.ts';
 import { LineSplitter } from './line-splitter.ts';
 import type { PtyModule } from './pty.ts';
-import type { OutputStream } from './turn-end-matcher.ts';
+import type { OutputStream } from './output-line.ts';
 
 /** Structural subset of a pino Logger; any pino logger fits. */
 export type SupervisorLogger = {

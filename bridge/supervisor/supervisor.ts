@@ -1,8 +1,9 @@
 // The supervisor runs the CLI for each turn and turns everything it does into
 // record drafts (docs/design.md#d1: it knows nothing about any particular CLI). Owns the
-// turn state machine, both CLI shapes, abort/stop/signals and turn-end
-// detection; the process itself is supervised-process.ts's, seq/disk is the
-// journal's, and frames are the server's.
+// turn state machine: starting turns (both CLI shapes), input, signals, abort, stop,
+// adoption, and records from process events. One turn's end conditions and interrupt
+// are turn.ts's; the processes (current, retiring, pause) process-set.ts's and
+// proc-entry.ts's; one process supervised-process.ts's; seq/disk the journal's.
 //
 // Contract (docs/bridge-internals.md#supervisor):
 // - One turn at a time; start's checks and its `turn-start` record happen
@@ -26,26 +27,22 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { RecordDraft } from '../../protocol/v1/journal-record.ts';
 import type { SignalName } from '../../protocol/v1/common.ts';
 import type { HostToolSpec } from '../../protocol/v1/tool-spec.ts';
-import { SUPERVISOR_LIMITS, type SupervisorLimits } from '../limits.ts';
+import { resolveSupervisorLimits, type SupervisorLimits } from '../limits.ts';
 import { loadPty, type PtyImporter } from './pty.ts';
-import {
-  spawnPipes,
-  spawnPty,
-  type ProcessEvents,
-  type SupervisedProcess,
-  type SupervisorLogger,
-} from './supervised-process.ts';
-import { adoptKept, hashKey, KeptProcess, spawnKept, type KeptStart } from '../survive/kept-process.ts';
+import { spawnPipes, spawnPty, type SupervisorLogger } from './supervised-process.ts';
+import type { Adoption } from '../survive/adoption.ts';
+import { adoptKept, KeptProcess, spawnKept } from '../survive/kept-process.ts';
 import { randomBytes } from 'node:crypto';
-import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
-import { compileInputAck, compileTurnEnd, LineJson, type InputAckTest, type OutputStream, type TurnEndTest } from './turn-end-matcher.ts';
+import type { OutputStream } from './output-line.ts';
+import { entryKey, newEntry, ptyLines, survivorKey, type EntryHandlers, type ProcEntry } from './proc-entry.ts';
+import { ProcessSet } from './process-set.ts';
+import { Turn, type TurnContext, type TurnEndReason } from './turn.ts';
 
 export type { SupervisorLogger } from './supervised-process.ts';
 
 export type StartResult = { ok: true } | { ok: false; code: 'turn-busy' | 'spawn-failed' | 'stopping'; message: string };
 export type TurnCommandResult = { ok: true } | { ok: false; code: 'unknown-turn' | 'no-process'; message: string };
 export type SupervisorState = 'idle' | 'running' | 'stopping';
-type TurnEndReason = 'matched' | 'exit' | 'aborted' | 'stopped' | 'spawn-failed';
 
 export type SupervisorOptions = {
   emit: (draft: RecordDraft) => void;
@@ -59,123 +56,10 @@ export type SupervisorOptions = {
   afterDurable?: (fn: () => void) => void;
 };
 
-/** A surviving CLI a restarted bridge takes over (launch `survive`; see adopt()). */
-export type Adoption = {
-  /** The unfinished turn running on it, or null (a session process between turns). */
-  turnId: string | null;
-  pid: number;
-  dir: string;
-  launch: LaunchSpec;
-  /** The saved reuse identity (a hash: env is never written to disk). */
-  key: string;
-  /** Capture offsets after the last journaled piece of each stream, and whether that piece was `cont`. */
-  from: KeptStart;
-  cont: { stdout: boolean; stderr: boolean };
-  /** The turn's stdin writes and complete output lines so far, in order, for its inputAck pending set (launch.inputAck only). */
-  history: Array<{ stdin: string } | { stream: OutputStream; line: string }>;
-  /** The previous bridge had begun aborting the turn (its interrupt is journaled). */
-  aborting: boolean;
-};
-
-/** One spawned process and what the supervisor tracks about its output. */
-type ProcEntry = {
-  proc: SupervisedProcess;
-  lifetime: LaunchSpec['lifetime'];
-  /** Identity for reuse across turns (argv, env, cwd, stdin, io). */
-  key: string;
-  /** The previous piece on this stream had cont:true, so the next piece is not a complete line. */
-  cont: { stdout: boolean; stderr: boolean };
-  /** pty only: text of the current line, for turnEnd matching. */
-  ptyLine: string;
-  ptyLineOverlong: boolean;
-};
-
-type Turn = {
-  turnId: string;
-  launch: LaunchSpec;
-  /** null while spawning (a pty launch awaits the node-pty import). */
-  entry: ProcEntry | null;
-  test: TurnEndTest | null;
-  /** launch.inputAck compiled (lifetime 'session' with turnEnd matchers only), or null. */
-  ack: InputAckTest | null;
-  /** Ids of this turn's inputs the CLI has not acknowledged yet: turnEnd matches wait for them. */
-  pending: Set<string>;
-  /** Runs from a match held for `pending` until an ack arrives; firing ends the turn anyway. */
-  ackTimer: NodeJS.Timeout | null;
-  /** One JSON parse per line for `test` and `ack`. */
-  json: LineJson;
-  /** A prefix matcher fired on the first piece of a split line on this stream: the line's last piece ends the turn. */
-  endWithLine: OutputStream | null;
-  /** Set by abort/stop: the reason the turn ends with, whatever ends it. */
-  ending: 'aborted' | 'stopped' | null;
-  abortTimer: NodeJS.Timeout | null;
-};
-
-/**
- * A turn's state with its launch's turnEnd (lifetime 'session') and inputAck compiled over one
- * LineJson; `compiled` is not ok when a matcher does not compile (the start then fails as spawn-failed).
- */
-function newTurn(turnId: string, launch: LaunchSpec, entry: ProcEntry | null): { turn: Turn; compiled: ReturnType<typeof compileTurnEnd> | { ok: true; test: null } } {
-  const json = new LineJson();
-  const compiled = launch.lifetime === 'session' ? compileTurnEnd(launch.turnEnd, json) : ({ ok: true, test: null } as const);
-  const ack = compiled.ok && compiled.test && launch.inputAck ? compileInputAck(launch.inputAck, json) : null;
-  const turn: Turn = {
-    turnId,
-    launch,
-    entry,
-    test: compiled.ok ? compiled.test : null,
-    ack,
-    pending: new Set(),
-    ackTimer: null,
-    json,
-    endWithLine: null,
-    ending: null,
-    abortTimer: null,
-  };
-  return { turn, compiled };
-}
-
 const NOOP_LOG: SupervisorLogger = { debug() {}, warn() {} };
-
-export function resolveSupervisorLimits(overrides: Partial<SupervisorLimits> = {}): SupervisorLimits {
-  const limits: SupervisorLimits = { ...SUPERVISOR_LIMITS, ...overrides };
-  for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`SUPERVISOR_LIMITS.${name} must be a non-negative integer, got ${value}`);
-  }
-  if (limits.minLineBytes < 4) throw new RangeError(`SUPERVISOR_LIMITS.minLineBytes must be >= 4, got ${limits.minLineBytes}`);
-  if (limits.maxLineBytesCeiling < limits.minLineBytes) throw new RangeError('SUPERVISOR_LIMITS.maxLineBytesCeiling must be >= minLineBytes');
-  if (limits.maxLineBytes < limits.minLineBytes || limits.maxLineBytes > limits.maxLineBytesCeiling) {
-    throw new RangeError(`SUPERVISOR_LIMITS.maxLineBytes must be within [minLineBytes, maxLineBytesCeiling], got ${limits.maxLineBytes}`);
-  }
-  if (limits.exitDrainMs < 1) throw new RangeError('SUPERVISOR_LIMITS.exitDrainMs must be >= 1');
-  if (limits.inputAckMaxWaitMs < 1) throw new RangeError('SUPERVISOR_LIMITS.inputAckMaxWaitMs must be >= 1');
-  return limits;
-}
 
 function checkGraceMs(graceMs: number): void {
   if (!Number.isFinite(graceMs) || graceMs < 0) throw new RangeError(`graceMs must be a finite number >= 0, got ${graceMs}`);
-}
-
-function processKey(launch: LaunchSpec): string {
-  if (launch.reuseKey !== undefined) return JSON.stringify(['reuse-key', launch.reuseKey]);
-  return JSON.stringify([launch.argv, launch.env ?? null, launch.cwd ?? null, launch.stdin, launch.io]);
-}
-
-/** A process entry's reuse identity: for a kept CLI its hash (saved in the keeper dir, so an adopting bridge can compare it without the env). */
-function entryKey(launch: LaunchSpec): string {
-  return launch.survive === true ? `sha256:${hashKey(survivorKey(launch))}` : processKey(launch);
-}
-
-/**
- * A kept CLI's identity across bridge processes: the bridge's MCP endpoint variables are left out
- * (each bridge process has its own port and token, so an adopted CLI would otherwise never be reused).
- */
-function survivorKey(launch: LaunchSpec): string {
-  if (launch.env === undefined) return processKey(launch);
-  const env = { ...launch.env };
-  delete env[MCP_ENV_V1.urlEnvVar];
-  delete env[MCP_ENV_V1.tokenEnvVar];
-  return processKey({ ...launch, env });
 }
 
 export class Supervisor {
@@ -184,14 +68,18 @@ export class Supervisor {
   readonly #log: SupervisorLogger;
   readonly #ptyImporter: PtyImporter | undefined;
   #turn: Turn | null = null;
-  /** The running turn's process, or the live lifetime:'session' process between turns. */
-  #current: ProcEntry | null = null;
-  /** Processes on their way out (a replaced session process); stop() waits for them too. */
-  readonly #retiring = new Set<ProcEntry>();
+  readonly #processes: ProcessSet;
   #stopping: Promise<void> | null = null;
-  #paused = false;
   readonly #stateDir: string | undefined;
   readonly #afterDurable: (fn: () => void) => void;
+  /** What each process's events do (proc-entry.ts's newEntry). */
+  readonly #handlers: EntryHandlers = {
+    line: (entry, stream, text, cont, off) => this.#onLine(entry, stream, text, cont, off),
+    chunk: (entry, text) => this.#onChunk(entry, text),
+    exit: (entry, code, signal) => this.#onExit(entry, code, signal),
+  };
+  /** What each turn reaches the supervisor through (turn.ts's Turn). */
+  readonly #turnContext: TurnContext;
 
   constructor(options: SupervisorOptions) {
     this.limits = resolveSupervisorLimits(options.limits);
@@ -200,6 +88,14 @@ export class Supervisor {
     this.#emit = options.emit;
     this.#log = options.log ?? NOOP_LOG;
     this.#ptyImporter = options.ptyImporter;
+    this.#processes = new ProcessSet(this.#emit, this.limits, this.#log);
+    this.#turnContext = {
+      emit: this.#emit,
+      log: this.#log,
+      inputAckMaxWaitMs: this.limits.inputAckMaxWaitMs,
+      isRunning: (turn) => this.#turn === turn,
+      end: (turn, reason, code, message, unacknowledged) => this.#endTurn(turn, reason, code, message, unacknowledged),
+    };
   }
 
   get state(): SupervisorState {
@@ -213,7 +109,7 @@ export class Supervisor {
 
   /** A lifetime:'session' process is alive (between turns, or running the current one). */
   get hasLiveProcess(): boolean {
-    const cur = this.#current;
+    const cur = this.#processes.current;
     return cur !== null && cur.lifetime === 'session' && !cur.proc.exited;
   }
 
@@ -231,11 +127,11 @@ export class Supervisor {
     if (this.#stopping) return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
     if (this.#turn) return { ok: false, code: 'turn-busy', message: `turn ${this.#turn.turnId} is still running` };
 
-    const { turn, compiled } = newTurn(turnId, launch, null);
-    const live = this.#current;
+    const { turn, compiled } = Turn.create(this.#turnContext, turnId, launch, null);
+    const live = this.#processes.current;
     const reuse =
       live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === entryKey(launch);
-    if (live && !reuse && compiled.ok) this.#retire(live);
+    if (live && !reuse && compiled.ok) this.#processes.retire(live);
 
     this.#turn = turn;
     const data: { input?: string; tools?: HostToolSpec[]; argv: string[]; rerun?: boolean } = { argv: launch.argv };
@@ -251,7 +147,7 @@ export class Supervisor {
       return { ok: true };
     }
 
-    const options = { maxLineBytes: this.#lineCap(launch), exitDrainMs: this.limits.exitDrainMs, paused: this.#paused, log: this.#log };
+    const options = this.#processes.options(launch);
     let entry: ProcEntry;
     if (launch.io.mode === 'pty') {
       const load = await loadPty(this.#ptyImporter);
@@ -261,13 +157,13 @@ export class Supervisor {
         return this.#stopping ? { ok: false, code: 'stopping', message: 'the supervisor is stopping' } : { ok: true };
       }
       if (!load.ok) return this.#spawnFailed(turn, load.message);
-      const shell = this.#newEntry(launch);
+      const shell = newEntry(launch, this.#handlers);
       const spawned = spawnPty(load.pty, launch, options, shell.events);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message);
       entry = shell.attach(spawned.proc);
     } else if (launch.survive === true) {
       if (this.#stateDir === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
-      const shell = this.#newEntry(launch);
+      const shell = newEntry(launch, this.#handlers);
       const spawned = await spawnKept(this.#stateDir, randomBytes(6).toString('hex'), launch, survivorKey(launch), options, shell.events);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message);
       entry = shell.attach(spawned.proc);
@@ -278,12 +174,12 @@ export class Supervisor {
         return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
       }
     } else {
-      const shell = this.#newEntry(launch);
+      const shell = newEntry(launch, this.#handlers);
       const spawned = spawnPipes(launch, options, shell.events);
       if (!spawned.ok) return this.#spawnFailed(turn, await spawned.message);
       entry = shell.attach(spawned.proc);
     }
-    this.#current = entry;
+    this.#processes.current = entry;
     turn.entry = entry;
     const kept = entry.proc instanceof KeptProcess ? entry.proc : null;
     this.#emit({
@@ -292,7 +188,7 @@ export class Supervisor {
       data: { pid: entry.proc.pid, argv: launch.argv, pty: entry.proc.pty, ...(kept ? { keeper: kept.keeper } : {}) },
     });
     kept?.begin();
-    if (kept && turn.ending === 'aborted' && this.#turn === turn) this.#abortNow(turn, entry, this.limits.abortGraceMs);
+    if (kept && turn.ending === 'aborted' && this.#turn === turn) turn.abortNow(entry, this.limits.abortGraceMs);
     this.#writeInput(turn, entry, input);
     return { ok: true };
   }
@@ -303,7 +199,7 @@ export class Supervisor {
     if (!found.ok) return found;
     if (!found.entry.proc.write(text)) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
     this.#emit({ kind: 'stdin', turnId, data: { text } });
-    this.#awaitAcks(this.#turn!, text);
+    this.#turn!.awaitAcks(text);
     return { ok: true };
   }
 
@@ -329,25 +225,8 @@ export class Supervisor {
     turn.ending = 'aborted';
     const entry = turn.entry;
     if (!entry) return { ok: true }; // still spawning: start() ends the turn without spawning (a kept CLI: aborts it once spawned)
-    this.#abortNow(turn, entry, graceMs);
+    turn.abortNow(entry, graceMs);
     return { ok: true };
-  }
-
-  #abortNow(turn: Turn, entry: ProcEntry, graceMs: number): void {
-    this.#interrupt(turn, entry, 'abort');
-    this.#armAbortKill(turn, entry, graceMs);
-  }
-
-  /** SIGKILL for the group if the aborting turn has not ended after graceMs. */
-  #armAbortKill(turn: Turn, entry: ProcEntry, graceMs: number): void {
-    const turnId = turn.turnId;
-    turn.abortTimer = setTimeout(() => {
-      turn.abortTimer = null;
-      if (this.#turn !== turn || entry.proc.exited) return;
-      this.#emit({ kind: 'signal', turnId, data: { signal: 'SIGKILL', reason: 'abort-grace-expired' } });
-      entry.proc.killGroup('SIGKILL');
-      entry.proc.resume(); // a paused process could not deliver its exit
-    }, graceMs);
   }
 
   /**
@@ -359,25 +238,25 @@ export class Supervisor {
    */
   async adopt(adoption: Adoption): Promise<void> {
     const { launch } = adoption;
-    const shell = this.#newEntry(launch);
-    const options = { maxLineBytes: this.#lineCap(launch), exitDrainMs: this.limits.exitDrainMs, paused: this.#paused, log: this.#log };
+    const shell = newEntry(launch, this.#handlers);
+    const options = this.#processes.options(launch);
     const proc = await adoptKept(adoption.dir, adoption.pid, launch, adoption.from, options, shell.events);
     const entry = shell.attach(proc);
     entry.key = adoption.key;
     entry.cont = { ...adoption.cont };
-    this.#current = entry;
+    this.#processes.current = entry;
     if (adoption.turnId !== null) {
-      const { turn } = newTurn(adoption.turnId, launch, entry);
+      const { turn } = Turn.create(this.#turnContext, adoption.turnId, launch, entry);
       for (const item of turn.ack ? adoption.history : []) {
-        if ('stdin' in item) this.#awaitAcks(turn, item.stdin);
-        else this.#takeAck(turn, item.stream, item.line);
+        if ('stdin' in item) turn.awaitAcks(item.stdin);
+        else turn.takeAck(item.stream, item.line);
       }
       turn.json.forget();
       this.#turn = turn;
       if (adoption.aborting) {
         // The previous bridge had interrupted it: the turn ends 'aborted', and the grace restarts here.
         turn.ending = 'aborted';
-        this.#armAbortKill(turn, entry, this.limits.abortGraceMs);
+        turn.armAbortKill(entry, this.limits.abortGraceMs);
       }
     }
     proc.begin();
@@ -398,15 +277,11 @@ export class Supervisor {
 
   /** Stops reading the CLI's output (journal backpressure); the CLI blocks once its pipe fills. */
   pause(): void {
-    if (this.#paused) return;
-    this.#paused = true;
-    for (const entry of this.#entries()) entry.proc.pause();
+    this.#processes.pause();
   }
 
   resume(): void {
-    if (!this.#paused) return;
-    this.#paused = false;
-    for (const entry of this.#entries()) entry.proc.resume();
+    this.#processes.resume();
   }
 
   async #stopAll(graceMs: number): Promise<void> {
@@ -415,10 +290,10 @@ export class Supervisor {
       turn.ending ??= 'stopped'; // an abort already under way keeps its reason
       if (!turn.entry) this.#endTurn(turn, 'stopped');
     }
-    const entries = this.#entries().filter((e) => !e.proc.exited);
+    const entries = this.#processes.all().filter((e) => !e.proc.exited);
     for (const entry of entries) {
       const turnId = this.#turnIdOf(entry);
-      if (turn && turn.entry === entry && 'input' in turn.launch.interrupt) this.#interrupt(turn, entry, 'stop');
+      if (turn && turn.entry === entry && 'input' in turn.launch.interrupt) turn.interrupt(entry, 'stop');
       entry.proc.endStdin();
       this.#emit({ kind: 'signal', turnId, data: { signal: 'SIGTERM', reason: 'stop' } });
       entry.proc.killGroup('SIGTERM');
@@ -439,12 +314,6 @@ export class Supervisor {
     }
   }
 
-  #entries(): ProcEntry[] {
-    const list = [...this.#retiring];
-    if (this.#current) list.unshift(this.#current);
-    return list;
-  }
-
   #running(turnId: string): { ok: true; entry: ProcEntry } | { ok: false; code: 'unknown-turn' | 'no-process'; message: string } {
     const turn = this.#turn;
     if (!turn || turn.turnId !== turnId) return { ok: false, code: 'unknown-turn', message: `no running turn ${turnId}` };
@@ -457,68 +326,11 @@ export class Supervisor {
     return turn !== null && turn.entry === entry ? turn.turnId : null;
   }
 
-  #lineCap(launch: LaunchSpec): number {
-    const wanted = launch.io.mode === 'pipes' ? launch.io.maxLineBytes : undefined;
-    if (wanted === undefined) return this.limits.maxLineBytes;
-    return Math.min(Math.max(wanted, this.limits.minLineBytes), this.limits.maxLineBytesCeiling);
-  }
-
   #writeInput(turn: Turn, entry: ProcEntry, input: string | undefined): void {
     if (input === undefined || input === '' || !entry.proc.hasStdin) return;
     if (!entry.proc.write(input)) return;
     this.#emit({ kind: 'stdin', turnId: turn.turnId, data: { text: input } });
-    this.#awaitAcks(turn, input);
-  }
-
-  /** inputAck: the ids this write names stay pending until the CLI acknowledges them. */
-  #awaitAcks(turn: Turn, text: string): void {
-    if (!turn.ack || turn.ending) return;
-    for (const id of turn.ack.inputIds(text)) turn.pending.add(id);
-  }
-
-  /** A complete line: the ack it carries, if any, is taken before the turnEnd test sees the line. */
-  #takeAck(turn: Turn, stream: OutputStream, line: string): void {
-    if (!turn.ack || turn.pending.size === 0) return;
-    const id = turn.ack.ackedId(stream, line);
-    if (id === undefined || !turn.pending.delete(id)) return;
-    // The CLI is taking inputs up: a held match no longer times out (the next held match waits afresh).
-    if (turn.ackTimer) clearTimeout(turn.ackTimer);
-    turn.ackTimer = null;
-  }
-
-  /** A turnEnd match ends the turn unless inputs are still unacknowledged (an aborting or stopping turn never waits). */
-  #matched(turn: Turn): void {
-    if (turn.pending.size > 0 && !turn.ending) {
-      this.#log.debug({ turnId: turn.turnId, pending: turn.pending.size }, 'turn end held: inputs not yet acknowledged');
-      turn.ackTimer ??= this.#ackWait(turn);
-      return;
-    }
-    this.#endTurn(turn, turn.ending ?? 'matched');
-  }
-
-  /** The bound on a held match: no ack within maxWaitMs ends the turn there, naming the ids never acknowledged. */
-  #ackWait(turn: Turn): NodeJS.Timeout {
-    const waitMs = turn.launch.inputAck?.maxWaitMs ?? this.limits.inputAckMaxWaitMs;
-    return setTimeout(() => {
-      turn.ackTimer = null;
-      if (this.#turn !== turn) return;
-      const unacknowledged = [...turn.pending];
-      this.#log.warn({ turnId: turn.turnId, unacknowledged, waitMs }, 'turn ended at a held match: inputs never acknowledged');
-      this.#endTurn(turn, turn.ending ?? 'matched', undefined, undefined, unacknowledged);
-    }, waitMs);
-  }
-
-  #interrupt(turn: Turn, entry: ProcEntry, reason: string): void {
-    const how = turn.launch.interrupt;
-    if ('input' in how) {
-      if (entry.proc.write(how.input)) {
-        this.#emit({ kind: 'stdin', turnId: turn.turnId, data: { text: how.input } });
-        return;
-      }
-    }
-    const signal: SignalName = 'signal' in how ? how.signal : 'SIGINT';
-    this.#emit({ kind: 'signal', turnId: turn.turnId, data: { signal, reason } });
-    entry.proc.killGroup(signal);
+    turn.awaitAcks(input);
   }
 
   #spawnFailed(turn: Turn, message: string): StartResult {
@@ -529,56 +341,13 @@ export class Supervisor {
 
   #endTurn(turn: Turn, reason: TurnEndReason, code?: number | null, message?: string, unacknowledged?: string[]): void {
     if (this.#turn !== turn) return;
-    if (turn.abortTimer) clearTimeout(turn.abortTimer);
-    turn.abortTimer = null;
-    if (turn.ackTimer) clearTimeout(turn.ackTimer);
-    turn.ackTimer = null;
+    turn.clearTimers();
     this.#turn = null;
     const data: { reason: TurnEndReason; code?: number | null; message?: string; unacknowledged?: string[] } = { reason };
     if (code !== undefined) data.code = code;
     if (message !== undefined) data.message = message;
     if (unacknowledged !== undefined) data.unacknowledged = unacknowledged;
     this.#emit({ kind: 'turn-end', turnId: turn.turnId, data });
-  }
-
-  /** A session process that does not fit the next launch: EOF, SIGTERM, SIGKILL after stopGraceMs. */
-  #retire(entry: ProcEntry): void {
-    if (this.#current === entry) this.#current = null;
-    this.#retiring.add(entry);
-    entry.proc.endStdin();
-    this.#emit({ kind: 'signal', turnId: null, data: { signal: 'SIGTERM', reason: 'replaced' } });
-    entry.proc.killGroup('SIGTERM');
-    const timer = setTimeout(() => {
-      if (entry.proc.exited) return;
-      this.#emit({ kind: 'signal', turnId: null, data: { signal: 'SIGKILL', reason: 'replaced-grace-expired' } });
-      entry.proc.killGroup('SIGKILL');
-    }, this.limits.stopGraceMs);
-    timer.unref();
-    void entry.proc.done.then(() => clearTimeout(timer));
-  }
-
-  /** Event handlers for a process about to be spawned; `attach` completes the entry once it exists. */
-  #newEntry(launch: LaunchSpec): { events: ProcessEvents; attach(proc: SupervisedProcess): ProcEntry } {
-    let entry: ProcEntry | null = null;
-    const events: ProcessEvents = {
-      line: (stream, text, cont, off) => entry && this.#onLine(entry, stream, text, cont, off),
-      chunk: (text) => entry && this.#onChunk(entry, text),
-      exit: (code, signal) => entry && this.#onExit(entry, code, signal),
-    };
-    return {
-      events,
-      attach: (proc) => {
-        entry = {
-          proc,
-          lifetime: launch.lifetime,
-          key: entryKey(launch),
-          cont: { stdout: false, stderr: false },
-          ptyLine: '',
-          ptyLineOverlong: false,
-        };
-        return entry;
-      },
-    };
   }
 
   #onLine(entry: ProcEntry, stream: OutputStream, text: string, cont: boolean, off: number | undefined): void {
@@ -590,44 +359,18 @@ export class Supervisor {
     entry.cont[stream] = cont;
     const turn = this.#turn;
     if (turn === null || turnId === null || turn.test === null || entry.lifetime !== 'session') return;
-    if (first && !cont) {
-      this.#takeAck(turn, stream, text);
-      const ends = turn.test(stream, text);
-      turn.json.forget();
-      if (ends) this.#matched(turn);
-    } else if (!first && !cont && turn.endWithLine === stream) {
-      turn.endWithLine = null;
-      this.#matched(turn);
-    } else if (first && cont && turn.test(stream, text, false)) {
-      turn.endWithLine = stream; // a prefix matcher saw the start of an over-long line
-    }
+    turn.piece(stream, text, first, cont);
   }
 
   #onChunk(entry: ProcEntry, text: string): void {
     this.#emit({ kind: 'pty', turnId: this.#turnIdOf(entry), data: { text } });
     if (entry.lifetime !== 'session') return;
     // Line-match a pty's text for turnEnd; the current line is capped like a pipe line.
-    let buf = entry.ptyLine + text;
-    let start = 0;
-    for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n', start)) {
-      const overlong = entry.ptyLineOverlong;
-      entry.ptyLineOverlong = false;
-      let line = buf.slice(start, nl);
-      start = nl + 1;
-      if (line.endsWith('\r')) line = line.slice(0, -1);
+    ptyLines(entry, text, this.limits.maxLineBytes, (line) => {
       const turn = this.#turn;
-      if (overlong || !turn?.test || turn.entry !== entry) continue;
-      this.#takeAck(turn, 'stdout', line);
-      const ends = turn.test('stdout', line);
-      turn.json.forget();
-      if (ends) this.#matched(turn);
-    }
-    buf = buf.slice(start);
-    if (buf.length > this.limits.maxLineBytes) {
-      entry.ptyLineOverlong = true;
-      buf = '';
-    }
-    entry.ptyLine = buf;
+      if (!turn?.test || turn.entry !== entry) return;
+      turn.completeLine('stdout', line);
+    });
   }
 
   #onExit(entry: ProcEntry, code: number | null, signal: string | null): void {
@@ -635,8 +378,7 @@ export class Supervisor {
     this.#emit({ kind: 'exit', turnId, data: { pid: entry.proc.pid, code, signal } });
     const proc = entry.proc;
     if (proc instanceof KeptProcess) this.#afterDurable(() => proc.cleanUp());
-    if (this.#current === entry) this.#current = null;
-    this.#retiring.delete(entry);
+    this.#processes.exited(entry);
     const turn = this.#turn;
     if (turn && turn.entry === entry) this.#endTurn(turn, turn.ending ?? 'exit', code);
   }

@@ -14,7 +14,8 @@ import type { Journal } from '../journal/journal.ts';
 import { keeperDir, readSavedLaunch } from './kept-process.ts';
 import { SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
-import type { Adoption, Supervisor } from '../supervisor/supervisor.ts';
+import type { Adoption } from './adoption.ts';
+import type { Supervisor } from '../supervisor/supervisor.ts';
 
 export async function adoptSurvivor(options: {
   stateDir: string;

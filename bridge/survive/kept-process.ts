@@ -19,7 +19,7 @@ import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import { LineSplitter } from '../supervisor/line-splitter.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
-import type { OutputStream } from '../supervisor/turn-end-matcher.ts';
+import type { OutputStream } from '../supervisor/output-line.ts';
 
 const readChunkBytes = 64 * 1024;
 
