@@ -1,6 +1,6 @@
-// journal.ts owns seq, the journal file (state dir/journal.ndjson), the memory
-// window and replay reads (docs/design.md#d2). It leaves sockets to server.ts and the
-// child to supervisor.ts; both meet it through append/onDurable/read.
+// journal.ts owns seq, the journal file (state dir/journal.ndjson) and its writes, and the
+// memory window (docs/design.md#d2); reading durable records back is durable-reads.ts's. It leaves
+// sockets to server.ts and the child to supervisor.ts; both meet it through append/onDurable/read.
 //
 // Write before send: append() only queues; a record is handed to onDurable
 // (and so may reach a socket) after the write(2) carrying it has returned.
@@ -28,7 +28,7 @@ import { promisify } from 'node:util';
 import type { RecordDraft } from '../../protocol/v1/journal-record.ts';
 import { ensurePrivateDir, openJournalFile, syncDir, type OpenedFile } from './journal-file.ts';
 import { serializeRecord } from '../../protocol/journal/line-format.ts';
-import { JournalReader } from './journal-reader.ts';
+import { durableCursor, readDurable, type CopyResult, type DurableView, type RecordCursor } from './durable-reads.ts';
 import { RecordWindow } from './record-window.ts';
 import { JOURNAL_LIMITS } from '../limits.ts';
 
@@ -64,22 +64,6 @@ const noLines: string[] = [];
 export const journalFileName = 'journal.ndjson';
 
 const closeAsync = promisify(close);
-
-/** Where a copy of records into a frame buffer stopped: the next seq to copy and the offset after the last byte. */
-export type CopyResult = { next: number; offset: number };
-
-/** Sequential copies of durable records into frame buffers, from the window or disk; close() when done. */
-export type RecordCursor = {
-  /**
-   * Copies the JSON of records from..to (each followed by a comma) into
-   * target[offset, limit), stopping before the first record that does not fit
-   * and at durableSeq. `from` must be ≤ durableSeq.
-   */
-  copy(from: number, to: number, target: Buffer, offset: number, limit: number): Promise<CopyResult>;
-  /** Bytes of record `seq` as copy() would write it (JSON plus comma). */
-  recordBytes(seq: number): Promise<number>;
-  close(): Promise<void>;
-};
 
 type Waiter = { seq: number; resolve: () => void; reject: (error: Error) => void };
 
@@ -119,6 +103,8 @@ export class Journal {
   private closed = false;
   private failure: Error | null = null;
   private waiters: Waiter[] = [];
+  /** What durable-reads.ts reads through: the file, the window, the index, and how far they are written. */
+  private readonly durable: DurableView;
 
   private constructor(options: JournalOptions, file: OpenedFile, recovered: Journal['recovered'], maxWindowRecords: number) {
     this.path = join(options.stateDir, journalFileName);
@@ -136,6 +122,13 @@ export class Journal {
     this.writtenBytes = file.fileBytes;
     this.encodedBytes = file.fileBytes;
     this.createdUnsynced = file.created;
+    this.durable = {
+      path: this.path,
+      window: this.window,
+      index: this.index,
+      writtenSeq: () => this.writtenSeq,
+      writtenBytes: () => this.writtenBytes,
+    };
   }
 
   /** Opens (recovering a torn tail) or creates `<stateDir>/journal.ndjson`. */
@@ -235,67 +228,13 @@ export class Journal {
    * them, otherwise streamed from disk; a batch may hold fewer than
    * maxBatchRecords (JOURNAL_LIMITS.maxReadBatchBytes caps its size).
    */
-  async *read(fromSeq: number, toSeq: number, maxBatchRecords: number): AsyncIterable<string[]> {
-    if (!Number.isInteger(maxBatchRecords) || maxBatchRecords < 1) {
-      throw new RangeError(`maxBatchRecords must be an integer ≥ 1, got ${maxBatchRecords}`);
-    }
-    const last = Math.min(toSeq, this.writtenSeq);
-    const limits = { maxRecords: maxBatchRecords, maxBytes: JOURNAL_LIMITS.maxReadBatchBytes };
-    let seq = Math.max(fromSeq, 1);
-    let reader: JournalReader | null = null;
-    try {
-      while (seq <= last) {
-        let batch: string[];
-        if (this.window.has(seq)) {
-          batch = this.window.slice(seq, last, limits.maxRecords, limits.maxBytes);
-        } else {
-          reader ??= new JournalReader(this.path, JOURNAL_LIMITS.maxReadChunkBytes);
-          if (reader.nextSeq !== seq) {
-            const k = Math.floor((seq - 1) / JOURNAL_LIMITS.indexEveryRecords);
-            await reader.seek(seq, k * JOURNAL_LIMITS.indexEveryRecords + 1, this.index[k]!, this.writtenBytes);
-          }
-          batch = await reader.readBatch(last, limits, this.writtenBytes);
-        }
-        seq += batch.length;
-        yield batch;
-      }
-    } finally {
-      await reader?.close();
-    }
+  read(fromSeq: number, toSeq: number, maxBatchRecords: number): AsyncIterable<string[]> {
+    return readDurable(this.durable, fromSeq, toSeq, maxBatchRecords);
   }
 
-  /**
-   * A cursor for copying durable records into frame buffers (server/record-stream.ts):
-   * from the window while it holds them, else from disk via the sparse index,
-   * with one reader kept open across calls for sequential reads.
-   */
+  /** A cursor for copying durable records into frame buffers (server/record-stream.ts); see durable-reads.ts. */
   cursor(): RecordCursor {
-    let reader: JournalReader | null = null;
-    const seekTo = async (seq: number): Promise<JournalReader> => {
-      reader ??= new JournalReader(this.path, JOURNAL_LIMITS.maxReplayChunkBytes);
-      if (reader.nextSeq !== seq) {
-        const k = Math.floor((seq - 1) / JOURNAL_LIMITS.indexEveryRecords);
-        await reader.seek(seq, k * JOURNAL_LIMITS.indexEveryRecords + 1, this.index[k]!, this.writtenBytes);
-      }
-      return reader;
-    };
-    return {
-      copy: async (from, to, target, offset, limit) => {
-        const last = Math.min(to, this.writtenSeq);
-        if (from > last) return { next: from, offset };
-        if (this.window.has(from)) return this.window.copyRecords(from, last, target, offset, limit);
-        const r = await seekTo(from);
-        return r.copyRecords(last, target, offset, limit, this.writtenBytes);
-      },
-      recordBytes: async (seq) => {
-        if (this.window.has(seq)) return this.window.jsonBytes(seq, seq);
-        return (await seekTo(seq)).nextRecordBytes(this.writtenBytes);
-      },
-      close: async () => {
-        await reader?.close();
-        reader = null;
-      },
-    };
+    return durableCursor(this.durable);
   }
 
   /**
