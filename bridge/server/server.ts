@@ -1,9 +1,9 @@
 // server.ts owns the WebSocket side of the bridge: the HTTP upgrade and token
 // check, hello, ownership (one owner; a newer attach displaces the older),
 // validation and routing of host frames, acks/errors, heartbeat, diagnostics
-// forwarding and the stop/destroy sequence. The record stream itself (replay,
-// live, backpressure) is record-stream.ts; seq and disk are journal.ts; the child is
-// supervisor.ts; main.ts wires them and owns the process.
+// forwarding and the stop/destroy sequence. One socket and its control frames are
+// connection.ts's; the record stream (replay, live, backpressure) record-stream.ts's;
+// seq and disk journal.ts's; the child supervisor.ts's; after-ready.ts wires them.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -19,8 +19,6 @@ import {
   type ApprovalFrame,
   type AttachFrame,
   type DiagnosticFrame,
-  type ErrorCode,
-  type ErrorFrame,
   type HelloFrame,
   type HostFrame,
   type HostToolSpec,
@@ -29,18 +27,11 @@ import {
 import { createTokenCheck, presentedToken } from '../auth/token-check.ts';
 import { resolveServerLimits, type ServerLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';
+import { Connection, delay } from './connection.ts';
 import { RecordStream, type DurableBatch } from './record-stream.ts';
 import type { BridgeServerOptions, CommandResult, PendingCall } from './server-seams.ts';
 
 export type { BridgeServerOptions, CommandResult, JournalPort, Lifecycle, PendingCall, SupervisorPort } from './server-seams.ts';
-
-type Connection = {
-  readonly ws: WebSocket;
-  readonly id: number;
-  missedPongs: number;
-  /** Set while this connection owns the stream. */
-  stream: RecordStream | null;
-};
 
 type ShutdownKind = 'stop' | 'destroy';
 
@@ -132,7 +123,7 @@ export class BridgeServer {
   /** Stop or destroy the bridge: lifecycle step, ack the requester, close sockets, exit. Also SIGTERM's path. */
   async shutdown(kind: ShutdownKind, graceMs?: number, requester?: { connection: Connection; id?: string }): Promise<void> {
     if (this.#shuttingDown !== null) {
-      if (requester) this.#error(requester.connection, 'stopping', `the bridge is already ${this.#shuttingDown}ping`, requester.id);
+      if (requester) requester.connection.error('stopping', `the bridge is already ${this.#shuttingDown}ping`, requester.id);
       return;
     }
     this.#shuttingDown = kind;
@@ -148,8 +139,8 @@ export class BridgeServer {
     }
     if (requester?.id !== undefined) {
       const ack: AckFrame = { type: 'ack', id: requester.id, of: kind, lastSeq: journal.durableSeq };
-      if (code !== 0) this.#error(requester.connection, 'internal', `${kind} failed; see bridge.log`, requester.id);
-      else await this.#sendAndWait(requester.connection, JSON.stringify(ack));
+      if (code !== 0) requester.connection.error('internal', `${kind} failed; see bridge.log`, requester.id);
+      else await requester.connection.sendAndWait(JSON.stringify(ack));
     }
     await this.close(CLOSE_CODES_V1.stopping, kind);
     lifecycle.exit(code);
@@ -188,13 +179,10 @@ export class BridgeServer {
   }
 
   #connected(ws: WebSocket): void {
-    const connection: Connection = { ws, id: this.#nextConnectionId++, missedPongs: 0, stream: null };
+    const connection = new Connection(ws, this.#nextConnectionId++, this.#limits.maxControlBufferedBytes, this.#log);
     this.#connections.add(connection);
     const log = this.#log;
     log.debug({ connection: connection.id }, 'connected');
-    ws.on('pong', () => {
-      connection.missedPongs = 0;
-    });
     ws.on('message', (data: RawData, isBinary: boolean) => this.#received(connection, data, isBinary));
     ws.on('error', (error) => log.debug({ connection: connection.id, err: error }, 'socket error'));
     ws.on('close', (code: number) => {
@@ -204,7 +192,7 @@ export class BridgeServer {
       connection.stream = null;
       if (this.#owner === connection) this.#release();
     });
-    this.#send(connection, JSON.stringify(this.#hello()));
+    connection.send(JSON.stringify(this.#hello()));
   }
 
   #hello(): HelloFrame {
@@ -230,19 +218,19 @@ export class BridgeServer {
     const decoded = decodeFrame(raw, hostFrameSchema, PROTOCOL_LIMITS_V1.maxFrameBytes);
     if (!decoded.ok) {
       this.#log.debug({ connection: connection.id, code: decoded.code, isBinary }, 'refused a frame');
-      this.#error(connection, decoded.code, decoded.message, decoded.id);
+      connection.error(decoded.code, decoded.message, decoded.id);
       return;
     }
     this.#route(connection, decoded.frame).catch((error: unknown) => {
       this.#log.error({ err: error, type: decoded.frame.type }, 'frame handler failed');
-      this.#error(connection, 'internal', `handling ${decoded.frame.type} failed`, requestId(decoded.frame));
+      connection.error('internal', `handling ${decoded.frame.type} failed`, requestId(decoded.frame));
     });
   }
 
   async #route(connection: Connection, frame: HostFrame): Promise<void> {
     switch (frame.type) {
       case 'ping':
-        this.#send(connection, frame.t === undefined ? '{"type":"pong"}' : JSON.stringify({ type: 'pong', t: frame.t }));
+        connection.send(frame.t === undefined ? '{"type":"pong"}' : JSON.stringify({ type: 'pong', t: frame.t }));
         return;
       case 'pong':
         return; // an answer to a ping frame; the heartbeat uses ws-level pings
@@ -251,11 +239,11 @@ export class BridgeServer {
         return;
     }
     if (this.#owner !== connection) {
-      this.#error(connection, 'not-owner', `${frame.type} needs ownership of the stream: attach first`, frame.id);
+      connection.error('not-owner', `${frame.type} needs ownership of the stream: attach first`, frame.id);
       return;
     }
     if (this.#shuttingDown !== null) {
-      this.#error(connection, 'stopping', `the bridge is ${this.#shuttingDown === 'stop' ? 'stopping' : 'being destroyed'}`, frame.id);
+      connection.error('stopping', `the bridge is ${this.#shuttingDown === 'stop' ? 'stopping' : 'being destroyed'}`, frame.id);
       return;
     }
     const { supervisor, turns } = this.#options;
@@ -264,7 +252,7 @@ export class BridgeServer {
         return this.#settle(connection, frame, supervisor.start(frame.turnId, frame.launch, frame.input, tools(frame.tools)));
       case 'rerun':
         if (!turns.has(frame.of)) {
-          this.#error(connection, 'unknown-turn', `rerun of ${frame.of}: no such turn in this journal`, frame.id);
+          connection.error('unknown-turn', `rerun of ${frame.of}: no such turn in this journal`, frame.id);
           return;
         }
         return this.#settle(
@@ -294,26 +282,26 @@ export class BridgeServer {
   #attach(connection: Connection, frame: AttachFrame): void {
     const { journal } = this.#options;
     if (!isCompatibleProtocol(frame.protocolVersion)) {
-      this.#error(connection, 'version-mismatch', `this bridge speaks protocol ${PROTOCOL_VERSION_V1}, not ${frame.protocolVersion}`, frame.id);
+      connection.error('version-mismatch', `this bridge speaks protocol ${PROTOCOL_VERSION_V1}, not ${frame.protocolVersion}`, frame.id);
       connection.ws.close(CLOSE_CODES_V1.versionMismatch, 'version mismatch');
       return;
     }
     if (frame.journalId !== undefined && frame.journalId !== journal.journalId) {
-      this.#error(connection, 'journal-mismatch', `this bridge holds journal ${journal.journalId}, not ${frame.journalId}`, frame.id);
+      connection.error('journal-mismatch', `this bridge holds journal ${journal.journalId}, not ${frame.journalId}`, frame.id);
       return;
     }
     const lastSeq = journal.durableSeq;
     const firstSeq = lastSeq === 0 ? 0 : journal.firstSeq;
     if (frame.cursor > lastSeq) {
-      this.#error(connection, 'cursor-ahead', `cursor ${frame.cursor} is beyond the journal's last seq ${lastSeq}`, frame.id, { firstSeq, lastSeq });
+      connection.error('cursor-ahead', `cursor ${frame.cursor} is beyond the journal's last seq ${lastSeq}`, frame.id, { firstSeq, lastSeq });
       return;
     }
     if (firstSeq > 0 && frame.cursor < firstSeq - 1) {
-      this.#error(connection, 'cursor-expired', `cursor ${frame.cursor} is older than the journal's first seq ${firstSeq}`, frame.id, { firstSeq, lastSeq });
+      connection.error('cursor-expired', `cursor ${frame.cursor} is older than the journal's first seq ${firstSeq}`, frame.id, { firstSeq, lastSeq });
       return;
     }
     if (this.#shuttingDown !== null) {
-      this.#error(connection, 'stopping', 'the bridge is stopping', frame.id);
+      connection.error('stopping', 'the bridge is stopping', frame.id);
       return;
     }
     const previous = this.#owner;
@@ -321,7 +309,7 @@ export class BridgeServer {
       this.#release();
       previous.stream?.close();
       previous.stream = null;
-      this.#error(previous, 'not-owner', 'displaced by a newer attach');
+      previous.error('not-owner', 'displaced by a newer attach');
       previous.ws.close(CLOSE_CODES_V1.displaced, 'displaced');
       this.#log.info({ connection: previous.id, by: connection.id }, 'owner displaced');
     }
@@ -330,7 +318,7 @@ export class BridgeServer {
     connection.stream = stream;
     this.#owner = connection;
     this.#log.info({ connection: connection.id, cursor: frame.cursor, lastSeq }, 'attached');
-    if (frame.id !== undefined) this.#send(connection, JSON.stringify({ type: 'ack', id: frame.id, of: 'attach', lastSeq } satisfies AckFrame));
+    if (frame.id !== undefined) connection.send(JSON.stringify({ type: 'ack', id: frame.id, of: 'attach', lastSeq } satisfies AckFrame));
     stream.start(frame.cursor);
   }
 
@@ -338,20 +326,20 @@ export class BridgeServer {
   async #settle(connection: Connection, frame: HostFrame & { id?: string }, pending: CommandResult | Promise<CommandResult>): Promise<void> {
     const result = await pending;
     if (!result.ok) {
-      this.#error(connection, result.code, result.message, frame.id);
+      connection.error(result.code, result.message, frame.id);
       return;
     }
     if (frame.id === undefined) return;
     const { journal } = this.#options;
     await journal.flush();
-    this.#send(connection, JSON.stringify({ type: 'ack', id: frame.id, of: frame.type, lastSeq: journal.durableSeq } satisfies AckFrame));
+    connection.send(JSON.stringify({ type: 'ack', id: frame.id, of: frame.type, lastSeq: journal.durableSeq } satisfies AckFrame));
   }
 
   async #answerCall(connection: Connection, frame: ToolResultFrame | ApprovalFrame): Promise<void> {
     const call = this.pendingCalls.get(frame.callId);
     const wanted = frame.type === 'tool-result' ? 'tool-call' : 'approval-request';
     if (call === undefined || call.kind !== wanted) {
-      this.#error(connection, 'unknown-call', `no pending ${wanted} with callId ${frame.callId}`, frame.id);
+      connection.error('unknown-call', `no pending ${wanted} with callId ${frame.callId}`, frame.id);
       return;
     }
     this.pendingCalls.delete(frame.callId);
@@ -382,40 +370,8 @@ export class BridgeServer {
     this.#options.logger.setForward(null);
   }
 
-  #error(connection: Connection, code: ErrorCode, message: string, id?: string, seqs?: { firstSeq: number; lastSeq: number }): void {
-    const frame: ErrorFrame = { type: 'error', ...(id === undefined ? {} : { id }), code, message, ...seqs };
-    this.#send(connection, JSON.stringify(frame));
-  }
-
-  /** Control frames (hello, acks, errors, pongs) are never deferred; a socket that lets them pile up is closed. */
-  #send(connection: Connection, text: string): void {
-    const { ws } = connection;
-    if (ws.readyState !== ws.OPEN) return;
-    if (ws.bufferedAmount > this.#limits.maxControlBufferedBytes) {
-      this.#log.warn({ connection: connection.id, bufferedAmount: ws.bufferedAmount }, 'control frames piling up; closing');
-      ws.close(CLOSE_CODES_V1.slowConsumer, 'slow consumer');
-      return;
-    }
-    ws.send(text);
-  }
-
-  /** Sends and waits until the frame reached the kernel (bounded: the process exits right after). */
-  #sendAndWait(connection: Connection, text: string): Promise<void> {
-    const { ws } = connection;
-    if (ws.readyState !== ws.OPEN) return Promise.resolve();
-    return Promise.race([new Promise<void>((resolve) => ws.send(text, () => resolve())), delay(1000)]);
-  }
-
   readonly #beat = (): void => {
-    for (const connection of this.#connections) {
-      if (connection.missedPongs >= 2) {
-        this.#log.info({ connection: connection.id }, 'no pong for two heartbeats; terminating');
-        connection.ws.terminate();
-        continue;
-      }
-      connection.missedPongs++;
-      connection.ws.ping();
-    }
+    for (const connection of this.#connections) connection.beat();
   };
 }
 
@@ -429,8 +385,4 @@ function idOf(frame: { id?: string }): { id?: string } {
 
 function requestId(frame: HostFrame): string | undefined {
   return 'id' in frame ? frame.id : undefined;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
