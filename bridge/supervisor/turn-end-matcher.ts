@@ -13,9 +13,6 @@
 import type { TurnEndMatcher } from '../../protocol/v1/launch-spec.ts';
 import { LineJson, OPEN_BRACE, valueAt, type OutputStream } from './output-line.ts';
 
-/** Where test/host/adapters/claude-code.test.ts still imports it from; input-ack.ts holds it. */
-export { compileInputAck } from './input-ack.ts';
-
 /**
  * True when the line ends the turn. `whole: false` means `line` is only the
  * first piece of a line the bridge split (longer than the cap): then only

@@ -13,7 +13,7 @@ import { codexAdapter } from '../../../host/adapters/codex/codex.ts';
 import { piAdapter } from '../../../host/adapters/pi/pi.ts';
 import { TurnTranslation } from '../../../host/adapter-kit/turn-translation.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
-import { compileInputAck } from '../../../bridge/supervisor/turn-end-matcher.ts';
+import { compileInputAck } from '../../../bridge/supervisor/input-ack.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
