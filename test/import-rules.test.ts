@@ -3,6 +3,7 @@
 // - protocol/ imports nothing of ours outside protocol/;
 // - bridge/ and bootstrap/ import only themselves and protocol/;
 // - host/ never imports bridge/ (it reaches the daemon over the socket only);
+// - outside host/channel/, the channel is reached through its index.ts only;
 // - no product file imports test/ or scripts/;
 // - no import cycle among product files;
 // - every package a product file imports is a dependency in package.json.
@@ -117,6 +118,13 @@ describe('import rules', () => {
       .filter(({ from, to }) => !(allowed[areaOf(from) as Area] as readonly string[]).includes(areaOf(to)))
       .map(({ from, to }) => `${from} -> ${to}`);
     expect(broken.sort()).toEqual([]);
+  });
+
+  it('outside host/channel/, the channel is imported through its entry (host/channel/index.ts) only', () => {
+    const broken = edges
+      .filter(({ from, to }) => to.startsWith('host/channel/') && to !== 'host/channel/index.ts' && !from.startsWith('host/channel/'))
+      .map(({ from, to }) => `${from} -> ${to}`);
+    expect(broken).toEqual([]);
   });
 
   it('no product file imports test/ or scripts/', () => {
