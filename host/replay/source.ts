@@ -1,6 +1,6 @@
 // Reads what replay tooling works from: a channel recording (docs/recording-format.md;
 // one file, several files, or a directory of them) or a bridge journal
-// (docs/bridge-internals.md: crc-framed lines). Everything is validated with the
+// (crc-framed lines, docs/bridge-internals.md#journal). Everything is validated with the
 // protocol's zod schemas; a line that fails is reported with its file and line
 // number. What the records mean (translation, invariants) is left to the
 // sibling modules.
