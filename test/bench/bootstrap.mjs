@@ -23,7 +23,7 @@ async function loadOurCode(dir) {
     `export * from ${JSON.stringify(path.join(REPO, 'bootstrap/index.ts'))};\n` +
       `export { createLocalSandboxProvider, findBwrap } from ${JSON.stringify(path.join(REPO, 'host/sandbox/local/provider.ts'))};\n`,
   );
-  await build({ entryPoints: [entry], outfile: out, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'error' });
+  await build({ entryPoints: [entry], outfile: out, bundle: true, platform: 'node', format: 'esm', target: 'node20', external: ['node-pty', 'bufferutil', 'utf-8-validate'], logLevel: 'error' }); // packages bundled too: the bundle runs from a temp dir with no node_modules
   return import(pathToFileURL(out).href);
 }
 
