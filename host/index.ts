@@ -1,6 +1,9 @@
-// The host kit's public entry: everything a program needs to run CLI adapters
-// as HarnessV1 sessions over the bridge. Internals (turn translation, the
-// ladder's pieces) stay importable by path for tools and tests.
+// The host kit's public entry (the package root, `harness-bridge`): everything
+// a program needs to run CLI adapters as HarnessV1 sessions over the bridge —
+// createBridgeHarness, the local sandbox provider, the errors and the types.
+// The other public entries: harness-bridge/adapters/<cli>, /adapter-kit,
+// /bootstrap, /protocol, /testing (package.json `exports`). Internals (turn
+// translation, the ladder's pieces) are not exported.
 export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type LaunchContext, type LaunchMode, type PromptContext, type CompactContext, type Translator } from './adapter-kit/adapter.ts';
 export { createBridgeHarness, defaultStateDir, type BridgeHarness, type BridgeHarnessSettings } from './harness.ts';
 export { BridgeSession } from './session/session.ts';
@@ -23,8 +26,6 @@ export {
 } from '../protocol/errors/error-codes.ts';
 export { resumeStateSchemaFor, parseResumeState, type ResumeData } from './session/resume-state.ts';
 export { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandboxProviderOptions } from './sandbox/local/provider.ts';
-export { adapterConformance, normalizeIds, type AdapterConformanceCase, type AdapterConformanceContext } from './testing/conformance/adapter-conformance.ts';
-export { sandboxProviderConformance, type SandboxConformanceCase } from './testing/conformance/sandbox-provider-conformance.ts';
 export { CHANNEL_LIMITS, HOST_SESSION_LIMITS } from './limits.ts';
 export { limitYoungGeneration } from './memory.ts';
 export { HarnessCapabilityUnsupportedError, HarnessError } from '../protocol/harness-v1/errors.ts';

@@ -6,7 +6,11 @@
 // - outside host/channel/, the channel is reached through its index.ts only;
 // - no product file imports test/ or scripts/;
 // - no import cycle among product files;
-// - every package a product file imports is a dependency in package.json.
+// - every package a product file imports is declared in package.json;
+// - the published entries (package.json `exports`) reach only dependencies and
+//   peers: no devDependency (not @ai-sdk/harness, not ai), type-only imports
+//   included, since the shipped .d.ts carry them. Code that only ships bundled
+//   (the bridge, the CLI) may use devDependencies: esbuild inlines them.
 // Files over 400 lines are listed as a warning (a second concept may hide inside).
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -41,11 +45,17 @@ function productFiles(): string[] {
 type Edge = { from: string; to: string };
 
 /** Every relative import of `files` resolved to a repo path, and every bare specifier. */
-function readImports(files: readonly string[]): { edges: Edge[]; packages: Map<string, string[]> } {
+function readImports(files: readonly string[]): { edges: Edge[]; packages: Map<string, string[]>; lookups: Edge[] } {
   const edges: Edge[] = [];
+  const lookups: Edge[] = [];
   const packages = new Map<string, string[]>();
   for (const file of files) {
-    const { importedFiles } = ts.preProcessFile(readFileSync(join(root, file), 'utf8'), true, true);
+    const text = readFileSync(join(root, file), 'utf8');
+    // Files a module reads or runs at run time, next to itself (the fixture CLI): they ship with it.
+    for (const match of text.matchAll(/new URL\(\s*(['"])([^'"]+)\1\s*,\s*import\.meta\.url\s*\)/g)) {
+      lookups.push({ from: file, to: relative(root, resolve(root, dirname(file), match[2]!)) });
+    }
+    const { importedFiles } = ts.preProcessFile(text, true, true);
     for (const { fileName } of importedFiles) {
       if (fileName.startsWith('.')) {
         edges.push({ from: file, to: relative(root, resolve(root, dirname(file), fileName)) });
@@ -56,7 +66,31 @@ function readImports(files: readonly string[]): { edges: Edge[]; packages: Map<s
       packages.set(name, [...(packages.get(name) ?? []), file]);
     }
   }
-  return { edges, packages };
+  return { edges, packages, lookups };
+}
+
+type Manifest = Record<string, Record<string, string | { types: string; default: string }> | undefined>;
+
+/** The source file behind each `exports` entry: ./lib/host/index.js → host/index.ts. */
+function exportedSources(manifest: Manifest): string[] {
+  return Object.entries(manifest.exports ?? {})
+    .filter(([key]) => key !== './package.json')
+    .map(([, target]) => (typeof target === 'string' ? target : target.default).replace(/^\.\/lib\//, '').replace(/\.js$/, '.ts'));
+}
+
+/** Every product file reachable from `roots` over relative imports and run-time lookups. */
+function reachable(roots: readonly string[], edges: readonly Edge[]): Set<string> {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const seen = new Set<string>();
+  const stack = [...roots];
+  while (stack.length > 0) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    stack.push(...(next.get(file) ?? []));
+  }
+  return seen;
 }
 
 function areaOf(path: string): string {
@@ -101,7 +135,7 @@ function cycles(nodes: readonly string[], edges: readonly Edge[]): string[][] {
 
 describe('import rules', () => {
   const files = productFiles();
-  const { edges, packages } = readImports(files);
+  const { edges, packages, lookups } = readImports(files);
 
   it('reads the whole product tree (and warns of files over 400 lines)', () => {
     expect(files.length).toBeGreaterThan(100);
@@ -144,13 +178,33 @@ describe('import rules', () => {
     expect(cycles(files, edges)).toEqual([]);
   });
 
-  it('every package a product file imports is a dependency (or peer) in package.json', () => {
-    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
-    const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
+  const runtime = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+  const declared = new Set([...runtime, ...Object.keys(manifest.devDependencies ?? {})]);
+
+  it('every package a product file imports is declared in package.json', () => {
     const undeclared = [...packages]
       .filter(([name]) => !declared.has(name) && !optionalPackages.has(name))
       .map(([name, users]) => `${name} (${users.slice(0, 3).join(', ')})`);
     expect(undeclared).toEqual([]);
+  });
+
+  it('the published entries (package.json exports) import only dependencies and peers: no devDependency, type-only imports included', () => {
+    const roots = exportedSources(manifest);
+    expect(roots, 'the exports map names the host kit, the adapters, adapter-kit, bootstrap, protocol and testing').toEqual(
+      expect.arrayContaining(['host/index.ts', 'host/adapters/claude-code/index.ts', 'host/adapter-kit/index.ts', 'bootstrap/index.ts', 'protocol/index.ts', 'host/testing/index.ts']),
+    );
+    for (const entry of roots) expect(files, `${entry} exists`).toContain(entry);
+    const graph = reachable(roots, [...edges, ...lookups]);
+    expect(graph.size, 'the walk reaches the kit').toBeGreaterThan(100);
+    expect([...graph].filter((file) => areaOf(file) === 'bridge'), 'the kit reaches the daemon over the socket only').toEqual([]);
+    const devOnly = [...packages]
+      .flatMap(([name, users]) => users.filter((file) => graph.has(file)).map((file) => ({ name, file })))
+      .filter(({ name }) => !runtime.has(name) && !optionalPackages.has(name))
+      .map(({ name, file }) => `${name} (${file})`);
+    expect(devOnly.sort()).toEqual([]);
+    // The AI SDK's agent layer is the user's choice, never our run-time need.
+    for (const name of ['@ai-sdk/harness', 'ai']) expect(runtime.has(name), `${name} is not a dependency or peer`).toBe(false);
   });
 });
 

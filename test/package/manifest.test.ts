@@ -1,0 +1,82 @@
+// What package.json promises, checked against the tree without building: the
+// `exports` map names lib/ files that mirror existing entry sources, and
+// tsconfig.build.json emits exactly those entries; main/types are the root
+// entry; `files` ships lib/ and the esbuild outputs (the bin among them) and
+// nothing else; lib/ is ignored by git; the build makes both dist/ and lib/,
+// and `npm pack` builds first; the consumer test runs in `npm test`.
+// The built package itself is test/package/consumer.test.ts's.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { entries } from '../../esbuild.config.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+type Target = { types: string; default: string };
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  main: string;
+  types: string;
+  exports: Record<string, string | Target>;
+  bin: Record<string, string>;
+  files: string[];
+  scripts: Record<string, string>;
+};
+const buildConfig = ts.parseConfigFileTextToJson('tsconfig.build.json', readFileSync(join(root, 'tsconfig.build.json'), 'utf8')).config as {
+  extends: string;
+  compilerOptions: Record<string, unknown>;
+  files: string[];
+  include: string[];
+};
+
+const entryExports = Object.entries(manifest.exports).filter(([key]) => key !== './package.json') as Array<[string, Target]>;
+const sourceOf = (target: string): string => target.replace(/^\.\/lib\//, '').replace(/\.(d\.ts|js)$/, '.ts');
+
+describe('package.json', () => {
+  it('exports: the host kit at the root; the adapters, adapter-kit, bootstrap, protocol and testing as subpaths', () => {
+    expect(Object.keys(manifest.exports).sort()).toEqual(
+      ['.', './adapter-kit', './adapters/claude-code', './adapters/codex', './adapters/pi', './bootstrap', './package.json', './protocol', './testing'].sort(),
+    );
+    expect(manifest.exports['.']).toEqual({ types: './lib/host/index.d.ts', default: './lib/host/index.js' });
+    expect(manifest.exports['./package.json']).toBe('./package.json');
+  });
+
+  it('every export is a lib/ .js and its .d.ts (types first), mirroring an entry source that exists', () => {
+    for (const [key, target] of entryExports) {
+      expect(Object.keys(target), `${key}: types before default`).toEqual(['types', 'default']);
+      expect(target.default, key).toMatch(/^\.\/lib\/.+\.js$/);
+      expect(target.types, key).toBe(target.default.replace(/\.js$/, '.d.ts'));
+      expect(existsSync(join(root, sourceOf(target.default))), `${key}: ${sourceOf(target.default)} exists`).toBe(true);
+    }
+    const rootEntry = manifest.exports['.'] as Target;
+    expect({ main: manifest.main, types: manifest.types }).toEqual({ main: rootEntry.default, types: rootEntry.types });
+  });
+
+  it('tsconfig.build.json emits exactly the exported entries into lib/, mirroring the sources, with declarations and .js specifiers', () => {
+    expect([...buildConfig.files].sort()).toEqual(entryExports.map(([, target]) => sourceOf(target.default)).sort());
+    expect(buildConfig.include).toEqual([]);
+    expect(buildConfig.compilerOptions).toMatchObject({ noEmit: false, outDir: 'lib', rootDir: '.', declaration: true, rewriteRelativeImportExtensions: true, noEmitOnError: true });
+  });
+
+  it('files: lib/ and the esbuild outputs (the bin among them), nothing else', () => {
+    const built = entries.flatMap((entry) => [entry.outfile, ...(entry.assets ?? []).map((asset) => asset.to)]);
+    expect([...manifest.files].sort()).toEqual(['lib/', ...built].sort());
+    for (const bin of Object.values(manifest.bin)) expect(built, `bin ${bin} is built by esbuild.config.mjs`).toContain(bin);
+    // bootstrap/recipe.ts finds the bridge at ../dist/bridge.mjs; scripts/build-lib.mjs re-points that from lib/.
+    expect(built).toContain('dist/bridge.mjs');
+  });
+
+  it('lib/ is a build output: ignored by git, excluded from the type check, built by npm run build, and npm pack builds first', () => {
+    expect(readFileSync(join(root, '.gitignore'), 'utf8').split('\n')).toContain('lib/');
+    expect(manifest.scripts.build).toBe('node esbuild.config.mjs && node scripts/build-lib.mjs');
+    expect(manifest.scripts.prepack).toBe('npm run build');
+    const tsconfig = ts.parseConfigFileTextToJson('tsconfig.json', readFileSync(join(root, 'tsconfig.json'), 'utf8')).config as { exclude: string[] };
+    expect(tsconfig.exclude).toEqual(expect.arrayContaining(['lib', 'test/package/consumer']));
+  });
+
+  it('npm test runs the consumer test (in the serial heavy pass, not the parallel unit pass)', () => {
+    expect(manifest.scripts.test).toContain('npm run test:heavy');
+    expect(manifest.scripts['test:heavy']).toContain('test/package/consumer.test.ts');
+    expect(manifest.scripts['test:unit']).toContain('--exclude "test/package/consumer.test.ts"');
+  });
+});
