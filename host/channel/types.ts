@@ -3,7 +3,6 @@
 // values live here; host/channel/index.ts re-exports every name, and that is the
 // import path callers use.
 import type { IncomingMessage } from 'node:http';
-import type WebSocket from 'ws';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
 import type { AckFrame, HelloFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import type { BridgeChannelError } from './errors.ts';
@@ -19,7 +18,7 @@ export interface ChannelSocket {
   pause(): void;
   resume(): void;
   on(event: 'open', listener: () => void): this;
-  on(event: 'message', listener: (data: WebSocket.RawData, isBinary: boolean) => void): this;
+  on(event: 'message', listener: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void): this; // ws's RawData, spelled out so the published .d.ts need no @types/ws
   on(event: 'close', listener: (code: number, reason: Buffer) => void): this;
   on(event: 'error', listener: (error: Error) => void): this;
   on(event: 'unexpected-response', listener: (req: { destroy(): void }, res: IncomingMessage) => void): this;
