@@ -1,0 +1,307 @@
+// The package as a user gets it: `npm pack`, the tarball installed into a fresh
+// project under os.tmpdir() beside the public AI SDK packages (from the npm
+// registry, --prefer-offline over the default npm cache), then:
+// - the tarball's file list (lib/, the three dist files, README, package.json;
+//   no test/, no .ts but declarations), its file count and size printed;
+// - one @ai-sdk/provider and one @ai-sdk/provider-utils in the installed tree;
+// - every public entry imported from plain node, `npx harness-bridge --help`;
+// - the README's "Use it from the AI SDK" program, verbatim (README.md holds
+//   test/package/consumer/readme.mjs), run with plain node;
+// - HarnessAgent flows with the fixture adapter and the local sandbox provider,
+//   plain .mjs, no TypeScript loader (test/package/consumer/*.mjs): a turn;
+//   suspend, then continue in a second process; stop → resume and detach →
+//   resume, each in a second process; an aborted turn through
+//   toUIMessageStream + readUIMessageStream, then another turn. After each flow
+//   the session's sandbox is gone and no process it started is left;
+// - consumer.ts type-checked against the published .d.ts with skipLibCheck
+//   off, under moduleResolution node16 and bundler (errors inside other
+//   packages' .d.ts are printed, not failed on: they are upstream's).
+// Runs in the heavy pass (npm run test:heavy). The lib/ build fails on type
+// errors; HARNESS_BRIDGE_ALLOW_TYPE_ERRORS=1 builds it anyway (trying the
+// package while the tree is being fixed). HARNESS_BRIDGE_KEEP_CONSUMER=1 keeps
+// the temporary project.
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const programs = join(repo, 'test/package/consumer');
+const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  exports: Record<string, string | { types: string; default: string }>;
+  bin: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+/** The public packages the consumer installs beside ours, at the versions we test against. */
+const consumerDependencies = {
+  '@ai-sdk/harness': manifest.devDependencies['@ai-sdk/harness']!,
+  ai: manifest.devDependencies.ai!,
+  zod: '4.6.7',
+  '@types/node': manifest.devDependencies['@types/node']!,
+};
+
+type Ran = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number };
+
+function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Ran> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      stderr += `\n[killed after ${options.timeoutMs} ms]`;
+      child.kill('SIGKILL');
+    }, options.timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+function tail(text: string, lines = 30): string {
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** Throws with the command's output unless it exited 0. */
+function ok(ran: Ran, what: string): Ran {
+  if (ran.code !== 0) throw new Error(`${what} exited ${ran.code ?? ran.signal}:\n--- stdout\n${tail(ran.stdout)}\n--- stderr\n${tail(ran.stderr)}`);
+  return ran;
+}
+
+/** The numbered lines the fixture CLI prints for a prompt: `<prompt> #<n>\n`. */
+function fixtureLines(prompt: string, from: number, to: number): string {
+  let text = '';
+  for (let n = from; n < to; n++) text += `${prompt} #${n}\n`;
+  return text;
+}
+
+let work = '';
+let app = '';
+let cacheHome = '';
+let pack: { filename: string; size: number; unpackedSize: number; entryCount: number; files: Array<{ path: string }> };
+
+const flowEnv = (): NodeJS.ProcessEnv => ({ ...process.env, XDG_CACHE_HOME: cacheHome, NODE_OPTIONS: '' });
+
+/** Runs a consumer program with plain node and returns the facts it reported (its last stdout line). */
+async function program(file: string, args: string[] = [], timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const ran = ok(await run(process.execPath, [file, ...args], { cwd: app, env: flowEnv(), timeoutMs }), `node ${[file, ...args].join(' ')}`);
+  const last = ran.stdout.trimEnd().split('\n').at(-1) ?? '';
+  try {
+    return JSON.parse(last) as Record<string, unknown>;
+  } catch {
+    throw new Error(`node ${file} printed no facts line:\n${tail(ran.stdout)}\n--- stderr\n${tail(ran.stderr)}`);
+  }
+}
+
+/** Processes whose command line names this run's temporary directory (bridges, fixture CLIs): Linux /proc. */
+function strays(): Array<{ pid: number; cmdline: string }> {
+  if (!existsSync('/proc/self/cmdline')) return [];
+  const found: Array<{ pid: number; cmdline: string }> = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      if (cmdline.includes(work)) found.push({ pid: Number(name), cmdline });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** After a flow that ends with destroy(): its sandbox directory is gone and none of its processes is left. */
+async function expectCleanedUp(flow: string): Promise<void> {
+  const sandboxes = join(cacheHome, 'harness-bridge', 'sandboxes');
+  const left = existsSync(sandboxes) ? readdirSync(sandboxes) : [];
+  let running = strays();
+  for (let i = 0; i < 10 && running.length > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100)); // a process that is exiting may linger a moment
+    running = strays();
+  }
+  for (const { pid } of running) {
+    try {
+      process.kill(pid, 'SIGKILL'); // started by this flow; the next flow starts clean
+    } catch {
+      // already gone
+    }
+  }
+  for (const entry of left) rmSync(join(sandboxes, entry), { recursive: true, force: true });
+  expect({ sandboxesLeft: left, processesLeft: running.map((p) => p.cmdline) }, `${flow}: destroy() leaves no sandbox and no process`).toEqual({
+    sandboxesLeft: [],
+    processesLeft: [],
+  });
+}
+
+describe('the published package, installed in a fresh project', () => {
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'harness-bridge-consumer-'));
+    app = join(work, 'app');
+    cacheHome = join(work, 'cache');
+    mkdirSync(app);
+    const allow = process.env.HARNESS_BRIDGE_ALLOW_TYPE_ERRORS === '1' ? ['--allow-type-errors'] : [];
+    // dist/ is built by the global setup; lib/ here (npm pack's prepack would rebuild dist/ under running tests).
+    ok(await run(process.execPath, ['scripts/build-lib.mjs', ...allow], { cwd: repo, timeoutMs: 240_000 }), 'scripts/build-lib.mjs');
+    const packed = ok(await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: repo, timeoutMs: 120_000 }), 'npm pack');
+    pack = (JSON.parse(packed.stdout) as (typeof pack)[])[0]!;
+    console.log(
+      `npm pack: ${pack.filename}: ${pack.entryCount} files, ${(pack.size / 1024).toFixed(1)} KiB packed, ${(pack.unpackedSize / 1024).toFixed(1)} KiB unpacked`,
+    );
+    writeFileSync(
+      join(app, 'package.json'),
+      `${JSON.stringify(
+        {
+          name: 'harness-bridge-consumer',
+          private: true,
+          type: 'module',
+          dependencies: { [manifest.name]: `file:../${pack.filename}`, ...consumerDependencies },
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    const installed = ok(
+      await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, timeoutMs: 300_000 }),
+      'npm install in the consumer',
+    );
+    console.log(`npm install in the consumer: ${(installed.ms / 1000).toFixed(1)} s`);
+    for (const entry of readdirSync(programs)) cpSync(join(programs, entry), join(app, entry));
+  }, 600_000);
+
+  afterAll(() => {
+    if (!work) return;
+    for (const { pid } of strays()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    if (process.env.HARNESS_BRIDGE_KEEP_CONSUMER === '1') console.log(`kept the consumer project: ${app}`);
+    else rmSync(work, { recursive: true, force: true });
+  });
+
+  it('the tarball holds lib/, the bridge, the CLI and its fixture CLI, README and package.json: no tests, no sources', () => {
+    const paths = pack.files.map((file) => file.path).sort();
+    const top = [...new Set(paths.map((path) => (path.includes('/') ? `${path.split('/')[0]}/` : path)))].sort();
+    expect(top).toEqual(['README.md', 'dist/', 'lib/', 'package.json']);
+    expect(paths.filter((path) => path.startsWith('dist/'))).toEqual(['dist/bridge.mjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs']);
+    expect(paths.filter((path) => /(^|\/)test\//.test(path) || /\.test\./.test(path)), 'test files').toEqual([]);
+    expect(paths.filter((path) => /\.m?ts$/.test(path) && !/\.d\.m?ts$/.test(path)), '.ts sources').toEqual([]);
+    expect(paths.filter((path) => /\.map$/.test(path)), 'source maps (they would point at sources we do not ship)').toEqual([]);
+    // Every export and the bin are in the tarball.
+    const targets = Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : [target.types, target.default]));
+    for (const target of [...targets, ...Object.values(manifest.bin)]) expect(paths, `${target} is packed`).toContain(target.replace(/^\.\//, ''));
+    expect(pack.entryCount).toBeLessThan(400);
+  });
+
+  it('the installed tree holds one @ai-sdk/provider and one @ai-sdk/provider-utils (npm ls is clean)', async () => {
+    ok(await run('npm', ['ls', '--all'], { cwd: app, timeoutMs: 60_000 }), 'npm ls --all (a missing or invalid peer fails it)');
+    for (const name of ['@ai-sdk/provider', '@ai-sdk/provider-utils']) {
+      const listed = ok(await run('npm', ['ls', '--all', '--parseable', name], { cwd: app, timeoutMs: 60_000 }), `npm ls ${name}`);
+      const copies = [...new Set(listed.stdout.split('\n').filter((line) => line.includes(`node_modules/${name}`)))];
+      expect(copies.map((path) => path.slice(app.length + 1)), `copies of ${name}`).toEqual([`node_modules/${name}`]);
+    }
+  });
+
+  it('every public entry loads in plain node, and `npx harness-bridge --help` runs', async () => {
+    const names = Object.keys(manifest.exports).filter((key) => key !== './package.json');
+    const script = [
+      'const out = {};',
+      ...names.map((key) => `out[${JSON.stringify(key)}] = Object.keys(await import(${JSON.stringify(key.replace(/^\./, manifest.name))})).sort();`),
+      'console.log(JSON.stringify(out));',
+    ].join('\n');
+    const loaded = ok(await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeoutMs: 30_000 }), 'importing every entry');
+    const exported = JSON.parse(loaded.stdout) as Record<string, string[]>;
+    expect(exported['.']).toEqual(expect.arrayContaining(['createBridgeHarness', 'createLocalSandboxProvider', 'HarnessBridgeError', 'BridgeSessionError']));
+    expect(exported['./adapters/claude-code']).toContain('claudeCodeAdapter');
+    expect(exported['./adapters/codex']).toContain('codexAdapter');
+    expect(exported['./adapters/pi']).toContain('piAdapter');
+    expect(exported['./adapter-kit']).toEqual(expect.arrayContaining(['defineCliAdapter', 'readJsonLine', 'partWriter', 'takeSnapshot', 'usageFromCounts']));
+    expect(exported['./bootstrap']).toEqual(expect.arrayContaining(['bridgeRecipe', 'applyBootstrap', 'defaultBridgeFile']));
+    expect(exported['./protocol']).toEqual(expect.arrayContaining(['PROTOCOL_VERSION_V1', 'recordSchema']));
+    expect(exported['./testing']).toEqual(expect.arrayContaining(['fixtureAdapter', 'adapterConformance', 'sandboxProviderConformance', 'startDemoModel']));
+    // The kit finds the bridge it ships by itself.
+    const bridgeFile = ok(
+      await run(process.execPath, ['--input-type=module', '-e', "import { defaultBridgeFile } from 'harness-bridge/bootstrap'; console.log(defaultBridgeFile());"], {
+        cwd: app,
+        timeoutMs: 30_000,
+      }),
+      'defaultBridgeFile',
+    ).stdout.trim();
+    expect(bridgeFile).toBe(join(app, 'node_modules', manifest.name, 'dist', 'bridge.mjs'));
+    const help = ok(await run('npx', ['--no-install', 'harness-bridge', '--help'], { cwd: app, timeoutMs: 30_000 }), 'npx harness-bridge --help');
+    expect(help.stdout).toMatch(/demo/);
+    expect(help.stdout).toMatch(/replay/);
+  });
+
+  it("the README's program is test/package/consumer/readme.mjs, and it runs with plain node", async () => {
+    const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+    const source = readFileSync(join(programs, 'readme.mjs'), 'utf8');
+    expect(readme, 'README.md quotes readme.mjs verbatim in a ```js block').toContain(`\`\`\`js\n${source}\`\`\``);
+    const ran = ok(await run(process.execPath, ['readme.mjs'], { cwd: app, env: flowEnv(), timeoutMs: 60_000 }), 'node readme.mjs');
+    expect(ran.stdout).toBe(`${fixtureLines('Hello from the README LINES:3', 0, 3)}finish: stop\n`);
+    await expectCleanedUp('readme.mjs');
+  });
+
+  it('suspend in one process, continue in a second: every line once, in order', async () => {
+    const stateFile = join(work, 'suspended.json');
+    const first = await program('suspend.mjs', [stateFile]);
+    const second = await program('continue.mjs', [stateFile]);
+    const all = fixtureLines('count LINES:40 INTERVAL:50', 0, 40);
+    const firstText = String(first.text);
+    expect(firstText.length, 'the first process saw some lines, not all').toBeGreaterThan(0);
+    expect(all.startsWith(firstText) && firstText.length < all.length, `the first process's text is a strict prefix:\n${firstText}`).toBe(true);
+    expect(`${firstText}${String(second.text)}`).toBe(all);
+    expect(second.finishReason).toBe('stop');
+    await expectCleanedUp('suspend → continue');
+  });
+
+  for (const how of ['stop', 'detach'] as const) {
+    it(`${how} in one process, resume in a second, another turn`, async () => {
+      const stateFile = join(work, `${how}.json`);
+      const first = await program('resume.mjs', [how, 'first', stateFile]);
+      expect(first).toEqual({ text: fixtureLines(`before ${how} LINES:2`, 0, 2), finishReason: 'stop' });
+      const second = await program('resume.mjs', [how, 'second', stateFile]);
+      expect(second).toEqual({ text: fixtureLines(`after ${how} LINES:2`, 0, 2), finishReason: 'stop', isResume: true });
+      await expectCleanedUp(`${how} → resume`);
+    });
+  }
+
+  it('an aborted turn through toUIMessageStream + readUIMessageStream ends as aborted, and the session takes another turn', async () => {
+    const facts = await program('abort-ui.mjs');
+    const uiText = String(facts.uiText);
+    const all = fixtureLines('long LINES:200 INTERVAL:30', 0, 200);
+    expect(facts.chunkTypes).toEqual(expect.arrayContaining(['start', 'text-start', 'text-delta', 'abort']));
+    expect(facts.chunkTypes, 'an abort, not an error').not.toContain('error');
+    expect(facts.end).toEqual({ isAborted: true, outcome: 'aborted' });
+    expect(all.startsWith(uiText) && uiText.length < all.length, `the UI message holds the text before the abort:\n${uiText}`).toBe(true);
+    expect(uiText.split('\n').length).toBeGreaterThan(3);
+    expect({ text: facts.nextText, finishReason: facts.nextFinishReason }).toEqual({ text: fixtureLines('next LINES:2', 0, 2), finishReason: 'stop' });
+    await expectCleanedUp('abort');
+  });
+
+  for (const mode of ['node16', 'bundler'] as const) {
+    it(`consumer.ts type-checks against the published .d.ts (moduleResolution ${mode}, skipLibCheck off)`, async () => {
+      const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+      const checked = await run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`, '--pretty', 'false'], { cwd: app, timeoutMs: 180_000 });
+      // One diagnostic per entry: its first line names the file; continuation lines are indented.
+      const diagnostics = `${checked.stdout}${checked.stderr}`.split(/\n(?=\S)/).filter((entry) => entry.trim() !== '');
+      // With skipLibCheck off, upstream .d.ts carry errors of their own (@ai-sdk/provider's json-schema types are a
+      // devDependency of it; ai's internal `download`): printed, not ours to fail on.
+      const upstream = diagnostics.filter((entry) => entry.startsWith('node_modules/') && !entry.startsWith(`node_modules/${manifest.name}/`));
+      if (upstream.length > 0) console.warn(`tsc -p tsconfig.${mode}.json: upstream .d.ts errors (not harness-bridge's):\n${upstream.join('\n')}`);
+      const ours = diagnostics.filter((entry) => !upstream.includes(entry));
+      expect(ours.join('\n'), `tsc -p tsconfig.${mode}.json: errors in consumer.ts or harness-bridge's .d.ts`).toBe('');
+      expect(diagnostics.length === 0 ? checked.code : 0, 'tsc exits 0 when it reports nothing').toBe(0);
+    });
+  }
+});
