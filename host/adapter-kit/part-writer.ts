@@ -3,6 +3,9 @@
 // fed and closed one at a time, one finish per turn, and the generic ending of
 // a turn the CLI never finished itself. The state is plain data kept inside the
 // translator's state; steps, usage and ids are the adapter's.
+// Raw parts that come before the stream starts (a stderr warning before the
+// CLI's init line) are held until it does, so the stream-start that follows
+// still carries the modelId the init line names.
 import type { LanguageModelV4FinishReason, LanguageModelV4Usage } from '@ai-sdk/provider';
 import type { HarnessV1Metadata, HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
@@ -11,7 +14,15 @@ export type StreamState = {
   started: boolean;
   finished: boolean;
   block: { type: 'text' | 'reasoning'; id: string } | null;
+  /** rawValues of raw parts pushed before the stream started, in order; emitted right after stream-start. Absent when none. */
+  held?: unknown[];
 };
+
+/**
+ * At most this many raw parts wait for the stream to start; the next one starts it without a modelId.
+ * A CLI that only ever prints stderr (it cannot start) is not held back for long, and the state stays small.
+ */
+export const maxHeldRawParts = 32;
 
 export function createStreamState(): StreamState {
   return { started: false, finished: false, block: null };
@@ -27,8 +38,17 @@ export type PartWriter = ReturnType<typeof partWriter>;
 /** A writer over `state` appending to `parts`; make one per translator step. */
 export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
   const push = (part: HarnessV1StreamPart) => {
-    if (!state.started && part.type !== 'stream-start') parts.push({ type: 'stream-start' });
-    state.started = true;
+    if (!state.started) {
+      if (part.type === 'raw' && (state.held?.length ?? 0) < maxHeldRawParts) {
+        (state.held ??= []).push(part.rawValue);
+        return;
+      }
+      parts.push(part.type === 'stream-start' ? part : { type: 'stream-start' });
+      state.started = true;
+      for (const rawValue of state.held ?? []) parts.push({ type: 'raw', rawValue });
+      delete state.held;
+      if (part.type === 'stream-start') return;
+    }
     parts.push(part);
   };
   const close = () => {
@@ -78,7 +98,10 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
     endTurn: (record: Extract<JournalRecord, { kind: 'turn-end' }>, cli: string) => {
       const { reason, code, message } = record.data;
       if (state.finished) return;
-      if (reason === 'interrupted') return close();
+      if (reason === 'interrupted') {
+        if (state.held) push({ type: 'stream-start' }); // what the CLI printed still reaches the consumer
+        return close();
+      }
       if (reason === 'aborted' || reason === 'stopped') return finish({ unified: 'interrupted', raw: reason });
       push({ type: 'error', error: { message: message ?? `${cli} ended the turn without a result (${reason}${code == null ? '' : `, code ${code}`})` } });
       finish({ unified: 'error', raw: reason });

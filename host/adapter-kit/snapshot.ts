@@ -17,6 +17,7 @@ export const streamStateSchema: z.ZodType<StreamState> = z.strictObject({
   started: z.boolean(),
   finished: z.boolean(),
   block: z.strictObject({ type: z.enum(['text', 'reasoning']), id: z.string() }).nullable(),
+  held: z.array(z.unknown()).optional(),
 });
 
 const count = z.number().optional();

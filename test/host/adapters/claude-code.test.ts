@@ -327,9 +327,9 @@ describe('fixture by fixture', () => {
     expect(ofType(died, 'finish'), 'the bridge died: no finish, the kit reruns the turn').toEqual([]);
   });
 
-  it('initialize: the control_response before init is raw and comes after stream-start', () => {
+  it('initialize: the control_response before init is raw and comes after stream-start, which still names the model', () => {
     const { parts } = turnParts('initialize');
-    expect(parts[0]).toEqual({ type: 'stream-start' });
+    expect(parts[0]).toEqual({ type: 'stream-start', modelId: 'claude-opus-5-5' });
     expect(parts[1]).toMatchObject({ type: 'raw', rawValue: { type: 'control_response' } });
   });
 
