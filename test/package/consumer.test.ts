@@ -21,7 +21,7 @@
 // package while the tree is being fixed). HARNESS_BRIDGE_KEEP_CONSUMER=1 keeps
 // the temporary project.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,6 +144,8 @@ async function expectCleanedUp(flow: string): Promise<void> {
 describe('the published package, installed in a fresh project', () => {
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'harness-bridge-consumer-'));
+    // mkdtemp makes it 0700; a bridge running as root spawns the CLI under its own uid, which must reach the project.
+    chmodSync(work, 0o755);
     app = join(work, 'app');
     cacheHome = join(work, 'cache');
     mkdirSync(app);
@@ -210,7 +212,7 @@ describe('the published package, installed in a fresh project', () => {
       const copies = [...new Set(listed.stdout.split('\n').filter((line) => line.includes(`node_modules/${name}`)))];
       expect(copies.map((path) => path.slice(app.length + 1)), `copies of ${name}`).toEqual([`node_modules/${name}`]);
     }
-  });
+  }, 120_000);
 
   it('every public entry loads in plain node, and `npx harness-bridge --help` runs', async () => {
     const names = Object.keys(manifest.exports).filter((key) => key !== './package.json');
@@ -241,7 +243,7 @@ describe('the published package, installed in a fresh project', () => {
     const help = ok(await run('npx', ['--no-install', 'harness-bridge', '--help'], { cwd: app, timeoutMs: 30_000 }), 'npx harness-bridge --help');
     expect(help.stdout).toMatch(/demo/);
     expect(help.stdout).toMatch(/replay/);
-  });
+  }, 120_000);
 
   it("the README's program is test/package/consumer/readme.mjs, and it runs with plain node", async () => {
     const readme = readFileSync(join(repo, 'README.md'), 'utf8');
@@ -250,7 +252,7 @@ describe('the published package, installed in a fresh project', () => {
     const ran = ok(await run(process.execPath, ['readme.mjs'], { cwd: app, env: flowEnv(), timeoutMs: 60_000 }), 'node readme.mjs');
     expect(ran.stdout).toBe(`${fixtureLines('Hello from the README LINES:3', 0, 3)}finish: stop\n`);
     await expectCleanedUp('readme.mjs');
-  });
+  }, 120_000);
 
   it('suspend in one process, continue in a second: every line once, in order', async () => {
     const stateFile = join(work, 'suspended.json');
@@ -263,7 +265,7 @@ describe('the published package, installed in a fresh project', () => {
     expect(`${firstText}${String(second.text)}`).toBe(all);
     expect(second.finishReason).toBe('stop');
     await expectCleanedUp('suspend → continue');
-  });
+  }, 180_000);
 
   for (const how of ['stop', 'detach'] as const) {
     it(`${how} in one process, resume in a second, another turn`, async () => {
@@ -273,7 +275,7 @@ describe('the published package, installed in a fresh project', () => {
       const second = await program('resume.mjs', [how, 'second', stateFile]);
       expect(second).toEqual({ text: fixtureLines(`after ${how} LINES:2`, 0, 2), finishReason: 'stop', isResume: true });
       await expectCleanedUp(`${how} → resume`);
-    });
+    }, 180_000);
   }
 
   it('an aborted turn through toUIMessageStream + readUIMessageStream ends as aborted, and the session takes another turn', async () => {
@@ -287,7 +289,7 @@ describe('the published package, installed in a fresh project', () => {
     expect(uiText.split('\n').length).toBeGreaterThan(3);
     expect({ text: facts.nextText, finishReason: facts.nextFinishReason }).toEqual({ text: fixtureLines('next LINES:2', 0, 2), finishReason: 'stop' });
     await expectCleanedUp('abort');
-  });
+  }, 120_000);
 
   for (const mode of ['node16', 'bundler'] as const) {
     it(`consumer.ts type-checks against the published .d.ts (moduleResolution ${mode}, skipLibCheck off)`, async () => {
@@ -302,6 +304,6 @@ describe('the published package, installed in a fresh project', () => {
       const ours = diagnostics.filter((entry) => !upstream.includes(entry));
       expect(ours.join('\n'), `tsc -p tsconfig.${mode}.json: errors in consumer.ts or harness-bridge's .d.ts`).toBe('');
       expect(diagnostics.length === 0 ? checked.code : 0, 'tsc exits 0 when it reports nothing').toBe(0);
-    });
+    }, 240_000);
   }
 });
