@@ -12,11 +12,16 @@
 // clocks need not agree) breaks the lock — only if the token is still the
 // one it saw — and retries. A failing command leaves no marker, so a rerun
 // starts over.
+//
+// @ai-sdk/harness 1.0.x's HarnessAgent applies recipes itself and marks them
+// `<bootstrapDir>/.bootstrap-<its identity>.ok` (identity.ts, sdkRecipeIdentity).
+// Either marker counts as applied, and an apply here writes both, so a recipe
+// is applied once whoever gets there first.
 import { posix } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { HarnessV1Bootstrap, SandboxSession } from '../protocol/harness-v1/index.ts';
 import { BootstrapError } from './errors.ts';
-import { recipeIdentity } from './identity.ts';
+import { recipeIdentity, sdkRecipeIdentity } from './identity.ts';
 
 /** How long a waiter tolerates a lock whose heartbeat does not move before breaking it. */
 export const defaultMaxLockStaleMs = 30_000;
@@ -64,6 +69,11 @@ export function bootstrapMarkerPath(recipe: HarnessV1Bootstrap, identity = recip
   return posix.join(recipe.bootstrapDir, `.applied-${identity}`);
 }
 
+/** Where @ai-sdk/harness 1.0.x's HarnessAgent marks this recipe applied (any content). */
+export function sdkBootstrapMarkerPath(recipe: HarnessV1Bootstrap): string {
+  return posix.join(recipe.bootstrapDir, `.bootstrap-${sdkRecipeIdentity(recipe)}.ok`);
+}
+
 function positive(value: number | undefined, fallback: number, name: string): number {
   const resolved = value ?? fallback;
   if (!Number.isFinite(resolved) || resolved <= 0) throw new RangeError(`${name} must be a positive number of ms, got ${value}`);
@@ -79,25 +89,49 @@ function tail(text: string, maxBytes: number): string {
   return bytes.length <= maxBytes ? text : `…${bytes.subarray(bytes.length - maxBytes).toString('utf8')}`;
 }
 
-/** Appends lines to the log through one long-lived `cat >> log` (SandboxSession has no append). */
-async function openLog(session: SandboxSession, logPath: string) {
-  const proc = await session.spawn({ command: 'exec cat >> "$HB_LOG"', env: { HB_LOG: logPath }, stdin: true });
-  const writer = proc.stdin.getWriter();
-  const encoder = new TextEncoder();
+/** How often buffered log text is appended to the log while an apply runs. */
+const logFlushMs = 1_000;
+
+/**
+ * Appends to the log. SandboxSession has no append and (in @ai-sdk/provider-utils
+ * 5.0.46) no process stdin, so text is buffered and each flush writes it to a
+ * part file beside the log, then `cat part >> log; rm part`. Flushes are
+ * chained: the log keeps the order of writes.
+ */
+function openLog(session: SandboxSession, logPath: string) {
+  let buffered = '';
   let chain: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  const flush = (): Promise<void> => {
+    if (buffered === '') return chain;
+    const text = buffered;
+    buffered = '';
+    const part = `${logPath}.part-${randomUUID()}`;
+    chain = chain.then(async () => {
+      try {
+        await session.writeTextFile({ path: part, content: text });
+        const appended = await session.run({ command: 'cat "$HB_PART" >> "$HB_LOG"; s=$?; rm -f "$HB_PART"; exit $s', env: { HB_PART: part, HB_LOG: logPath } });
+        if (appended.exitCode !== 0) throw new Error(`cannot append to ${logPath}: ${appended.stderr.trim()}`);
+      } catch (error) {
+        failure ??= error; // reported by close(); later flushes still try
+      }
+    });
+    return chain;
+  };
+  const ticker = setInterval(() => void flush(), logFlushMs);
   return {
     write(text: string): void {
-      chain = chain.then(() => writer.write(encoder.encode(text)));
+      buffered += text;
     },
     async close(): Promise<void> {
-      await chain;
-      await writer.close();
-      await proc.wait();
+      clearInterval(ticker);
+      await flush();
+      if (failure !== undefined) throw failure;
     },
   };
 }
 
-type Log = Awaited<ReturnType<typeof openLog>>;
+type Log = ReturnType<typeof openLog>;
 
 async function runCommand(
   session: SandboxSession,
@@ -152,7 +186,7 @@ async function applyLocked(
   const signal = abortSignal ? { abortSignal } : {};
   report({ phase: 'writing-files' });
   for (const file of recipe.files) await session.writeTextFile({ path: file.path, content: file.content, ...signal });
-  const log = await openLog(session, posix.join(recipe.bootstrapDir, bootstrapLogFileName));
+  const log = openLog(session, posix.join(recipe.bootstrapDir, bootstrapLogFileName));
   try {
     log.write(`[${new Date().toISOString()}] apply ${identity}: ${recipe.files.length} files written\n`);
     for (let i = 0; i < recipe.commands.length; i++) {
@@ -160,6 +194,7 @@ async function applyLocked(
       await runCommand(session, recipe, i, log, report, progressIntervalMs, abortSignal);
     }
     await session.writeTextFile({ path: bootstrapMarkerPath(recipe, identity), content: `${identity}\n`, ...signal });
+    await session.writeTextFile({ path: sdkBootstrapMarkerPath(recipe), content: '', ...signal });
     log.write(`[${new Date().toISOString()}] apply ${identity}: done\n`);
   } catch (error) {
     log.write(`[${new Date().toISOString()}] apply ${identity}: failed: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -169,9 +204,12 @@ async function applyLocked(
   }
 }
 
-async function markerPresent(session: SandboxSession, markerPath: string, identity: string, abortSignal?: AbortSignal): Promise<boolean> {
-  const content = await session.readTextFile({ path: markerPath, ...(abortSignal ? { abortSignal } : {}) });
-  return content === `${identity}\n`;
+/** Ours (its content is the identity, so a torn write never counts), or the SDK's (it writes an empty file last). */
+async function markerPresent(session: SandboxSession, recipe: HarnessV1Bootstrap, identity: string, abortSignal?: AbortSignal): Promise<boolean> {
+  const signal = abortSignal ? { abortSignal } : {};
+  const content = await session.readTextFile({ path: bootstrapMarkerPath(recipe, identity), ...signal });
+  if (content === `${identity}\n`) return true;
+  return (await session.readTextFile({ path: sdkBootstrapMarkerPath(recipe), ...signal })) !== null;
 }
 
 export async function applyBootstrap(
@@ -185,7 +223,6 @@ export async function applyBootstrap(
   const maxLockWaitMs = positive(options.maxLockWaitMs, defaultMaxLockWaitMs, 'maxLockWaitMs');
   const progressIntervalMs = positive(options.progressIntervalMs, defaultProgressIntervalMs, 'progressIntervalMs');
   const identity = recipeIdentity(recipe);
-  const markerPath = bootstrapMarkerPath(recipe, identity);
   const done = (applied: boolean): ApplyBootstrapResult => {
     const elapsedMs = performance.now() - startedAt;
     onProgress?.({ phase: 'done', elapsedMs, commandCount: recipe.commands.length });
@@ -194,7 +231,7 @@ export async function applyBootstrap(
   const report = (extra: Partial<BootstrapProgress>) =>
     onProgress?.({ phase: 'command', ...extra, elapsedMs: performance.now() - startedAt, commandCount: recipe.commands.length });
 
-  if (await markerPresent(session, markerPath, identity, abortSignal)) return done(false);
+  if (await markerPresent(session, recipe, identity, abortSignal)) return done(false);
 
   const lockDir = posix.join(recipe.bootstrapDir, '.apply.lock');
   const env = { HB_DIR: recipe.bootstrapDir, HB_LOCK: lockDir };
@@ -222,7 +259,7 @@ export async function applyBootstrap(
       }, heartbeatMs);
       try {
         // Another apply may have finished between our marker check and our mkdir.
-        if (await markerPresent(session, markerPath, identity, abortSignal)) return done(false);
+        if (await markerPresent(session, recipe, identity, abortSignal)) return done(false);
         await applyLocked(session, recipe, identity, report, progressIntervalMs, abortSignal);
         return done(true);
       } finally {
@@ -240,7 +277,7 @@ export async function applyBootstrap(
       onProgress?.({ phase: 'waiting-for-lock', elapsedMs: performance.now() - startedAt, commandCount: recipe.commands.length });
     }
     await new Promise((resolve) => setTimeout(resolve, lockPollMs));
-    if (await markerPresent(session, markerPath, identity, abortSignal)) return done(false);
+    if (await markerPresent(session, recipe, identity, abortSignal)) return done(false);
     const current = (await session.readTextFile({ path: posix.join(lockDir, 'heartbeat') })) ?? '';
     if (current !== seenToken) {
       seenToken = current;

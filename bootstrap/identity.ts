@@ -44,6 +44,29 @@ export function recipeIdentity(recipe: HarnessV1Bootstrap): string {
   return hash.digest('hex');
 }
 
+/**
+ * The identity @ai-sdk/harness 1.0.x gives the same recipe (its HarnessAgent
+ * names its applied-marker `<bootstrapDir>/.bootstrap-<this>.ok`): SHA-256 over
+ * harnessId, bootstrapDir, the files sorted by `localeCompare` of their paths
+ * (path, content), JSON of the commands and its recipe-schema version 1, each
+ * followed by a NUL; the first 8 bytes, in hex. Kept byte-compatible so an
+ * apply by either side is seen by the other (apply.ts); ours stays the
+ * canonical identity (length-prefixed, locale-free).
+ */
+export function sdkRecipeIdentity(recipe: HarnessV1Bootstrap): string {
+  const hash = createHash('sha256');
+  const push = (value: string) => hash.update(Buffer.from(value, 'utf8')).update('\0');
+  push(recipe.harnessId);
+  push(recipe.bootstrapDir);
+  for (const file of [...recipe.files].sort((a, b) => a.path.localeCompare(b.path))) {
+    push(file.path);
+    push(file.content);
+  }
+  push(JSON.stringify(recipe.commands));
+  push('1');
+  return hash.digest().subarray(0, 8).toString('hex');
+}
+
 /** Bytes the recipe carries (file paths and contents, commands), for reporting. */
 export function recipeBytes(recipe: HarnessV1Bootstrap): number {
   let total = 0;

@@ -10,11 +10,12 @@ export {
   defineBootstrapRecipe,
   maxRecipeFileBytes,
 } from './recipe.ts';
-export { recipeBytes, recipeIdentity } from './identity.ts';
+export { recipeBytes, recipeIdentity, sdkRecipeIdentity } from './identity.ts';
 export {
   applyBootstrap,
   bootstrapLogFileName,
   bootstrapMarkerPath,
+  sdkBootstrapMarkerPath,
   defaultMaxLockStaleMs,
   defaultMaxLockWaitMs,
   defaultProgressIntervalMs,

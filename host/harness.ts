@@ -1,17 +1,28 @@
 // createBridgeHarness: a CLI adapter description + settings → a HarnessV1.
 // doStart applies the bootstrap recipe (idempotent), starts or reaches the
 // bridge (the ladder, for resumes), and hands a BridgeSession the link. The
-// session owns everything after that.
+// session owns everything after that. It serves @ai-sdk/harness 1.0.x and the
+// canary.3 contract alike (protocol/harness-v1/session.ts): a lifecycle state
+// may arrive as continueFrom, as resumeFrom, or nested in a resumeFrom, and the
+// sandbox may be a network sandbox session or (1.0.x) a basic SandboxSession.
 import { posix } from 'node:path';
 import { applyBootstrap, bridgeRecipe, recipeIdentity, type BootstrapProgress } from '../bootstrap/index.ts';
 import type { HarnessV1Bootstrap } from '../protocol/harness-v1/bootstrap.ts';
+import { HarnessCapabilityUnsupportedError } from '../protocol/harness-v1/errors.ts';
+import {
+  isNetworkSandboxSession,
+  type HarnessV1NetworkSandboxSession,
+  type HarnessV1PortEndpoint,
+  type HarnessV1PortOptions,
+  type SandboxSession,
+} from '../protocol/harness-v1/sandbox.ts';
 import type { HarnessV1, HarnessV1StartOptions } from '../protocol/harness-v1/session.ts';
 import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter-kit/adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.ts';
-import { reachBridge, startBridge, type BridgeLink, type Rung } from './reach/ladder.ts';
+import { reachBridge, startBridge, type BridgeLink, type PortResolver, type Rung } from './reach/ladder.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
-import { parseResumeState, resumeStateSchemaFor, type ResumeData } from './session/resume-state.ts';
+import { lifecycleStateSchema, parseResumeState, resumeStateSchemaFor, startStateOf, type ResumeData } from './session/resume-state.ts';
 import { BridgeSession, type OpenChannel, type SessionContext } from './session/session.ts';
 
 export type BridgeHarnessSettings = {
@@ -33,6 +44,13 @@ export type BridgeHarnessSettings = {
   readonly recordDir?: string;
   /** Skip applying the recipe in doStart (a framework or prewarm already did). Default: apply (idempotent, cheap when applied). */
   readonly skipBootstrap?: boolean;
+  /**
+   * How the host reaches a sandbox port when the sandbox session cannot say
+   * (a basic SandboxSession has no getPortEndpoint/getPortUrl). For a sandbox
+   * that shares this host's loopback: `({ port }) => ({ url: \`ws://127.0.0.1:${port}\` })`.
+   * Without it, such a session is refused with HarnessCapabilityUnsupportedError.
+   */
+  readonly resolvePort?: (options: HarnessV1PortOptions) => PromiseLike<HarnessV1PortEndpoint>;
   readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
 };
 
@@ -58,16 +76,19 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
     harnessId: adapter.harnessId,
     builtinTools: adapter.builtinTools,
     supportsBuiltinToolApprovals: adapter.supportsBuiltinToolApprovals ?? false,
+    lifecycleStateSchema,
     resumeStateSchema: resumeStateSchemaFor(adapter.harnessId),
     getBootstrap,
     getRecipeIdentity: async () => recipeIdentity(await getBootstrap()),
 
     async doStart(options: HarnessV1StartOptions) {
-      const network = options.sandboxSession;
-      const sandbox = network.restricted();
-      const resume: ResumeData | undefined = options.resumeFrom
-        ? parseResumeState(adapter.harnessId, options.resumeFrom)
-        : undefined;
+      const box = options.sandboxSession;
+      const network = isNetworkSandboxSession(box) ? box : undefined;
+      const sandbox = network ? network.restricted() : box;
+      const endpoint = portResolver(adapter.harnessId, box, settings.resolvePort);
+      const startState = startStateOf(options);
+      const resume: ResumeData | undefined = startState ? parseResumeState(adapter.harnessId, startState) : undefined;
+      const defaultWorkingDirectory = await workingDirectoryOf(box, sandbox, options.abortSignal);
       const bootstrap = await getBootstrap();
       const identity = recipeIdentity(bootstrap);
       if (!settings.skipBootstrap) {
@@ -76,23 +97,17 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           ...(settings.onBootstrapProgress ? { onProgress: settings.onBootstrapProgress } : {}),
         });
       }
-      const bootstrapDir = absolute(network.defaultWorkingDirectory, bootstrap.bootstrapDir);
-      const stateDir = resume?.stateDir ?? defaultStateDir(network.defaultWorkingDirectory, adapter.harnessId, options.sessionId);
-      const skills = options.skills ?? [];
-      if (!resume && adapter.skillFiles && skills.length > 0) {
-        for (const file of adapter.skillFiles(skills, options.sessionWorkDir)) {
-          await sandbox.writeTextFile({ path: file.path, content: file.content });
-        }
-      }
+      const bootstrapDir = absolute(defaultWorkingDirectory, bootstrap.bootstrapDir);
+      const stateDir = resume?.stateDir ?? defaultStateDir(defaultWorkingDirectory, adapter.harnessId, options.sessionId);
       const reach = {
-        network,
+        endpoint,
         sandbox,
         probeTimeoutMs: settings.probeTimeoutMs ?? HOST_SESSION_LIMITS.probeTimeoutMs,
         spawn: {
           nodeCommand: settings.nodeCommand ?? 'node',
           bridgeFile: posix.join(bootstrapDir, 'bridge.mjs'),
           stateDir,
-          port: settings.bridgePort ?? network.ports[0] ?? 0,
+          port: settings.bridgePort ?? network?.ports[0] ?? 0,
           ...(settings.bridgeHost === undefined ? {} : { host: settings.bridgeHost }),
           recipeIdentity: identity,
           readyTimeoutMs: settings.readyTimeoutMs ?? HOST_SESSION_LIMITS.readyTimeoutMs,
@@ -123,6 +138,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         const channel = createBridgeChannel({
           ...settings.channel,
           url: channelOptions.url,
+          headers: link.headers,
           token: channelOptions.token,
           cursor: channelOptions.cursor,
           journalId: channelOptions.journalId,
@@ -144,13 +160,18 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         stateDir,
         bootstrapDir,
         permissionMode: options.permissionMode ?? 'allow-all',
-        skills,
+        skills: options.skills ?? [],
         observability: options.observability,
         openChannel,
         sandbox,
         mcp: MCP_ENV_V1, // the bridge serves the endpoint and puts its URL/token in the CLI's env under these names
       };
-      return new BridgeSession(context, { link, isResume: resume !== undefined, ...(resume ? { resume } : {}), rungs });
+      return new BridgeSession(context, {
+        link,
+        isResume: resume !== undefined,
+        ...(resume ? { resume } : {}),
+        rungs,
+      });
     },
   };
 }
@@ -158,6 +179,43 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
 /** Per-session bridge state lives beside the CLI's work dir, not inside it: the CLI never sees its journal. */
 export function defaultStateDir(defaultWorkingDirectory: string, harnessId: string, sessionId: string): string {
   return posix.join(defaultWorkingDirectory, '.harness-bridge', 'sessions', `${harnessId}-${safeName(sessionId)}`);
+}
+
+/** How the host reaches the bridge's port: the session's getPortEndpoint (1.0.x), its getPortUrl (canary.3), or settings.resolvePort. */
+function portResolver(
+  harnessId: string,
+  box: HarnessV1NetworkSandboxSession | SandboxSession,
+  fallback: BridgeHarnessSettings['resolvePort'],
+): PortResolver {
+  const session = box as Partial<Pick<HarnessV1NetworkSandboxSession, 'getPortEndpoint' | 'getPortUrl'>>;
+  if (typeof session.getPortEndpoint === 'function') {
+    const getPortEndpoint = session.getPortEndpoint;
+    return async (port) => getPortEndpoint({ port, protocol: 'ws' });
+  }
+  if (typeof session.getPortUrl === 'function') {
+    const getPortUrl = session.getPortUrl;
+    return async (port) => ({ url: await getPortUrl({ port, protocol: 'ws' }) });
+  }
+  if (fallback) return async (port) => fallback({ port, protocol: 'ws' });
+  throw new HarnessCapabilityUnsupportedError({
+    message:
+      `${harnessId} over harness-bridge needs to reach its bridge's port inside the sandbox, and this sandbox session ` +
+      'cannot resolve ports (no getPortEndpoint or getPortUrl). Pass a network sandbox session (a HarnessV1SandboxProvider), ' +
+      'or createBridgeHarness(adapter, { resolvePort }) when the sandbox shares a network with this host.',
+    harnessId,
+  });
+}
+
+/** The sandbox's default working directory: the network session says; a basic session is asked (`pwd`), as the framework does. */
+async function workingDirectoryOf(box: HarnessV1NetworkSandboxSession | SandboxSession, sandbox: SandboxSession, abortSignal: AbortSignal | undefined): Promise<string> {
+  const known = (box as { defaultWorkingDirectory?: unknown }).defaultWorkingDirectory;
+  if (typeof known === 'string' && known.startsWith('/')) return known;
+  const result = await sandbox.run({ command: 'pwd', ...(abortSignal ? { abortSignal } : {}) });
+  const cwd = result.stdout.trim();
+  if (result.exitCode !== 0 || !cwd.startsWith('/')) {
+    throw new Error(`cannot tell the sandbox's working directory: pwd exited ${result.exitCode} with ${JSON.stringify(cwd || result.stderr.trim())}`);
+  }
+  return cwd === '/' ? cwd : cwd.replace(/\/+$/, '');
 }
 
 function absolute(base: string, path: string): string {

@@ -8,6 +8,7 @@ import type { ToolSet } from '@ai-sdk/provider-utils';
 import type { HarnessV1BootstrapCommand, HarnessV1BootstrapFile } from '../../protocol/harness-v1/bootstrap.ts';
 import type {
   HarnessV1PermissionMode,
+  HarnessV1ResponseFormat,
   HarnessV1Skill,
   HarnessV1ToolSpec,
 } from '../../protocol/harness-v1/session.ts';
@@ -49,14 +50,22 @@ export type LaunchContext = {
    * them in a wrapper (`sh -c`, a pi extension). undefined: the bridge serves no endpoint.
    */
   readonly mcp: McpEnvNames | undefined;
+  /** The turn's model: what the caller chose for this turn (1.0.x passes one per turn), else the adapter's `modelId`. */
   readonly modelId: string | undefined;
+  /** A JSON response format, only ever for an adapter with `supportsJsonResponseFormat` (others are refused before launch). */
+  readonly responseFormat?: Extract<HarnessV1ResponseFormat, { type: 'json' }>;
 };
 
 export type PromptContext = {
   readonly text: string;
-  /** Present only on the first prompt of a fresh session (never on a resumed one). */
+  /** Present on the session's first prompt and whenever the caller's instructions change; never the same instructions twice. */
   readonly instructions: string | undefined;
+  /** The turn's skills (1.0.x passes them per turn; canary.3 once, at doStart). Their files are written before the turn starts. */
   readonly skills: ReadonlyArray<HarnessV1Skill>;
+  /** The turn's model (as in LaunchContext). */
+  readonly modelId?: string;
+  /** As in LaunchContext. */
+  readonly responseFormat?: Extract<HarnessV1ResponseFormat, { type: 'json' }>;
   readonly threadId: string | undefined;
   /** The session's permission mode, for CLIs that take their approval policy per request (Codex's turn/start). The kit always sets it. */
   readonly permissionMode?: HarnessV1PermissionMode;
@@ -95,6 +104,12 @@ export type CliAdapterDefinition<S> = {
   readonly harnessId: string;
   readonly builtinTools: ToolSet;
   readonly supportsBuiltinToolApprovals?: boolean;
+  /**
+   * The adapter makes the CLI answer in JSON when a turn asks for it (responseFormat
+   * `json`, passed in LaunchContext and PromptContext). Without it such a turn is
+   * refused with HarnessCapabilityUnsupportedError before anything starts.
+   */
+  readonly supportsJsonResponseFormat?: boolean;
   readonly modelId?: string;
   /** What the bootstrap recipe adds to install the CLI (runs after the bridge file is written). */
   readonly install?: {
@@ -141,7 +156,11 @@ export type CliAdapterDefinition<S> = {
    * yet, a CLI that cannot compact mid-turn): doCompact rejects with that error and nothing is sent.
    */
   encodeCompact?(customInstructions: string | undefined, context?: CompactContext): string;
-  /** Files that make skills discoverable by the CLI (e.g. `.claude/skills/<name>/SKILL.md`). */
+  /**
+   * Files that make skills discoverable by the CLI (e.g. `.claude/skills/<name>/SKILL.md`, plus each skill's
+   * `files`; skillDirectoryFiles builds that layout). The kit writes them before a turn whose skills changed and
+   * removes the files of skills that are gone.
+   */
   skillFiles?(skills: ReadonlyArray<HarnessV1Skill>, sessionWorkDir: string): ReadonlyArray<HarnessV1BootstrapFile>;
   /** The CLI's thread id, if this record reveals it. */
   threadId(record: JournalRecord): string | undefined;

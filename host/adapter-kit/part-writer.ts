@@ -91,7 +91,7 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
     finish,
     raw: (rawValue: unknown) => push({ type: 'raw', rawValue }),
     /**
-     * A turn-end record reached a turn the CLI never finished: aborted/stopped → finish 'interrupted';
+     * A turn-end record reached a turn the CLI never finished: aborted/stopped → finish unified 'other', raw the reason;
      * exit/spawn-failed/matched → error + finish 'error'; interrupted (the bridge died) → blocks closed
      * but no finish, because the kit re-drives the thread and that turn finishes the stream.
      */
@@ -102,7 +102,7 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
         if (state.held) push({ type: 'stream-start' }); // what the CLI printed still reaches the consumer
         return close();
       }
-      if (reason === 'aborted' || reason === 'stopped') return finish({ unified: 'interrupted', raw: reason });
+      if (reason === 'aborted' || reason === 'stopped') return finish({ unified: 'other', raw: reason });
       push({ type: 'error', error: { message: message ?? `${cli} ended the turn without a result (${reason}${code == null ? '' : `, code ${code}`})` } });
       finish({ unified: 'error', raw: reason });
     },

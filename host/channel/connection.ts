@@ -19,6 +19,8 @@ export type Loss = { reason: string; closeCode?: number; httpStatus?: number; im
 export type ConnectionOptions = {
   url: string;
   token: string;
+  /** Extra upgrade headers (a sandbox port endpoint's); the bearer token always wins. */
+  headers?: Readonly<Record<string, string>> | undefined;
   connectTimeoutMs: number;
   /** Defaults to `ws`. */
   WebSocket?: ChannelSocketConstructor | undefined;
@@ -49,7 +51,7 @@ export class BridgeConnection {
 
   constructor(options: ConnectionOptions, events: ConnectionEvents) {
     const socket = new (options.WebSocket ?? WebSocket)(options.url, {
-      headers: { Authorization: `Bearer ${options.token}` },
+      headers: { ...options.headers, Authorization: `Bearer ${options.token}` },
       handshakeTimeout: options.connectTimeoutMs,
       maxPayload: CHANNEL_LIMITS.maxInboundFrameBytes,
       perMessageDeflate: false,

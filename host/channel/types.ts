@@ -44,6 +44,8 @@ export type RecordsInfo = { replay: boolean };
 export type BridgeChannelOptions = {
   url: string;
   token: string;
+  /** Headers the sandbox's port endpoint requires on every upgrade (HarnessV1PortEndpoint.headers). */
+  headers?: Readonly<Record<string, string>>;
   /** Highest seq the consumer already has; delivery starts at cursor+1. */
   cursor: number;
   /** Expected journal; when unset the first hello's journalId is pinned for later reconnects. */

@@ -6,7 +6,7 @@
 //            the session finds out while replaying): re-drive the CLI thread.
 // This module only reaches a bridge and says which rung that was; the session
 // decides whether the in-flight turn needs the rerun on top.
-import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
+import type { HarnessV1PortEndpoint, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HelloFrame } from '../../protocol/v1/index.ts';
 import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
@@ -17,13 +17,18 @@ export type Rung = 'fresh' | 'attach' | 'replay' | 'rerun';
 
 export type BridgeLink = {
   readonly url: string;
+  /** Headers the sandbox's port endpoint requires on the connection (never the bridge token). */
+  readonly headers: Readonly<Record<string, string>>;
   readonly token: string;
   readonly port: number;
   readonly hello: HelloFrame;
 };
 
+/** A sandbox port as the host reaches it, for a WebSocket (the sandbox session's getPortEndpoint or getPortUrl). */
+export type PortResolver = (port: number) => Promise<HarnessV1PortEndpoint>;
+
 export type ReachOptions = {
-  readonly network: HarnessV1NetworkSandboxSession;
+  readonly endpoint: PortResolver;
   readonly sandbox: SandboxSession;
   readonly spawn: Omit<SpawnBridgeOptions, 'sandbox'>;
   /** The journal the resume state was cut from. */
@@ -33,30 +38,30 @@ export type ReachOptions = {
 
 export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink> {
   const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
-  const url = await options.network.getPortUrl({ port: ready.port, protocol: 'ws' });
-  const probe = await probeBridge(url, token, options.probeTimeoutMs);
+  const { url, headers = {} } = await options.endpoint(ready.port);
+  const probe = await probeBridge(url, token, options.probeTimeoutMs, headers);
   if (!probe.ok) {
     throw new BridgeSessionError('bridge-start-failed', `bridge printed its ready line but its socket failed: ${probe.detail}`);
   }
-  return { url, token, port: ready.port, hello: probe.hello };
+  return { url, headers, token, port: ready.port, hello: probe.hello };
 }
 
 /** Reaches the bridge for a resume: the live one (attach) or a new one on the same state dir. */
 export async function reachBridge(options: ReachOptions): Promise<{ link: BridgeLink; rung: Exclude<Rung, 'fresh'> }> {
-  const { sandbox, network } = options;
+  const { sandbox } = options;
   const stateDir = options.spawn.stateDir;
   const [prior, token] = await Promise.all([readBridgeState(sandbox, stateDir), readToken(sandbox, stateDir)]);
   if (prior && token) {
-    const url = await network.getPortUrl({ port: prior.port, protocol: 'ws' });
-    let probe = await probeLiveBridge(url, token, options.probeTimeoutMs);
+    const { url, headers = {} } = await options.endpoint(prior.port);
+    let probe = await probeLiveBridge(url, token, options.probeTimeoutMs, headers);
     // A bridge that is stopping (SIGTERM, stop, destroy) is about to exit: attaching would leave the
     // channel retrying a dead port. A fresh connection gets 503 on upgrade (handled below, as a
     // bridge that does not answer); one whose upgrade won the race gets a hello with state
     // 'stopping'. Wait for it to go, then replace it.
-    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs);
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers);
     // Still stopping past stoppingBridgeWaitMs: replace it, which the state-dir lock refuses while it lives.
     if (probe.ok && probe.hello.state !== 'stopping') {
-      const link = { url, token, port: prior.port, hello: probe.hello };
+      const link = { url, headers, token, port: prior.port, hello: probe.hello };
       return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
     }
   }
@@ -77,11 +82,11 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
 }
 
 /** Probes a stopping bridge until it no longer answers (or stops stopping); returns the last probe. */
-async function untilGone(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
+async function untilGone(url: string, token: string, timeoutMs: number, headers: Readonly<Record<string, string>>): Promise<ProbeResult> {
   const deadline = Date.now() + HOST_SESSION_LIMITS.stoppingBridgeWaitMs;
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const probe = await probeBridge(url, token, timeoutMs);
+    const probe = await probeBridge(url, token, timeoutMs, headers);
     if (!probe.ok || probe.hello.state !== 'stopping' || Date.now() > deadline) return probe;
   }
 }
@@ -92,15 +97,15 @@ async function awaitLockedBridge(
   token: string,
   refusal: unknown,
 ): Promise<{ link: BridgeLink; replaced: boolean }> {
-  const url = await options.network.getPortUrl({ port, protocol: 'ws' });
+  const { url, headers = {} } = await options.endpoint(port);
   const deadline = Date.now() + HOST_SESSION_LIMITS.lockedBridgeWaitMs;
   let delayMs = 250;
   let last = 'not probed';
   while (Date.now() < deadline) {
-    let probe = await probeBridge(url, token, options.probeTimeoutMs);
+    let probe = await probeBridge(url, token, options.probeTimeoutMs, headers);
     // The holder is on its way out: once it exits (and releases the lock) a new bridge can start.
-    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs);
-    if (probe.ok && probe.hello.state !== 'stopping') return { link: { url, token, port, hello: probe.hello }, replaced: false };
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers);
+    if (probe.ok && probe.hello.state !== 'stopping') return { link: { url, headers, token, port, hello: probe.hello }, replaced: false };
     last = probe.ok ? 'the bridge holding the state dir is still stopping' : probe.detail;
     // It did not answer, or is still stopping: it may have exited meanwhile (a stopping bridge answers
     // 503 until it exits, then nothing answers at all), so try again to start one; the lock decides.
@@ -135,12 +140,12 @@ async function startUnlessLocked(options: Omit<ReachOptions, 'journalId'>): Prom
  */
 const probeRetryDelaysMs = [100, 300, 600] as const;
 
-async function probeLiveBridge(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
-  let probe = await probeBridge(url, token, timeoutMs);
+async function probeLiveBridge(url: string, token: string, timeoutMs: number, headers: Readonly<Record<string, string>>): Promise<ProbeResult> {
+  let probe = await probeBridge(url, token, timeoutMs, headers);
   for (const delayMs of probeRetryDelaysMs) {
     if (probe.ok || (probe.reason !== 'http-error' && probe.reason !== 'refused')) return probe;
     await new Promise((resolve) => setTimeout(resolve, delayMs));
-    probe = await probeBridge(url, token, timeoutMs);
+    probe = await probeBridge(url, token, timeoutMs, headers);
   }
   return probe;
 }

@@ -8,10 +8,11 @@ export type ProbeResult =
   | { ok: true; hello: HelloFrame }
   | { ok: false; reason: 'refused' | 'unauthorized' | 'timeout' | 'bad-hello' | 'http-error'; detail: string };
 
-export function probeBridge(url: string, token: string, timeoutMs: number): Promise<ProbeResult> {
+/** `headers`: what the sandbox's port endpoint says the connection must carry (a port proxy's own auth). */
+export function probeBridge(url: string, token: string, timeoutMs: number, headers: Readonly<Record<string, string>> = {}): Promise<ProbeResult> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, {
-      headers: { authorization: `Bearer ${token}` },
+      headers: { ...headers, authorization: `Bearer ${token}` },
       maxPayload: PROTOCOL_LIMITS_V1.maxPayloadBytes,
       handshakeTimeout: timeoutMs,
     });

@@ -3,9 +3,21 @@
 // sandbox), the cursor, and the in-flight turn, so any rung of the ladder can
 // pick up from it. Validated with zod on the way in; foreign or corrupt
 // payloads are refused with a clear error.
+//
+// The payload (ResumeData) is the lifecycle state's `data`; the state around
+// it is tagged for @ai-sdk/harness 1.0.x ('continue-turn' from a suspend,
+// 'resume-session' from detach/stop, nesting a continueFrom while a turn is in
+// flight) and is at the same time the untagged state of the canary.3 contract
+// (protocol/harness-v1/session.ts). Whether a turn is in flight is the data's
+// own `turn`, so doStart treats every shape alike.
 import { z } from 'zod';
 import type { JSONValue } from '@ai-sdk/provider';
-import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
+import type {
+  HarnessV1ContinueTurnState,
+  HarnessV1ResumeSessionState,
+  HarnessV1ResumeState,
+  HarnessV1StartOptions,
+} from '../../protocol/harness-v1/session.ts';
 import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
 import { ResumeStateError } from './errors.ts';
 
@@ -53,21 +65,65 @@ export const resumeDataSchema = z.object({
   carry: z.array(streamPartSchema.refine((part) => part.type === 'compaction', 'only compaction parts are carried')).optional(),
   /** Why the state was produced: suspend, detach or stop. */
   reason: z.enum(['suspend', 'detach', 'stop']),
+  /** The model the last turn ran with, when the caller chose one per turn (internal turns and reruns keep it). */
+  model: z.string().optional(),
+  /** SHA-256 of the instructions last sent to the CLI: the same instructions are never sent twice. */
+  instructions: z.string().optional(),
+  /** The skills the CLI can see: a digest of the set, and the files written for it (replaced when the set changes). */
+  skills: z.object({ digest: z.string(), paths: z.array(z.string()) }).optional(),
 });
 export type ResumeData = z.infer<typeof resumeDataSchema>;
 export type InFlightTurn = z.infer<typeof inFlightTurnSchema>;
 
+/**
+ * canary.3's resumeStateSchema: the whole state. Loose, so the 1.0.x fields
+ * (type, continueFrom, pendingToolResults, turnSettings) pass through untouched.
+ */
 export function resumeStateSchemaFor(harnessId: string) {
-  return z.object({
+  return z.looseObject({
     harnessId: z.literal(harnessId),
     specificationVersion: z.literal('harness-v1'),
+    type: z.enum(['continue-turn', 'resume-session']).optional(),
     data: resumeDataSchema,
     pendingToolApprovals: z.array(z.unknown()).optional(),
   });
 }
 
+/** 1.0.x's lifecycleStateSchema: the state's `data` alone (the framework validates the envelope itself). */
+export const lifecycleStateSchema = resumeDataSchema;
+
+/** The canary.3 shape: an untagged state around `data` (what a caller that stored only the data rebuilds). */
 export function toResumeState(harnessId: string, data: ResumeData): HarnessV1ResumeState {
   return { harnessId, specificationVersion: 'harness-v1', data };
+}
+
+/** What doSuspendTurn returns. */
+export function toContinueState(harnessId: string, data: ResumeData): HarnessV1ContinueTurnState {
+  return { type: 'continue-turn', harnessId, specificationVersion: 'harness-v1', data };
+}
+
+/** What doDetach and doStop return; a turn still in flight also travels as the nested continueFrom. */
+export function toResumeSessionState(harnessId: string, data: ResumeData): HarnessV1ResumeSessionState {
+  return {
+    type: 'resume-session',
+    harnessId,
+    specificationVersion: 'harness-v1',
+    data,
+    ...(data.turn ? { continueFrom: toContinueState(harnessId, data) } : {}),
+  };
+}
+
+/**
+ * The state doStart resumes from, whichever shape the caller uses: 1.0.x's
+ * continueFrom, a resume-session's nested continueFrom, or the resumeFrom
+ * itself (a parked session, or canary.3's state of any kind).
+ */
+export function startStateOf(options: Pick<HarnessV1StartOptions, 'continueFrom' | 'resumeFrom'>): HarnessV1ResumeState | undefined {
+  if (options.continueFrom) return options.continueFrom;
+  const resumeFrom = options.resumeFrom;
+  if (!resumeFrom) return undefined;
+  const nested = (resumeFrom as { continueFrom?: HarnessV1ContinueTurnState }).continueFrom;
+  return nested ?? resumeFrom;
 }
 
 /** Validates a resume payload for this harness; throws ResumeStateError naming what is wrong. */

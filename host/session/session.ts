@@ -4,15 +4,18 @@
 // destroy). Records arrive in seq order exactly once from the channel; the
 // in-flight turn and the slice consuming it are turn-consumer.ts. Resume
 // payloads and the ladder live in resume-state.ts and ladder.ts.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/diagnostics.ts';
 import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
 import type {
   HarnessV1ContinueTurnOptions,
+  HarnessV1ContinueTurnState,
   HarnessV1PromptControl,
   HarnessV1PromptTurnOptions,
-  HarnessV1ResumeState,
+  HarnessV1ResponseFormat,
+  HarnessV1ResumeSessionState,
   HarnessV1Session,
+  HarnessV1Skill,
   HarnessV1ToolSpec,
 } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
@@ -25,7 +28,8 @@ import { compactFailure } from './compact-failure.ts';
 import { BridgeSessionError } from './errors.ts';
 import { forceDestroy } from './force-destroy.ts';
 import { promptText } from './prompt.ts';
-import { toResumeState, type ResumeData } from './resume-state.ts';
+import { toContinueState, toResumeSessionState, type ResumeData } from './resume-state.ts';
+import { removeSandboxFiles } from './remove-files.ts';
 import { sendRequest, type SendContext } from './send-request.ts';
 import type { SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 import { startFrame, type TurnRequest } from './start-frame.ts';
@@ -51,6 +55,14 @@ export class BridgeSession<S> implements HarnessV1Session {
   private readonly consumer: TurnConsumer<S>;
   private pendingRerun: boolean;
   private closed = false;
+  /** Started from a suspend's state and not yet continued: a continue that finds no turn (it ended before the suspend took) finishes empty. */
+  private fromSuspend: boolean;
+  /** The model the caller chose for the latest turn; internal turns and reruns keep it (undefined: the adapter's). */
+  private model: string | undefined;
+  /** SHA-256 of the instructions last sent to the CLI. */
+  private instructionsDigest: string | undefined;
+  /** The skill files the CLI sees now (ResumeData.skills). */
+  private skills: { digest: string; paths: string[] } | undefined;
   /** Recent turn starts and stdin writes, to settle requests whose ack a dropped connection swallowed. */
   private readonly writes = new WriteLog(HOST_SESSION_LIMITS.maxRememberedWrites);
 
@@ -72,6 +84,10 @@ export class BridgeSession<S> implements HarnessV1Session {
     this.cursor = resume?.cursor ?? 0;
     this.threadId = resume?.threadId;
     this.prompted = resume?.prompted ?? false;
+    this.fromSuspend = resume?.reason === 'suspend';
+    this.model = resume?.model;
+    this.instructionsDigest = resume?.instructions;
+    this.skills = resume?.skills;
     this.pendingRerun = init.rungs.includes('rerun') && resume?.turn !== undefined;
     if (resume?.carry) this.consumer.carry = [...resume.carry];
     if (resume?.turn) {
@@ -93,13 +109,19 @@ export class BridgeSession<S> implements HarnessV1Session {
     this.assertOpen();
     const inFlight = this.consumer.turn;
     if (inFlight) throw new BridgeSessionError('turn-busy', `turn ${inFlight.turnId} is still in flight; continue or suspend it first`);
+    this.fromSuspend = false;
+    const responseFormat = this.jsonFormat(options.responseFormat);
     const text = promptText(options.prompt);
-    const instructions = !this.prompted && !this.isResume ? options.instructions : undefined;
+    if (options.model !== undefined) this.model = options.model;
+    const skills = options.skills ?? this.ctx.skills;
+    await this.applySkills(skills);
+    const instructions = this.instructionsToSend(options.instructions);
     const tools = options.tools ?? [];
     await this.ensureThread(tools);
     const { control, done } = this.consumer.begin(options.emit, tools, false);
-    await this.startTurn({ prompt: text, instructions, tools, rerunOf: undefined });
+    await this.startTurn({ prompt: text, instructions, tools, rerunOf: undefined, skills, responseFormat });
     this.prompted = true;
+    if (instructions !== undefined) this.instructionsDigest = digest(instructions);
     this.consumer.watchAbort(options.abortSignal);
     void done;
     return control;
@@ -108,6 +130,15 @@ export class BridgeSession<S> implements HarnessV1Session {
   async doContinueTurn(options: HarnessV1ContinueTurnOptions): Promise<HarnessV1PromptControl> {
     this.assertOpen();
     const turn = this.consumer.turn;
+    if (options.model !== undefined) this.model = options.model;
+    const firstContinue = this.fromSuspend;
+    this.fromSuspend = false;
+    if (!turn && firstContinue) {
+      // Nothing to continue: the turn ended before the suspend took, and the slice that suspended received every part of it.
+      return { done: Promise.resolve(), submitToolResult: async () => {
+        throw new BridgeSessionError('no-turn', 'no turn is in flight');
+      } };
+    }
     if (!turn) throw new BridgeSessionError('no-turn', 'there is no suspended turn to continue');
     const tools = options.tools ?? [];
     const { control } = this.consumer.begin(options.emit, tools, false);
@@ -133,11 +164,11 @@ export class BridgeSession<S> implements HarnessV1Session {
     return control;
   }
 
-  async doSuspendTurn(): Promise<HarnessV1ResumeState> {
+  async doSuspendTurn(): Promise<HarnessV1ContinueTurnState> {
     this.assertOpen();
     await this.detachChannel();
     this.consumer.release();
-    return this.resumeState('suspend');
+    return toContinueState(this.ctx.adapter.harnessId, this.resumeData('suspend'));
   }
 
   async doCompact(customInstructions?: string): Promise<void> {
@@ -166,22 +197,22 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   // ---- lifecycle ---------------------------------------------------------
 
-  async doDetach(): Promise<HarnessV1ResumeState> {
+  async doDetach(): Promise<HarnessV1ResumeSessionState> {
     this.assertOpen();
     await this.detachChannel();
     this.consumer.release();
     this.closed = true;
-    return this.resumeState(this.consumer.turn ? 'suspend' : 'detach');
+    return toResumeSessionState(this.ctx.adapter.harnessId, this.resumeData(this.consumer.turn ? 'suspend' : 'detach'));
   }
 
-  async doStop(): Promise<HarnessV1ResumeState> {
+  async doStop(): Promise<HarnessV1ResumeSessionState> {
     this.assertOpen();
     await this.ensureChannel();
     await this.send({ type: 'stop' }, HOST_SESSION_LIMITS.lifecycleTimeoutMs);
     await this.detachChannel();
     this.consumer.release();
     this.closed = true;
-    return this.resumeState('stop');
+    return toResumeSessionState(this.ctx.adapter.harnessId, this.resumeData('stop'));
   }
 
   async doDestroy(): Promise<void> {
@@ -208,7 +239,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     await this.ensureChannel();
     const rerun = request.rerunOf !== undefined;
     const turnId = `turn-${this.cursor + 1}-${randomBytes(3).toString('hex')}`;
-    const frame = startFrame(this.ctx, { turnId, threadId: this.threadId }, request);
+    const frame = startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request });
     this.consumer.turn = {
       turnId,
       prompt: request.prompt,
@@ -275,11 +306,14 @@ export class BridgeSession<S> implements HarnessV1Session {
   private async ensureThread(tools: ReadonlyArray<HarnessV1ToolSpec>): Promise<void> {
     const encode = this.ctx.adapter.encodeThreadStart;
     if (!encode || this.threadId !== undefined) return;
-    const { done } = this.consumer.begin(() => undefined, tools, true);
+    // Its parts are dropped but for what says why it failed (error parts, raw stderr): a CLI that cannot start is named by its own words.
+    const said: string[] = [];
+    const { done } = this.consumer.begin((part) => void (said.length < 5 && pushSaid(said, part)), tools, true);
     await this.startTurn({ prompt: '', instructions: undefined, tools, rerunOf: undefined, input: encode() });
     await done;
     if (this.threadId === undefined) {
-      throw new BridgeSessionError('bridge-refused', `${this.ctx.adapter.harnessId} started no thread: its thread-start exchange revealed no thread id`);
+      const why = said.length > 0 ? ` (the CLI said: ${said.join('; ')})` : '';
+      throw new BridgeSessionError('bridge-refused', `${this.ctx.adapter.harnessId} started no thread: its thread-start exchange revealed no thread id${why}`);
     }
   }
 
@@ -341,7 +375,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   // ---- internals: misc -------------------------------------------------------
 
-  private resumeState(reason: ResumeData['reason']): HarnessV1ResumeState {
+  private resumeData(reason: ResumeData['reason']): ResumeData {
     const turn = this.consumer.resumeTurn(this.cursor);
     const carry = this.consumer.carry;
     const data: ResumeData = {
@@ -357,8 +391,45 @@ export class BridgeSession<S> implements HarnessV1Session {
       ...(this.threadId === undefined ? {} : { threadId: this.threadId }),
       ...(carry.length === 0 ? {} : { carry }),
       ...(turn ? { turn } : {}),
+      ...(this.model === undefined ? {} : { model: this.model }),
+      ...(this.instructionsDigest === undefined ? {} : { instructions: this.instructionsDigest }),
+      ...(this.skills === undefined ? {} : { skills: this.skills }),
     };
-    return toResumeState(this.ctx.adapter.harnessId, data);
+    return data;
+  }
+
+  /** A JSON response format, if the adapter can honour it; never silently ignored. */
+  private jsonFormat(format: HarnessV1ResponseFormat | undefined): Extract<HarnessV1ResponseFormat, { type: 'json' }> | undefined {
+    if (format === undefined || format.type === 'text') return undefined;
+    if (this.ctx.adapter.supportsJsonResponseFormat) return format;
+    throw new HarnessCapabilityUnsupportedError({
+      message: `${this.ctx.adapter.harnessId} cannot make its CLI answer in a JSON response format; ask for text (no output schema)`,
+      harnessId: this.ctx.adapter.harnessId,
+    });
+  }
+
+  /**
+   * The instructions to send with this prompt: on the session's first prompt, and again when they
+   * change, never the same twice (1.0.x passes them every turn; canary.3 expects them applied once).
+   */
+  private instructionsToSend(instructions: string | undefined): string | undefined {
+    if (!instructions) return undefined;
+    if (this.instructionsDigest !== undefined) return digest(instructions) === this.instructionsDigest ? undefined : instructions;
+    // A payload from before digests were kept: a session that was prompted already carries them in its history.
+    return this.prompted ? undefined : instructions;
+  }
+
+  /** Makes the CLI see exactly `skills`: writes their files when the set changed and removes the files of skills that are gone. */
+  private async applySkills(skills: ReadonlyArray<HarnessV1Skill>): Promise<void> {
+    const skillFiles = this.ctx.adapter.skillFiles;
+    const files = skillFiles && skills.length > 0 ? skillFiles(skills, this.ctx.sessionWorkDir) : [];
+    if (files.length === 0 && this.skills === undefined) return;
+    const setDigest = digest(JSON.stringify(files.map((file) => [file.path, file.content])));
+    if (this.skills?.digest === setDigest) return;
+    for (const file of files) await this.ctx.sandbox.writeTextFile({ path: file.path, content: file.content });
+    const kept = new Set(files.map((file) => file.path));
+    await removeSandboxFiles(this.ctx.sandbox, (this.skills?.paths ?? []).filter((path) => !kept.has(path)));
+    this.skills = { digest: setDigest, paths: [...kept] };
   }
 
   private assertOpen(): void {
@@ -376,4 +447,19 @@ export class BridgeSession<S> implements HarnessV1Session {
       timestamp: Date.now(),
     });
   }
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** What an error or raw stderr part says, for the thread-start failure's message (at most 500 characters each). */
+function pushSaid(said: string[], part: HarnessV1StreamPart): void {
+  const raw = part.type === 'raw' && typeof part.rawValue === 'object' && part.rawValue !== null && 'stderr' in part.rawValue ? part.rawValue.stderr : undefined;
+  const error = part.type === 'error' ? part.error : undefined;
+  const message = typeof error === 'object' && error !== null && 'message' in error ? error.message : error;
+  const text = raw ?? message;
+  if (text === undefined) return;
+  const line = typeof text === 'string' ? text : JSON.stringify(text) ?? String(text);
+  said.push(line.length > 500 ? `${line.slice(0, 500)}…` : line);
 }

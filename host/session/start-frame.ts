@@ -3,7 +3,7 @@
 // defaulted here, not at the bridge, so a bad adapter fails loudly in the
 // host), the prompt as the adapter encodes it for the CLI's stdin, and the
 // host tools the bridge's MCP endpoint serves for the turn.
-import type { HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1ResponseFormat, HarnessV1Skill, HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
 import { launchSpecSchema } from '../../protocol/v1/index.ts';
 import type { LaunchMode } from '../adapter-kit/adapter.ts';
 import type { ChannelRequest } from '../channel/index.ts';
@@ -18,12 +18,20 @@ export type TurnRequest = {
   rerunOf: string | undefined;
   /** Stdin for the CLI as is (an internal turn: thread start, compaction); default: the adapter's encoded prompt. */
   input?: string;
+  /** The turn's model, when the caller chose one (else the adapter's). */
+  model?: string | undefined;
+  /** The turn's skills (default: the session's, from doStart). */
+  skills?: ReadonlyArray<HarnessV1Skill>;
+  /** A JSON response format the adapter supports (the session refuses it otherwise). */
+  responseFormat?: Extract<HarnessV1ResponseFormat, { type: 'json' }> | undefined;
 };
 
 export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; threadId: string | undefined }, request: TurnRequest): ChannelRequest {
   const { turnId, threadId } = turn;
   const mode: LaunchMode = request.rerunOf !== undefined ? 'rerun' : threadId ? 'resume' : 'fresh';
   const adapter = ctx.adapter;
+  const modelId = request.model ?? adapter.modelId;
+  const responseFormat = request.responseFormat ? { responseFormat: request.responseFormat } : {};
   const launch = launchSpecSchema.parse(adapter.launch({
     mode,
     threadId,
@@ -34,16 +42,19 @@ export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; th
     permissionMode: ctx.permissionMode,
     tools: request.tools,
     mcp: ctx.mcp,
-    modelId: adapter.modelId,
+    modelId,
+    ...responseFormat,
   }));
   const input =
     request.input ??
     adapter.encodePrompt?.({
       text: request.prompt,
       instructions: request.instructions,
-      skills: ctx.skills,
+      skills: request.skills ?? ctx.skills,
       threadId,
       permissionMode: ctx.permissionMode,
+      ...(modelId === undefined ? {} : { modelId }),
+      ...responseFormat,
     });
   const tools = request.tools.map(toHostTool);
   return request.rerunOf !== undefined

@@ -20,7 +20,7 @@ const warning = z.discriminatedUnion('type', [
 // schemas accept a missing key and the transform puts it back.
 export const finishReasonSchema = z
   .object({
-    unified: z.enum(['stop', 'length', 'content-filter', 'tool-calls', 'error', 'interrupted', 'other']),
+    unified: z.enum(['stop', 'length', 'content-filter', 'tool-calls', 'error', 'other']),
     raw: z.string().optional(),
   })
   .transform(({ unified, raw }) => ({ unified, raw }));
@@ -51,6 +51,17 @@ export const streamPartSchema = z.discriminatedUnion('type', [
   deltaPart('reasoning-delta'),
   idPart('reasoning-end'),
   z.object({
+    type: z.literal('tool-input-start'),
+    id: z.string(),
+    toolName: z.string(),
+    providerMetadata,
+    providerExecuted: z.boolean().optional(),
+    dynamic: z.boolean().optional(),
+    title: z.string().optional(),
+  }),
+  z.object({ type: z.literal('tool-input-delta'), id: z.string(), delta: z.string(), providerMetadata }),
+  z.object({ type: z.literal('tool-input-end'), id: z.string(), providerMetadata }),
+  z.object({
     type: z.literal('tool-call'),
     toolCallId: z.string(),
     toolName: z.string(),
@@ -59,6 +70,7 @@ export const streamPartSchema = z.discriminatedUnion('type', [
     dynamic: z.boolean().optional(),
     providerMetadata,
     nativeName: z.string().optional(),
+    stepToolCallCount: z.number().int().nonnegative().optional(),
   }),
   z.object({
     type: z.literal('tool-approval-request'),

@@ -5,6 +5,7 @@
 import type {
   JSONValue,
   LanguageModelV4FinishReason,
+  LanguageModelV4StreamPart,
   LanguageModelV4ToolApprovalRequest,
   LanguageModelV4ToolCall,
   LanguageModelV4ToolResult,
@@ -29,7 +30,12 @@ export type HarnessV1StreamPart =
   | ({ type: 'reasoning-start'; id: string } & WithMeta)
   | ({ type: 'reasoning-delta'; id: string; delta: string } & WithMeta)
   | ({ type: 'reasoning-end'; id: string } & WithMeta)
-  | (LanguageModelV4ToolCall & { nativeName?: string })
+  /** 1.0.x: a tool call's input as the model streams it, where the CLI shows it (id is the tool call's id). */
+  | Extract<LanguageModelV4StreamPart, { type: 'tool-input-start' }>
+  | Extract<LanguageModelV4StreamPart, { type: 'tool-input-delta' }>
+  | Extract<LanguageModelV4StreamPart, { type: 'tool-input-end' }>
+  /** stepToolCallCount (1.0.x): the step's tool-call count, when known before any of them runs. */
+  | (LanguageModelV4ToolCall & { nativeName?: string; stepToolCallCount?: number })
   | LanguageModelV4ToolApprovalRequest
   | LanguageModelV4ToolResult
   | ({ type: 'finish-step'; finishReason: LanguageModelV4FinishReason; usage: LanguageModelV4Usage } & WithMeta)

@@ -134,7 +134,7 @@ export async function startChaosProxy(targetPort: number): Promise<ChaosProxy> {
 
 export type HostInstance = {
   session: HarnessV1Session;
-  /** The proxy the session's channel goes through (the one made for its last getPortUrl). */
+  /** The proxy the session's channel goes through (the one made for its last getPortEndpoint). */
   proxy(): ChaosProxy | undefined;
   /** Closes the proxies this instance made. */
   dispose(): Promise<void>;
@@ -174,11 +174,11 @@ export async function createChaosKit(name: string, options: { survive?: boolean 
       const proxies: ChaosProxy[] = [];
       const wrapped: HarnessV1NetworkSandboxSession = {
         ...sandbox,
-        getPortUrl: async ({ port }) => {
+        getPortEndpoint: async ({ port }) => {
           const proxy = await startChaosProxy(port);
           proxies.push(proxy);
           onProxy?.(proxy);
-          return proxy.url;
+          return { url: proxy.url };
         },
       };
       workDirs.set(sessionId, sandbox.defaultWorkingDirectory);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { CliAdapter } from '../../host/adapter-kit/adapter.ts';
-import type { AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
+import { cliThatCannotStart, type AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
@@ -141,6 +141,7 @@ export function useE2eEnv(options: {
       spawn: wrapped.spawn,
       run: wrapped.run,
       restricted: () => wrapped,
+      getPortEndpoint: async ({ port, protocol }) => ({ url: `${protocol ?? 'http'}://127.0.0.1:${await forward(port)}` }),
       getPortUrl: async ({ port, protocol }) => `${protocol ?? 'http'}://127.0.0.1:${await forward(port)}`,
     };
   }
@@ -176,6 +177,7 @@ export function useE2eEnv(options: {
     requests: (since = 0) => isolated().requests().filter((r) => r.path === options.requestPath).slice(since),
     conformance: (prompts, defer) => ({
       harness: () => harness(),
+      harnessWithFailingStart: () => createBridgeHarness(cliThatCannotStart(options.adapter(bin, isolated().url, {})), { probeTimeoutMs: 3_000 }),
       createSandbox: (id) => sandbox(id, false, defer),
       resumeSandbox: (id) => sandbox(id, true, defer),
       prompts,

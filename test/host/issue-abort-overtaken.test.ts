@@ -69,7 +69,7 @@ describe('abort answered with unknown-turn before the turn-end record arrives', 
         sandbox: {} as never, // not used: no destroy in this test
         mcp: undefined,
       },
-      { link: { url: 'ws://x', token: 't', port: 1, hello }, isResume: false, rungs: [] },
+      { link: { url: 'ws://x', headers: {}, token: 't', port: 1, hello }, isResume: false, rungs: [] },
     );
     const abort = new AbortController();
     const parts: HarnessV1StreamPart[] = [];
@@ -84,7 +84,7 @@ describe('abort answered with unknown-turn before the turn-end record arrives', 
     await expect(control.done).rejects.toMatchObject({ name: 'AbortError' });
     expect(parts.at(-1), 'the finish part of the interrupted turn reached the consumer').toMatchObject({
       type: 'finish',
-      finishReason: { unified: 'interrupted' },
+      finishReason: { unified: 'other' },
     });
   });
 });

@@ -27,8 +27,10 @@ describe('resume probe', () => {
     const state = await session.doSuspendTurn();
     const stateDir = (state.data as { stateDir: string }).stateDir;
     const before = await bridgePid(stateDir);
+    // A canary.3-shaped sandbox: getPortUrl only (the harness uses getPortEndpoint when there is one).
     const wrap = (sandbox: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession => ({
       ...sandbox,
+      getPortEndpoint: undefined,
       getPortUrl: async ({ port }) => {
         // The first connection through the port proxy gets a 502 (it is reshuffling); later ones pass.
         const proxy = await startProxy({ targetPort: port, mode: proxies.length === 0 ? 'http-502' : 'pass' });

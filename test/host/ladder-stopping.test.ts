@@ -202,9 +202,11 @@ describe('the ladder and a hello that says stopping', () => {
     await until(() => !alive(old.pid), 10_000, 'the real bridge to exit');
     fake = await fakeStoppingBridge(probe.hello);
     const fakeUrl = fake.url;
+    // A canary.3-shaped sandbox: getPortUrl only (the harness uses getPortEndpoint when there is one).
     const wrap = (network: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession => ({
       ...network,
-      getPortUrl: async (request) => (request.port === old.port ? fakeUrl : network.getPortUrl(request)),
+      getPortEndpoint: undefined,
+      getPortUrl: async (request) => (request.port === old.port ? fakeUrl : network.getPortUrl!(request)),
     });
     return { state, stateDir, wrap };
   }

@@ -117,7 +117,7 @@ describe('encodeInterrupt', () => {
     });
     await expect(control.done).rejects.toMatchObject({ name: 'AbortError' });
     const finish = parts.find((p) => p.type === 'finish');
-    expect(finish?.type === 'finish' && finish.finishReason, 'the CLI printed its interrupted result').toEqual({ unified: 'interrupted', raw: 'interrupted' });
+    expect(finish?.type === 'finish' && finish.finishReason, 'the CLI printed its interrupted result').toEqual({ unified: 'other', raw: 'interrupted' });
     expect(textOf(await runTurn(session, 'still alive LINES:1'))).toBe('still alive LINES:1 #0\n');
     await session.doDestroy();
     await stop();

@@ -20,15 +20,15 @@ afterAll(async () => {
   await kit.cleanup();
 });
 
-/** Routes the session's WebSocket through a proxy we control (what a hosted sandbox's getPortUrl returns). */
+/** Routes the session's WebSocket through a proxy we control (what a hosted sandbox's getPortEndpoint returns). */
 function viaProxy(onProxy: (proxy: TestProxy) => void) {
   return (sandbox: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession => ({
     ...sandbox,
-    getPortUrl: async ({ port }) => {
+    getPortEndpoint: async ({ port }) => {
       const proxy = await startProxy({ targetPort: port });
       proxies.push(proxy);
       onProxy(proxy);
-      return proxy.url;
+      return { url: proxy.url };
     },
   });
 }

@@ -36,8 +36,10 @@ describe('rerun after a bridge SIGKILL', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     let proxy: TestProxy | undefined;
+    // A canary.3-shaped sandbox: getPortUrl only (the harness uses getPortEndpoint when there is one).
     const wrap = (sandbox: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession => ({
       ...sandbox,
+      getPortEndpoint: undefined,
       getPortUrl: async ({ port }) => {
         proxy = await startProxy({ targetPort: port });
         proxies.push(proxy);

@@ -231,7 +231,7 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
     s.step = null;
     if (!current) return out.close();
     const stop = current.stop ?? stopReason;
-    const reason = stop === 'aborted' ? { unified: 'interrupted' as const, raw: stop } : anthropicFinishReason(stop, current.tools ? 'tool-calls' : 'stop');
+    const reason = stop === 'aborted' ? { unified: 'other' as const, raw: stop } : anthropicFinishReason(stop, current.tools ? 'tool-calls' : 'stop');
     out.finishStep(reason, anthropicUsage(current.usage));
   };
   const openStep = (messageId: string, stepUsage: AnthropicUsage | undefined) => {
@@ -335,7 +335,7 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
     closeStep(L.stop_reason);
     compaction('');
     if (L.is_error && !interrupted) out.push({ type: 'error', error: { message: L.result || L.errors?.join('\n') || L.subtype, subtype: L.subtype, terminalReason: L.terminal_reason ?? null } });
-    const reason = L.is_error ? { unified: interrupted ? ('interrupted' as const) : ('error' as const), raw: L.terminal_reason ?? L.subtype } : anthropicFinishReason(L.stop_reason);
+    const reason = L.is_error ? { unified: interrupted ? ('other' as const) : ('error' as const), raw: L.terminal_reason ?? L.subtype } : anthropicFinishReason(L.stop_reason);
     const before = s.results;
     s.results = {
       usage: addUsage(before?.usage, L.usage),

@@ -117,8 +117,8 @@ const sessionNoise = new Set(['thread/started', 'mcpServer/startupStatus/updated
 function step(s: CodexState, record: JournalRecord): { state: CodexState; parts: HarnessV1StreamPart[] } {
   const parts: HarnessV1StreamPart[] = [];
   const out = partWriter(s.stream, parts);
-  const flushStep = (unified: 'tool-calls' | 'stop' | 'interrupted' | 'error' = 'tool-calls') => {
-    if (s.pending) out.finishStep({ unified, raw: undefined }, usageFromCounts(s.pending));
+  const flushStep = (unified: 'tool-calls' | 'stop' | 'other' | 'error' = 'tool-calls', raw?: string) => {
+    if (s.pending) out.finishStep({ unified, raw }, usageFromCounts(s.pending));
     s.pending = null;
   };
   if (s.stream.finished) return { state: s, parts };
@@ -185,8 +185,9 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
       s.total = addCounts(s.total, s.pending);
     } else if (method === 'turn/completed' && p.turn) {
       const { status, error } = p.turn;
-      const unified = status === 'completed' ? 'stop' : status === 'interrupted' ? 'interrupted' : 'error';
-      flushStep(unified);
+      // An interrupted turn: unified 'other', raw 'interrupted' (no unified 'interrupted' exists; docs/adapter-notes.md#finish-reasons).
+      const unified = status === 'completed' ? 'stop' : status === 'interrupted' ? 'other' : 'error';
+      flushStep(unified, status === 'interrupted' ? status : undefined);
       if (unified === 'error') out.push({ type: 'error', error: { message: error?.message ?? `codex turn ${status}`, codexErrorInfo: error?.codexErrorInfo ?? null } });
       out.finish({ unified, raw: status }, usageFromCounts(s.total)); // no Codex ids: they differ per session, parts must not
     } else raw();

@@ -86,7 +86,7 @@ const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 const compactId = 'harness-compact';
 const counts = (u: z.infer<typeof usage> | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
 const finishReason = (stop: string | null) => ({
-  unified: ({ stop: 'stop', length: 'length', toolUse: 'tool-calls', error: 'error', aborted: 'interrupted' } as const)[stop as 'stop'] ?? ('other' as const),
+  unified: ({ stop: 'stop', length: 'length', toolUse: 'tool-calls', error: 'error', aborted: 'other' } as const)[stop as 'stop'] ?? ('other' as const),
   raw: stop ?? undefined,
 });
 

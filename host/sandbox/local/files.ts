@@ -11,18 +11,23 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { SandboxSession } from '../../../protocol/harness-v1/index.ts';
 import { errnoCode } from './errno.ts';
 
-type FileMethods = Pick<
-  SandboxSession,
-  | 'readFile'
-  | 'readBinaryFile'
-  | 'readTextFile'
-  | 'writeFile'
-  | 'writeBinaryFile'
-  | 'writeTextFile'
-  | 'stat'
-  | 'listDirectory'
-  | 'deleteFile'
->;
+type PathOptions = { path: string; abortSignal?: AbortSignal };
+
+/**
+ * File methods a local session offers beyond the contract. @ai-sdk/provider-utils
+ * 5.0.46 (what @ai-sdk/harness 1.0.x uses) declares none of them; later 5.0.x
+ * releases declare these shapes, so a local session fits either.
+ */
+export interface LocalFileExtras {
+  /** Follows symlinks; null for a missing path. */
+  readonly stat: (options: PathOptions) => Promise<{ type: 'file' | 'directory' | 'other'; size: number } | null>;
+  /** Null for a missing path; rejects (ENOTDIR) on a file. */
+  readonly listDirectory: (options: PathOptions) => Promise<Array<{ name: string; type: 'file' | 'directory' | 'symlink' | 'other' }> | null>;
+  /** True when removed, false when missing; rejects on a directory. A symlink is removed, not its target. */
+  readonly deleteFile: (options: PathOptions) => Promise<boolean>;
+}
+
+type FileMethods = Pick<SandboxSession, 'readFile' | 'readBinaryFile' | 'readTextFile' | 'writeFile' | 'writeBinaryFile' | 'writeTextFile'> & LocalFileExtras;
 
 /** Resolves a caller's path; for access 'write' the session may refuse paths outside its writable area. */
 export type PathGuard = (path: string, access: 'read' | 'write') => string;

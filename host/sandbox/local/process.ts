@@ -7,10 +7,25 @@ import { constants } from 'node:os';
 import { stat } from 'node:fs/promises';
 import { Readable, Writable } from 'node:stream';
 import type { SandboxSession } from '../../../protocol/harness-v1/index.ts';
+import { holdOpen } from '../../session/hold-open.ts';
 import { maxKillGraceMs, recordPid, signalGroup } from './pids.ts';
 
-type SpawnResult = Awaited<ReturnType<SandboxSession['spawn']>>;
+type SandboxProcess = Awaited<ReturnType<SandboxSession['spawn']>>;
 type RunResult = Awaited<ReturnType<SandboxSession['run']>>;
+
+/**
+ * A local process handle: the contract's, plus two local extensions. `stdin`
+ * (only with `stdin: true`; @ai-sdk/provider-utils 5.0.46 has no stdin) and
+ * `unref()`: stop this process and its pipes from keeping the host's event loop
+ * alive, so a host can exit (detach, suspend) while the process keeps running.
+ */
+export type LocalSandboxProcess = SandboxProcess & {
+  readonly stdin?: WritableStream<Uint8Array>;
+  unref(): void;
+};
+
+/** spawn with the local `stdin: true` extension. */
+export type LocalSpawn = (options: Parameters<SandboxSession['spawn']>[0] & { stdin?: boolean }) => Promise<LocalSandboxProcess>;
 
 /** After exit, how long run() waits for output still in the pipes (a background grandchild may hold them open). */
 export const maxRunDrainMs = 500;
@@ -78,8 +93,9 @@ async function start<W>(host: ProcessHost, options: SpawnOptions, wire: (child: 
   await recordPid(host.pidFile, pid);
 
   let killing: Promise<void> | undefined;
+  // Held open: an unref'd process's exit and the grace timer would not keep the host alive until it is gone.
   const kill = (): Promise<void> => {
-    killing ??= (async () => {
+    killing ??= holdOpen(async () => {
       if (!exited) {
         signalGroup(pid, 'SIGTERM');
         await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, maxKillGraceMs).unref())]);
@@ -87,7 +103,7 @@ async function start<W>(host: ProcessHost, options: SpawnOptions, wire: (child: 
       // The leader may be gone while group members linger: finish the group.
       signalGroup(pid, 'SIGKILL');
       await exit;
-    })();
+    });
     return killing;
   };
 
@@ -102,13 +118,13 @@ async function start<W>(host: ProcessHost, options: SpawnOptions, wire: (child: 
   return { child, pid, exit, kill, wired };
 }
 
-export async function spawnProcess(host: ProcessHost, options: SpawnOptions): Promise<SpawnResult> {
+export async function spawnProcess(host: ProcessHost, options: SpawnOptions): Promise<LocalSandboxProcess> {
   const { child, pid, exit, kill, wired } = await start(host, options, (c) => ({
     stdout: Readable.toWeb(c.stdout!) as unknown as ReadableStream<Uint8Array>,
     stderr: Readable.toWeb(c.stderr!) as unknown as ReadableStream<Uint8Array>,
   }));
   const signal = options.abortSignal;
-  const handle = {
+  const handle: LocalSandboxProcess = {
     pid,
     ...wired,
     wait: async () => {
@@ -117,12 +133,7 @@ export async function spawnProcess(host: ProcessHost, options: SpawnOptions): Pr
       return { exitCode };
     },
     kill,
-    /**
-     * Local extension (not in the contract): stop this process and its pipes
-     * from keeping the host's event loop alive, so a host can exit (detach,
-     * suspend) while the process keeps running. Reads still work while the
-     * host stays up for other reasons.
-     */
+    /** Reads still work while the host stays up for other reasons (LocalSandboxProcess). */
     unref: () => {
       child.unref();
       for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();

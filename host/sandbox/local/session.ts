@@ -4,14 +4,15 @@
 // where directories live and how sessions start.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../../protocol/harness-v1/index.ts';
+import type { HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint, HarnessV1PortOptions, SandboxSession } from '../../../protocol/harness-v1/index.ts';
+import { holdOpen } from '../../session/hold-open.ts';
 import { bwrapArgv, requireBwrap, type Isolation } from './bwrap.ts';
 import { LocalSandboxError } from './errors.ts';
-import { createFileMethods } from './files.ts';
+import { createFileMethods, type LocalFileExtras } from './files.ts';
 import { isInside, pidFileName, resolveIn } from './paths.ts';
 import { killRecorded, killResidentKeepers } from './pids.ts';
 import { loopbackUrl } from './ports.ts';
-import { runProcess, spawnProcess, type LiveProcess, type ProcessHost } from './process.ts';
+import { runProcess, spawnProcess, type LiveProcess, type LocalSpawn, type ProcessHost } from './process.ts';
 
 /** How the session came to be; `fromTemplate` sessions started as a copy of an identity template. */
 export interface LocalSessionOrigin {
@@ -25,12 +26,27 @@ export interface LocalSessionOrigin {
   copyMs?: number;
 }
 
-export interface LocalSandboxSession extends HarnessV1NetworkSandboxSession {
+/** The restricted view: the contract's SandboxSession plus the local file extras and spawn's `stdin: true`. */
+export type LocalRestrictedSession = SandboxSession & LocalFileExtras & { readonly spawn: LocalSpawn };
+
+/**
+ * A local session has every member of both contract releases (getPortEndpoint
+ * and getPortUrl, a required destroy), so it is a network sandbox session for
+ * @ai-sdk/harness 1.0.x and for canary.3 alike. Every awaited method has
+ * finished its work when it resolves (holdOpen): a script may end right after.
+ */
+export interface LocalSandboxSession extends HarnessV1NetworkSandboxSession, LocalFileExtras {
   readonly isolation: Isolation;
   readonly origin: LocalSessionOrigin;
+  readonly spawn: LocalSpawn;
+  readonly getPortEndpoint: (options: HarnessV1PortOptions) => Promise<HarnessV1PortEndpoint>;
+  readonly getPortUrl: (options: HarnessV1PortOptions) => Promise<string>;
+  /** Kills every process of the session (also those an earlier host process spawned), then removes its directory. */
   readonly destroy: () => Promise<void>;
+  /** Kills every process of the session; the directory stays (resumeSession reaches it). Idempotent. */
   readonly stop: () => Promise<void>;
   readonly setPorts: (ports: ReadonlyArray<number>) => Promise<void>;
+  readonly restricted: () => LocalRestrictedSession;
 }
 
 export interface LocalSessionOptions {
@@ -76,25 +92,27 @@ export function createLocalSession(options: LocalSessionOptions): LocalSandboxSe
     (isolation === 'bwrap' ? ' (bubblewrap: only this directory is writable, /tmp is private per command)' : ' (no isolation)') +
     '. Servers listening on 127.0.0.1 are reachable from the host.';
 
-  const restrictedView: SandboxSession = Object.freeze({
+  const restrictedView: LocalRestrictedSession = Object.freeze({
     description,
     ...createFileMethods(guard),
-    spawn: ((spawnOptions: Parameters<typeof spawnProcess>[1]) => spawnProcess(host, spawnOptions)) as SandboxSession['spawn'],
-    run: (runOptions) => runProcess(host, runOptions),
+    spawn: (spawnOptions: Parameters<LocalSpawn>[0]) => spawnProcess(host, spawnOptions),
+    run: (runOptions: Parameters<SandboxSession['run']>[0]) => runProcess(host, runOptions),
   });
 
   let stopping: Promise<void> | undefined;
-  const stop = async (): Promise<void> => {
-    // Concurrent calls share one pass; a later call does a fresh (cheap) pass.
-    stopping ??= (async () => {
-      await Promise.all([...live].map((entry) => entry.kill()));
-      await killRecorded(pidFile);
-      await killResidentKeepers(dir); // a bridge keeper and its CLI left every recorded group on purpose
-    })().finally(() => {
-      stopping = undefined;
+  // Held open: what it waits on (an unref'd bridge's exit, unref'd grace timers) would not keep a script alive.
+  const stop = (): Promise<void> =>
+    holdOpen(() => {
+      // Concurrent calls share one pass; a later call does a fresh (cheap) pass.
+      stopping ??= (async () => {
+        await Promise.all([...live].map((entry) => entry.kill()));
+        await killRecorded(pidFile);
+        await killResidentKeepers(dir); // a bridge keeper and its CLI left every recorded group on purpose
+      })().finally(() => {
+        stopping = undefined;
+      });
+      return stopping;
     });
-    return stopping;
-  };
 
   const session: LocalSandboxSession = {
     ...restrictedView,
@@ -105,17 +123,19 @@ export function createLocalSession(options: LocalSessionOptions): LocalSandboxSe
     get ports() {
       return ports;
     },
+    getPortEndpoint: async (urlOptions) => ({ url: loopbackUrl(urlOptions) }),
     getPortUrl: async (urlOptions) => loopbackUrl(urlOptions),
     setPorts: async (next) => {
       for (const port of next) loopbackUrl({ port });
       ports = [...next];
     },
     stop,
-    destroy: async () => {
-      await stop();
-      await rm(dir, { recursive: true, force: true });
-      await options.onDestroy?.();
-    },
+    destroy: () =>
+      holdOpen(async () => {
+        await stop();
+        await rm(dir, { recursive: true, force: true });
+        await options.onDestroy?.();
+      }),
     restricted: () => restrictedView,
   };
   return session;

@@ -256,8 +256,8 @@ describe('fixture by fixture', () => {
     expect(text(parts)).toBe('slow 1 ');
     expect(ofType(parts, 'text-start')).toHaveLength(1);
     expect(ofType(parts, 'error')).toEqual([]);
-    expect(ofType(parts, 'finish-step')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted' });
-    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted_streaming' });
+    expect(ofType(parts, 'finish-step')[0]!.finishReason).toEqual({ unified: 'other', raw: 'aborted' });
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'other', raw: 'aborted_streaming' });
     const raws = ofType(parts, 'raw').map((p) => JSON.stringify(p.rawValue));
     expect(raws.some((r) => r.includes('[Request interrupted by user]')), 'the interruption notice is raw').toBe(true);
     expect(raws.some((r) => r.includes('"control_response"')), 'the interrupt ack is raw').toBe(true);
@@ -322,7 +322,7 @@ describe('fixture by fixture', () => {
     // The queued message's run began (a second init) and was cut off: that run has no result, so the turn was interrupted.
     const midSecondRun = translate(journal(turn!.slice(0, firstResult + 8), { end: { reason: 'aborted' } })).parts;
     expectWellFormed(midSecondRun, 'aborted in the second run');
-    expect(ofType(midSecondRun, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted' });
+    expect(ofType(midSecondRun, 'finish')[0]!.finishReason).toEqual({ unified: 'other', raw: 'aborted' });
     const died = translate(journal(turn!.slice(0, firstResult + 1), { end: { reason: 'interrupted' } })).parts;
     expect(ofType(died, 'finish'), 'the bridge died: no finish, the kit reruns the turn').toEqual([]);
   });
@@ -352,7 +352,7 @@ describe('turns that end without a result line', () => {
     for (const reason of ['aborted', 'stopped'] as const) {
       const parts = endWith({ reason });
       expectWellFormed(parts, reason);
-      expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: reason });
+      expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'other', raw: reason });
       expect(ofType(parts, 'error')).toEqual([]);
     }
   });

@@ -250,8 +250,8 @@ describe('fixture by fixture', () => {
     expectWellFormed(parts, 'abort');
     expect(types(parts)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish']);
     expect(text(parts)).toBe('slow 1 ');
-    expect(ofType(parts, 'finish-step')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted' });
-    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: 'aborted' });
+    expect(ofType(parts, 'finish-step')[0]!.finishReason).toEqual({ unified: 'other', raw: 'aborted' });
+    expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'other', raw: 'aborted' });
     expect(ofType(parts, 'error')).toEqual([]);
     expect(lines('abort').some((l) => l.startsWith('{"type":"response","command":"abort"')), 'the abort ack comes after agent_end, between turns').toBe(true);
     expect(text(turnParts('abort', 1).parts)).toBe('Scripted reply 2 (text): you said "after the abort".');
@@ -426,7 +426,7 @@ describe('turns that end without agent_end', () => {
     for (const reason of ['aborted', 'stopped'] as const) {
       const parts = endWith({ reason });
       expectWellFormed(parts, reason);
-      expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'interrupted', raw: reason });
+      expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'other', raw: reason });
     }
   });
 
