@@ -6,6 +6,8 @@
 // script under it (planReply, parseMarkers) for servers of other flavours.
 export {
   adapterConformance,
+  cannotStartMessage,
+  cliThatCannotStart,
   normalizeIds,
   type AdapterConformanceCase,
   type AdapterConformanceContext,

@@ -494,15 +494,19 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         async (context) => {
           const cleanups: Array<() => unknown> = [];
           const defer = (cleanup: () => unknown) => void cleanups.push(cleanup);
-          const ctx = env.conformance(
-            {
-              text: 'SCENARIO:text conformance',
-              long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
-              minParts: 30,
-              hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI' },
-            },
-            defer,
-          );
+          const ctx = {
+            ...env.conformance(
+              {
+                text: 'SCENARIO:text conformance',
+                textReply: /^Scripted reply \d+ \(text\): you said "conformance"\.$/,
+                long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
+                minParts: 30,
+                hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: .*HOST SAYS HI/ },
+              },
+              defer,
+            ),
+            ...(profile.modelId === undefined ? {} : { modelId: profile.modelId }),
+          };
           try {
             const outcome = await testCase.run(ctx);
             if (outcome.status === 'skip') context.skip(outcome.reason);

@@ -1,53 +1,150 @@
 // The kit's adapter conformance list, run against the fixture adapter over
-// the fixture CLI through createBridgeHarness and the local sandbox provider.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+// the fixture CLI through createBridgeHarness and the local sandbox provider —
+// and against an adapter whose CLI never runs (`sh -c 'echo boom >&2; exit 1'`),
+// which must fail the list, saying why.
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { adapterConformance, type AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineCliAdapter, type CliAdapter } from '../../host/adapter-kit/adapter.ts';
+import { readJsonLine, createLineBuffers, type LineBuffers } from '../../host/adapter-kit/json-lines.ts';
+import { createStreamState, partWriter, type StreamState } from '../../host/adapter-kit/part-writer.ts';
+import {
+  adapterConformance,
+  cannotStartMessage,
+  cliThatCannotStart,
+  type AdapterConformanceContext,
+} from '../../host/testing/conformance/adapter-conformance.ts';
+import { ConformanceFailure } from '../../host/testing/conformance/sandbox-provider-conformance.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
+import { z } from 'zod';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 
 let root: string;
 let provider: LocalSandboxProvider;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'hb-conformance-'));
+  await chmod(root, 0o755); // a root bridge runs the CLI under its own uid, which must reach the sandboxes
   provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
+/** Runs one case against `adapter` with the fixture's prompts; cleanups run whatever happens. */
+async function runCase(testCase: (typeof adapterConformance)[number], adapter: () => CliAdapter<any>) {
+  const cleanups: Array<() => unknown> = [];
+  const open = async (sessionId: string, resume: boolean) => {
+    const sandbox = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
+    cleanups.unshift(() => sandbox.stop()); // sandboxes stop last, after the sessions' own cleanup
+    const workDir = join(sandbox.defaultWorkingDirectory, `fixture-${sessionId}`);
+    await mkdir(workDir, { recursive: true });
+    return { sandbox, workDir };
+  };
+  const ctx: AdapterConformanceContext = {
+    harness: () => createBridgeHarness(adapter(), { probeTimeoutMs: 1_500 }),
+    harnessWithFailingStart: () => createBridgeHarness(cliThatCannotStart(adapter()), { probeTimeoutMs: 1_500 }),
+    createSandbox: (id) => open(id, false),
+    resumeSandbox: (id) => open(id, true),
+    prompts: {
+      text: 'hello LINES:2',
+      textReply: 'hello LINES:2 #0\nhello LINES:2 #1\n',
+      long: 'long LINES:60 INTERVAL:5',
+      minParts: 40,
+      hostTool: { prompt: 'tool LINES:1 TOOL:lookup', tools: [{ name: 'lookup' }], output: { ok: true } },
+    },
+    modelId: 'fixture',
+    defer: (cleanup) => void cleanups.push(cleanup),
+  };
+  try {
+    return await testCase.run(ctx);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }
+}
+
 describe('adapter conformance: fixture adapter', () => {
   for (const testCase of adapterConformance) {
     it(testCase.name, async (context) => {
-      const cleanups: Array<() => unknown> = [];
-      const open = async (sessionId: string, resume: boolean) => {
-        const sandbox = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
-        cleanups.unshift(() => sandbox.stop()); // sandboxes stop last, after the sessions' own cleanup
-        const workDir = join(sandbox.defaultWorkingDirectory, `fixture-${sessionId}`);
-        await mkdir(workDir, { recursive: true });
-        return { sandbox, workDir };
-      };
-      const ctx: AdapterConformanceContext = {
-        harness: () => createBridgeHarness(fixtureAdapter(), { probeTimeoutMs: 1_500 }),
-        createSandbox: (id) => open(id, false),
-        resumeSandbox: (id) => open(id, true),
-        prompts: {
-          text: 'hello LINES:2',
-          long: 'long LINES:60 INTERVAL:5',
-          minParts: 40,
-          hostTool: { prompt: 'tool LINES:1 TOOL:lookup', tools: [{ name: 'lookup' }], output: { ok: true } },
-        },
-        defer: (cleanup) => void cleanups.push(cleanup),
-      };
-      try {
-        const outcome = await testCase.run(ctx);
-        if (outcome.status === 'skip') context.skip(outcome.reason);
-      } finally {
-        for (const cleanup of cleanups.reverse()) await cleanup();
-      }
+      const outcome = await runCase(testCase, () => fixtureAdapter());
+      if (outcome.status === 'skip') context.skip(outcome.reason);
     });
   }
+});
+
+/**
+ * An adapter over a CLI that never runs: it prints `boom` on stderr and exits 1. Its translator is
+ * honest (stderr becomes raw parts, the exit an error part and finish error), so every check that
+ * looks only at the stream's shape would pass it.
+ */
+function boomAdapter(): CliAdapter<{ lines: LineBuffers; stream: StreamState }> {
+  return defineCliAdapter({
+    harnessId: 'boom',
+    builtinTools: {},
+    launch: (ctx) => ({
+      argv: ['sh', '-c', 'echo boom >&2; exit 1'],
+      cwd: ctx.sessionWorkDir,
+      stdin: 'pipe',
+      lifetime: 'session',
+      turnEnd: [{ stream: 'stdout', prefix: '{"type":"result"' }],
+    }),
+    encodePrompt: ({ text }) => `${JSON.stringify({ type: 'prompt', text })}\n`,
+    threadId: () => undefined,
+    translator: {
+      init: () => ({ lines: createLineBuffers(), stream: createStreamState() }),
+      step: (state, record) => {
+        const parts: Parameters<typeof partWriter>[1] = [];
+        const out = partWriter(state.stream, parts);
+        if (record.kind === 'turn-end') out.endTurn(record, 'boom');
+        const line = readJsonLine(state.lines, record, z.unknown());
+        if (line) out.raw(line.stream === 'stderr' ? { stderr: line.json } : line.json);
+        return { state, parts };
+      },
+    },
+  });
+}
+
+describe('adapter conformance: a CLI that never runs fails the list', () => {
+  it('the text turn fails, naming the CLI\'s stderr and its exit; so do the cases that run a turn', async () => {
+    const outcomes: Record<string, string> = {};
+    for (const testCase of adapterConformance) {
+      try {
+        const outcome = await runCase(testCase, boomAdapter);
+        outcomes[testCase.name] = outcome.status;
+      } catch (error) {
+        expect(error, `${testCase.name}: fails with a ConformanceFailure, not a crash`).toBeInstanceOf(ConformanceFailure);
+        outcomes[testCase.name] = `fail: ${(error as Error).message}`;
+      }
+    }
+    const [text, model, two, suspend, detach, stop, foreign, abort, tool, cannotStart] = adapterConformance.map((c) => outcomes[c.name]!);
+    expect(text).toMatch(/^fail: text turn: finished error \(raw "exit"\), expected stop; the host saw: .*raw part: \{"stderr":"boom"\}/);
+    expect(text).toMatch(/error part: boom ended the turn without a result \(exit, code 1\)/);
+    for (const outcome of [model, two, suspend, detach, stop, abort, tool]) expect(outcome).toMatch(/^fail: /);
+    expect(model, 'the modelId case fails too: the boom adapter names no model').toMatch(/stream-start carries no modelId|expected "fixture"/);
+    expect(foreign, 'refusing a foreign payload needs no CLI').toBe('pass');
+    expect(cannotStart, 'its start error does reach the host').toBe('pass');
+    const passed = Object.values(outcomes).filter((outcome) => outcome === 'pass');
+    expect(passed.length, 'was 5 of 8 when the checks looked only at the shape').toBe(2);
+  }, 120_000);
+
+  it('an adapter with a thread-start exchange (a JSON-RPC CLI such as Codex) reports its start error too', async () => {
+    const threadStarting = () => {
+      const { kind: _kind, ...definition } = fixtureAdapter();
+      return defineCliAdapter({ ...definition, encodeThreadStart: () => `${JSON.stringify({ type: 'prompt', text: 'thread', lines: 0 })}\n` });
+    };
+    const cannotStart = adapterConformance.find((c) => c.name.startsWith('a CLI that cannot start'))!;
+    expect(await runCase(cannotStart, threadStarting)).toEqual({ status: 'pass' });
+    const text = adapterConformance[0]!;
+    expect(await runCase(text, threadStarting), 'the same adapter with a CLI that starts').toEqual({ status: 'pass' });
+  }, 60_000);
+
+  it(`cliThatCannotStart keeps the launch spec but argv, which prints "${cannotStartMessage}" and exits 3`, () => {
+    const ctx = { mode: 'fresh', threadId: undefined, prompt: 'p', sessionWorkDir: '/w', bootstrapDir: '/b', stateDir: '/s', permissionMode: 'allow-all', tools: [], mcp: undefined, modelId: undefined } as const;
+    const original = fixtureAdapter().launch(ctx);
+    const broken = cliThatCannotStart(fixtureAdapter()).launch(ctx);
+    expect({ ...broken, argv: original.argv }).toEqual(original);
+    expect(broken.argv).toEqual(['sh', '-c', `echo '${cannotStartMessage}' >&2; exit 3`]);
+    expect(cliThatCannotStart(fixtureAdapter(), "it's broken").launch(ctx).argv[2]).toBe(`echo 'it'\\''s broken' >&2; exit 3`);
+  });
 });

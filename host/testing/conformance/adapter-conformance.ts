@@ -3,6 +3,12 @@
 // ConformanceFailure on failure, returns a skip with its reason when the
 // adapter lacks what a case needs (e.g. no host-tool prompt). The runner owns
 // timeouts and reporting; ctx.defer owns cleanup.
+// The cases check outcomes, not only the stream's shape: a text turn finishes
+// `stop` with the reply the runner expects, a host tool runs and its result
+// lets the turn finish `stop`, stream-start names the model, an abort really
+// interrupts, and a CLI that cannot start is reported to the host by its own
+// words. A failure says what the host saw (error parts, raw stderr, rejections),
+// so an adapter whose CLI never runs fails the list with the reason.
 import type { HarnessV1NetworkSandboxSession } from '../../../protocol/harness-v1/sandbox.ts';
 import type {
   HarnessV1,
@@ -13,24 +19,42 @@ import type {
 } from '../../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
+import { defineCliAdapter, type CliAdapter } from '../../adapter-kit/adapter.ts';
 import { ConformanceFailure, type ConformanceOutcome } from './sandbox-provider-conformance.ts';
 
 export interface AdapterConformanceContext {
   /** A new harness instance, as a fresh host process would build it. */
   harness(): HarnessV1;
+  /**
+   * A harness over the same adapter whose CLI cannot start: `createBridgeHarness(cliThatCannotStart(adapter), settings)`.
+   * The start-error case runs a turn on it and demands that the host is told why (the CLI's stderr or the spawn
+   * error, in an error part, a raw part or the turn's rejection). Without it that case is skipped.
+   */
+  harnessWithFailingStart?(): HarnessV1;
   /** A new sandbox session (and its session work dir, created) for `sessionId`. */
   createSandbox(sessionId: string): Promise<{ sandbox: HarnessV1NetworkSandboxSession; workDir: string }>;
   /** The same sandbox, reached again by id (what a fresh host process does on resume). */
   resumeSandbox(sessionId: string): Promise<{ sandbox: HarnessV1NetworkSandboxSession; workDir: string }>;
   readonly prompts: {
-    /** A short turn that ends with text. */
+    /** A short turn that ends with text (finish `stop`). */
     readonly text: string;
-    /** A turn that emits at least `minParts` parts, slowly enough to suspend in the middle. */
+    /**
+     * What the text turn's reply reads (its text deltas joined): a string must match exactly, a RegExp must
+     * match. The same prompt runs several times per session, so a reply that counts turns wants a RegExp.
+     * Default: any non-empty text.
+     */
+    readonly textReply?: string | RegExp;
+    /** A turn that emits at least `minParts` parts, slowly enough to suspend in the middle, and finishes `stop`. */
     readonly long: string;
     readonly minParts: number;
-    /** A turn that calls the host tool `tools[0]`, answered with `output`. */
-    readonly hostTool?: { prompt: string; tools: HarnessV1ToolSpec[]; output: unknown };
+    /**
+     * A turn that calls the host tool `tools[0]`, answered with `output`; `reply`, if given, is what the text
+     * after the call must match (a model that read the output says so).
+     */
+    readonly hostTool?: { prompt: string; tools: HarnessV1ToolSpec[]; output: unknown; reply?: string | RegExp };
   };
+  /** The modelId stream-start must carry; default: any non-empty one. */
+  readonly modelId?: string;
   readonly permissionMode?: HarnessV1PermissionMode;
   defer(cleanup: () => unknown): void;
   log?(message: string): void;
@@ -47,11 +71,24 @@ function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new ConformanceFailure(message);
 }
 
+/** What `cliThatCannotStart` makes the CLI print on stderr before it exits 3; the start-error case looks for it. */
+export const cannotStartMessage = 'harness-bridge conformance: this CLI cannot start';
+
+/**
+ * The adapter with a CLI that fails at once: the same launch spec (cwd, env, lifetime, turn ends), but argv
+ * is `sh -c 'echo <cannotStartMessage> >&2; exit 3'`. For the context's `harnessWithFailingStart`.
+ */
+export function cliThatCannotStart<S>(adapter: CliAdapter<S>, message: string = cannotStartMessage): CliAdapter<S> {
+  const { kind: _kind, launch, ...definition } = adapter;
+  const quoted = `'${message.replace(/'/g, `'\\''`)}'`;
+  return defineCliAdapter<S>({ ...definition, launch: (context) => ({ ...launch(context), argv: ['sh', '-c', `echo ${quoted} >&2; exit 3`] }) });
+}
+
 let sessions = 0;
-async function start(ctx: AdapterConformanceContext, label: string, resumeFrom?: HarnessV1ResumeState, id?: string) {
+async function start(ctx: AdapterConformanceContext, label: string, resumeFrom?: HarnessV1ResumeState, id?: string, harness: HarnessV1 = ctx.harness()) {
   const sessionId = id ?? `conf-${label}-${process.pid}-${++sessions}`;
   const { sandbox, workDir } = resumeFrom ? await ctx.resumeSandbox(sessionId) : await ctx.createSandbox(sessionId);
-  const session = await ctx.harness().doStart({
+  const session = await harness.doStart({
     sessionId,
     sandboxSession: sandbox,
     sessionWorkDir: workDir,
@@ -61,20 +98,78 @@ async function start(ctx: AdapterConformanceContext, label: string, resumeFrom?:
   return { sessionId, session };
 }
 
-async function turn(session: HarnessV1Session, prompt: string, tools?: HarnessV1ToolSpec[]): Promise<HarnessV1StreamPart[]> {
+/** An error's message: an Error's, a string, an error part's `{ message }`, else its JSON. */
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  if (typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string') return error.message;
+  return JSON.stringify(error) ?? String(error);
+}
+
+const clip = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/** What the host was told besides the reply, in full: the rejection, error parts and raw parts (a CLI's stderr arrives raw). */
+function told(parts: ReadonlyArray<HarnessV1StreamPart>, rejection?: unknown): string[] {
+  const out: string[] = [];
+  if (rejection !== undefined) out.push(`the turn rejected: ${errorText(rejection)}`);
+  for (const part of parts) {
+    if (part.type === 'error') out.push(`error part: ${errorText(part.error)}`);
+    else if (part.type === 'raw') out.push(`raw part: ${typeof part.rawValue === 'string' ? part.rawValue : JSON.stringify(part.rawValue) ?? ''}`);
+  }
+  return out;
+}
+
+/** `told`, shortened for a failure message. */
+function seen(parts: ReadonlyArray<HarnessV1StreamPart>, rejection?: unknown): string {
+  const out = told(parts, rejection).map((line) => clip(line));
+  return out.length > 0 ? out.slice(0, 8).join('; ') + (out.length > 8 ? `; … (${out.length - 8} more)` : '') : 'no error part, no raw part';
+}
+
+const textOf = (parts: ReadonlyArray<HarnessV1StreamPart>) => parts.map((part) => (part.type === 'text-delta' ? part.delta : '')).join('');
+
+/** Runs a turn to its end; a turn that cannot start or rejects is a failure that says what the host saw. */
+async function turn(session: HarnessV1Session, prompt: string, what: string, tools?: HarnessV1ToolSpec[]): Promise<HarnessV1StreamPart[]> {
   const parts: HarnessV1StreamPart[] = [];
-  const control = await session.doPromptTurn({ prompt, ...(tools ? { tools } : {}), emit: (part) => parts.push(part) });
-  await control.done;
+  try {
+    const control = await session.doPromptTurn({ prompt, ...(tools ? { tools } : {}), emit: (part) => parts.push(part) });
+    await control.done;
+  } catch (error) {
+    throw new ConformanceFailure(`${what}: the turn failed: ${clip(errorText(error))} (${seen(parts)})`);
+  }
   return parts;
 }
 
 function checkTurnShape(parts: HarnessV1StreamPart[], what: string): void {
   check(parts[0]?.type === 'stream-start', `${what}: first part is ${parts[0]?.type ?? 'missing'}, expected stream-start`);
-  check(parts.at(-1)?.type === 'finish', `${what}: last part is ${parts.at(-1)?.type ?? 'missing'}, expected finish`);
+  check(parts.at(-1)?.type === 'finish', `${what}: last part is ${parts.at(-1)?.type ?? 'missing'}, expected finish (${seen(parts)})`);
   parts.forEach((part, i) => {
     const parsed = streamPartSchema.safeParse(part);
     check(parsed.success, `${what}: part ${i} (${part.type}) does not match HarnessV1StreamPart: ${parsed.error?.issues[0]?.message}`);
   });
+}
+
+/** The turn finished `stop`: anything else (error, other) fails with what the host was told. */
+function checkStopped(parts: HarnessV1StreamPart[], what: string): void {
+  checkTurnShape(parts, what);
+  const finish = parts.at(-1);
+  const reason = finish?.type === 'finish' ? finish.finishReason : undefined;
+  check(
+    reason?.unified === 'stop',
+    `${what}: finished ${reason?.unified ?? 'without a reason'}${reason?.raw === undefined ? '' : ` (raw ${JSON.stringify(reason.raw)})`}, expected stop; the host saw: ${seen(parts)}`,
+  );
+}
+
+function matches(text: string, want: string | RegExp | undefined): boolean {
+  if (want === undefined) return text.length > 0;
+  return typeof want === 'string' ? text === want : want.test(text);
+}
+
+/** A text turn's outcome: finish `stop` with the reply the runner expects. */
+function checkTextTurn(ctx: AdapterConformanceContext, parts: HarnessV1StreamPart[], what: string): void {
+  checkStopped(parts, what);
+  const text = textOf(parts);
+  const want = ctx.prompts.textReply;
+  check(matches(text, want), `${what}: the reply reads ${JSON.stringify(clip(text))}, expected ${want === undefined ? 'some text' : typeof want === 'string' ? JSON.stringify(want) : String(want)}`);
 }
 
 /**
@@ -99,21 +194,35 @@ export function normalizeIds(parts: ReadonlyArray<HarnessV1StreamPart>): unknown
 
 export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
   {
-    name: 'a text turn starts with stream-start, ends with finish, and every part is a valid HarnessV1StreamPart',
+    name: 'a text turn starts with stream-start, every part is a valid HarnessV1StreamPart, and it finishes stop with the expected reply',
     async run(ctx) {
       const { session } = await start(ctx, 'text');
       ctx.defer(() => session.doDestroy());
-      checkTurnShape(await turn(session, ctx.prompts.text), 'text turn');
+      checkTextTurn(ctx, await turn(session, ctx.prompts.text, 'text turn'), 'text turn');
       return pass;
     },
   },
   {
-    name: 'two prompts in one session each run to finish',
+    name: 'stream-start names the model (modelId)',
+    async run(ctx) {
+      const { session } = await start(ctx, 'model');
+      ctx.defer(() => session.doDestroy());
+      const parts = await turn(session, ctx.prompts.text, 'text turn');
+      checkTurnShape(parts, 'text turn');
+      const first = parts[0];
+      const modelId = first?.type === 'stream-start' ? first.modelId : undefined;
+      if (ctx.modelId !== undefined) check(modelId === ctx.modelId, `stream-start's modelId is ${JSON.stringify(modelId)}, expected ${JSON.stringify(ctx.modelId)}`);
+      else check(typeof modelId === 'string' && modelId.length > 0, `stream-start carries no modelId (${JSON.stringify(first)})`);
+      return pass;
+    },
+  },
+  {
+    name: 'two prompts in one session each finish stop with the expected reply',
     async run(ctx) {
       const { session } = await start(ctx, 'two');
       ctx.defer(() => session.doDestroy());
-      checkTurnShape(await turn(session, ctx.prompts.text), 'first prompt');
-      checkTurnShape(await turn(session, ctx.prompts.text), 'second prompt');
+      checkTextTurn(ctx, await turn(session, ctx.prompts.text, 'first prompt'), 'first prompt');
+      checkTextTurn(ctx, await turn(session, ctx.prompts.text, 'second prompt'), 'second prompt');
       return pass;
     },
   },
@@ -123,8 +232,9 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
       const reference = await (async () => {
         const { session } = await start(ctx, 'ref');
         ctx.defer(() => session.doDestroy());
-        return turn(session, ctx.prompts.long);
+        return turn(session, ctx.prompts.long, 'the long turn');
       })();
+      checkStopped(reference, 'the long turn');
       check(reference.length >= ctx.prompts.minParts, `the long prompt produced ${reference.length} parts, fewer than ${ctx.prompts.minParts}`);
       const { session, sessionId } = await start(ctx, 'slice');
       const cut = Math.floor(reference.length / 2);
@@ -154,12 +264,12 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
     name: 'detach, then a fresh harness runs the next prompt on the same session',
     async run(ctx) {
       const { session, sessionId } = await start(ctx, 'detach');
-      checkTurnShape(await turn(session, ctx.prompts.text), 'before detach');
+      checkTextTurn(ctx, await turn(session, ctx.prompts.text, 'before detach'), 'before detach');
       const state = await session.doDetach();
       const resumed = await start(ctx, 'detach', state, sessionId);
       ctx.defer(() => resumed.session.doDestroy());
       check(resumed.session.isResume, 'a session started from a resume payload reports isResume');
-      checkTurnShape(await turn(resumed.session, ctx.prompts.text), 'after re-attach');
+      checkTextTurn(ctx, await turn(resumed.session, ctx.prompts.text, 'after re-attach'), 'after re-attach');
       return pass;
     },
   },
@@ -167,11 +277,11 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
     name: 'stop, then resume in a new bridge and run the next prompt on the same CLI thread',
     async run(ctx) {
       const { session, sessionId } = await start(ctx, 'stop');
-      checkTurnShape(await turn(session, ctx.prompts.text), 'before stop');
+      checkTextTurn(ctx, await turn(session, ctx.prompts.text, 'before stop'), 'before stop');
       const state = await session.doStop();
       const resumed = await start(ctx, 'stop', state, sessionId);
       ctx.defer(() => resumed.session.doDestroy());
-      checkTurnShape(await turn(resumed.session, ctx.prompts.text), 'after resume');
+      checkTextTurn(ctx, await turn(resumed.session, ctx.prompts.text, 'after resume'), 'after resume');
       return pass;
     },
   },
@@ -193,17 +303,18 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
     },
   },
   {
-    name: 'abortSignal interrupts the CLI and done settles with an AbortError; the session stays usable',
+    name: 'abortSignal interrupts the CLI mid-reply and done settles with an AbortError; the next turn finishes stop with only its own reply',
     async run(ctx) {
       const { session } = await start(ctx, 'abort');
       ctx.defer(() => session.doDestroy());
       const abort = new AbortController();
-      let count = 0;
+      const parts: HarnessV1StreamPart[] = [];
       const control = await session.doPromptTurn({
         prompt: ctx.prompts.long,
         abortSignal: abort.signal,
-        emit: () => {
-          if (++count === 2) abort.abort();
+        emit: (part) => {
+          parts.push(part);
+          if (parts.length === 2) abort.abort();
         },
       });
       let error: unknown;
@@ -212,33 +323,74 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
       } catch (e) {
         error = e;
       }
-      check(error instanceof Error && error.name === 'AbortError', `done settled with ${String(error)}, expected an AbortError`);
-      checkTurnShape(await turn(session, ctx.prompts.text), 'the turn after an abort');
+      check(error instanceof Error && error.name === 'AbortError', `done settled with ${String(error)}, expected an AbortError (${seen(parts)})`);
+      const finish = parts.find((part) => part.type === 'finish');
+      check(finish?.type !== 'finish' || finish.finishReason.unified !== 'stop', 'the aborted turn still finished stop: the abort did not interrupt the CLI');
+      check(parts.length < ctx.prompts.minParts, `the aborted turn delivered ${parts.length} parts, as many as a whole long turn (${ctx.prompts.minParts}): the abort did not interrupt the CLI`);
+      checkTextTurn(ctx, await turn(session, ctx.prompts.text, 'the turn after an abort'), 'the turn after an abort');
       return pass;
     },
   },
   {
-    name: 'a host tool call reaches the consumer as a tool-call part and its submitted result lets the turn finish',
+    name: 'a host tool call reaches the consumer as a tool-call part, the tool runs, and its result lets the turn finish stop',
     async run(ctx) {
       const spec = ctx.prompts.hostTool;
       if (!spec) return { status: 'skip', reason: 'the runner gave no host-tool prompt for this adapter' };
       const { session } = await start(ctx, 'tool');
       ctx.defer(() => session.doDestroy());
       const parts: HarnessV1StreamPart[] = [];
-      const control = await session.doPromptTurn({
-        prompt: spec.prompt,
-        tools: spec.tools,
-        emit: (part) => {
-          parts.push(part);
-          if (part.type === 'tool-call' && part.providerExecuted !== true) {
-            void control.submitToolResult({ toolCallId: part.toolCallId, output: spec.output });
-          }
-        },
-      });
-      await control.done;
-      const calls = parts.filter((p) => p.type === 'tool-call' && p.providerExecuted !== true);
-      check(calls.length === 1, `expected exactly one host tool-call part, got ${calls.length}`);
-      checkTurnShape(parts, 'host tool turn');
+      const answers: Array<Promise<unknown>> = [];
+      try {
+        const control = await session.doPromptTurn({
+          prompt: spec.prompt,
+          tools: spec.tools,
+          emit: (part) => {
+            parts.push(part);
+            if (part.type === 'tool-call' && part.providerExecuted !== true) {
+              answers.push(Promise.resolve(control.submitToolResult({ toolCallId: part.toolCallId, output: spec.output })));
+            }
+          },
+        });
+        await control.done;
+      } catch (error) {
+        throw new ConformanceFailure(`host tool turn: the turn failed: ${clip(errorText(error))} (${seen(parts)})`);
+      }
+      const calls = parts.filter((p): p is Extract<HarnessV1StreamPart, { type: 'tool-call' }> => p.type === 'tool-call' && p.providerExecuted !== true);
+      check(calls.length === 1, `expected exactly one host tool-call part, got ${calls.length} (${seen(parts)})`);
+      const call = calls[0]!;
+      check(call.toolName === spec.tools[0]?.name, `the tool-call names ${JSON.stringify(call.toolName)}, expected ${JSON.stringify(spec.tools[0]?.name)}`);
+      const refused = (await Promise.allSettled(answers)).find((answer) => answer.status === 'rejected');
+      check(!refused, `the tool's result was refused: ${refused?.status === 'rejected' ? clip(errorText(refused.reason)) : ''}`);
+      checkStopped(parts, 'host tool turn');
+      if (spec.reply !== undefined) {
+        const after = textOf(parts.slice(parts.indexOf(call) + 1));
+        check(matches(after, spec.reply), `after the tool call the reply reads ${JSON.stringify(clip(after))}, expected ${typeof spec.reply === 'string' ? JSON.stringify(spec.reply) : String(spec.reply)}: the tool's output did not reach the model`);
+      }
+      return pass;
+    },
+  },
+  {
+    name: 'a CLI that cannot start: the host is told why (its stderr or the spawn error), and the turn does not finish stop',
+    async run(ctx) {
+      if (!ctx.harnessWithFailingStart) return { status: 'skip', reason: 'the runner gave no harnessWithFailingStart (cliThatCannotStart) for this adapter' };
+      const { session } = await start(ctx, 'cannot-start', undefined, undefined, ctx.harnessWithFailingStart());
+      ctx.defer(() => session.doDestroy());
+      const parts: HarnessV1StreamPart[] = [];
+      let rejection: unknown;
+      try {
+        const control = await session.doPromptTurn({ prompt: ctx.prompts.text, emit: (part) => parts.push(part) });
+        await control.done;
+      } catch (error) {
+        rejection = error;
+      }
+      const summary = seen(parts, rejection);
+      check(
+        told(parts, rejection).some((line) => line.includes(cannotStartMessage)),
+        `the CLI printed "${cannotStartMessage}" on stderr and exited 3, but the host was not told: ${summary}`,
+      );
+      const finish = parts.find((part) => part.type === 'finish');
+      check(finish?.type !== 'finish' || finish.finishReason.unified !== 'stop', `a CLI that never ran finished stop (${summary})`);
+      if (rejection === undefined) checkTurnShape(parts, 'the failed turn');
       return pass;
     },
   },

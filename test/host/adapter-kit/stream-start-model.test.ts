@@ -93,10 +93,13 @@ const early: Early[] = [
   { kind: 'stdout', text: 'not json, before the init line' },
 ];
 
-describe.each([
+// The adapters' state types differ; the checks only pass them back to the same adapter.
+const subjects: Array<{ cli: string; make: () => CliAdapter<any>; modelId: string }> = [
   { cli: 'claude-code', make: () => claudeCodeAdapter(), modelId: 'claude-opus-5-5' },
   { cli: 'pi', make: () => piAdapter(), modelId: 'fake-model' },
-])('$cli translator: lines before the init line', ({ cli, make, modelId }) => {
+];
+
+describe.each(subjects)('$cli translator: lines before the init line', ({ cli, make, modelId }) => {
   const lines = fixture(cli, 'text');
   const plain = translate(make(), journal([], lines));
   const withEarly = journal(early, lines);
