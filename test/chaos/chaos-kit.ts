@@ -44,9 +44,14 @@ export function chaosAdapter(options: { survive?: boolean } = {}): CliAdapter<un
     launch: (ctx) => {
       const spec = base.launch(ctx);
       const crash = marker(ctx.prompt, 'CRASHAT');
-      // --crash-after counts deltas per process: the prompt in env makes every crash turn's launch unique, so
-      // the bridge never reuses a process whose count an earlier turn already advanced.
-      return crash === undefined ? spec : { ...spec, argv: [...spec.argv, '--crash-after', crash], env: { ...spec.env, CHAOS_TURN: ctx.prompt } };
+      // HOLDAT:n HOLDFILE:path: the CLI holds right after its n-th delta until the file exists (the SIGKILL lanes
+      // kill the bridge while it holds, so the kill lands mid-turn by construction, not by timing).
+      const hold = marker(ctx.prompt, 'HOLDAT');
+      const holdFile = marker(ctx.prompt, 'HOLDFILE');
+      const extra = [...(crash === undefined ? [] : ['--crash-after', crash]), ...(hold === undefined || holdFile === undefined ? [] : ['--hold-after', hold, '--hold-file', holdFile])];
+      // --crash-after and --hold-after count deltas per process: the prompt in env makes every such turn's launch
+      // unique, so the bridge never reuses a process whose count an earlier turn already advanced.
+      return extra.length === 0 ? spec : { ...spec, argv: [...spec.argv, ...extra], env: { ...spec.env, CHAOS_TURN: ctx.prompt } };
     },
   });
 }

@@ -11,6 +11,16 @@
 // instances (one bridge, no CLI work: ~tens of ms each); live schedules run a
 // turn on a reused session; SIGKILL schedules spawn a bridge each and are the
 // expensive minority. HB_CHAOS_SCALE scales all counts; HB_CHAOS_SEED fixes the seed.
+//
+// Load-proof: every lane runs a fixed number of schedules (numRuns), never a
+// time budget, so a slow or loaded machine runs the same schedules, only
+// slower; time limits are hang guards only (a schedule's deadline, the lane's
+// test timeout). Nothing a lane asserts depends on how fast a process ran: a
+// kill meant to land mid-turn holds the CLI mid-turn until the kill is done
+// (HOLDAT), instead of hoping the CLI has not finished yet. CI runs this file
+// once with a CPU hog alongside (scripts/with-cpu-hog.mjs, npm run test:chaos-hog).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
@@ -36,11 +46,18 @@ const seed =
   process.env.HB_CHAOS_SEED === 'random'
     ? (Date.now() ^ (process.pid << 8)) >>> 0
     : Number(process.env.HB_CHAOS_SEED ?? 680955427);
-/** Shrinking re-runs real processes: bound it so a failure is reported well inside the test timeout. HB_CHAOS_NO_SHRINK=1 reports the first failure as is. */
-const fcOptions = { endOnFailure: process.env.HB_CHAOS_NO_SHRINK === '1', skipAllAfterTimeLimit: 90_000 };
+/**
+ * Schedules are counted (numRuns per lane), never timed: no skipAllAfterTimeLimit / interruptAfterTimeLimit,
+ * whose skipped runs fast-check counts as pre-condition failures on a loaded machine. HB_CHAOS_NO_SHRINK=1
+ * reports the first failure as is (shrinking re-runs real processes).
+ */
+const fcOptions = { endOnFailure: process.env.HB_CHAOS_NO_SHRINK === '1' };
+/** Hang guards only (a lane's schedules take minutes on a loaded 2-core box): they fail a stuck lane, never a slow one. */
+const laneTimeoutMs = 1_800_000;
+const scheduleDeadlineMs = 120_000;
 const counts = { replay: scaled(850, 5), live: scaled(100, 3), sigkill: scaled(50, 2), survive: scaled(25, 2) };
 
-const faults = { probeDrop: 0, drop: 0, dropMiss: 0, stall: 0, slow: 0, suspend: 0, cliCrash: 0, sigkill: 0, rerun: 0, surviveResumes: 0 };
+const faults = { probeDrop: 0, drop: 0, dropMiss: 0, stall: 0, slow: 0, suspend: 0, cliCrash: 0, sigkill: 0, heldKills: 0, rerun: 0, surviveResumes: 0 };
 const totals = { schedules: 0, gaps: 0, duplicates: 0, parts: 0, markers: 0 };
 const lanes = { replay: 0, live: 0, sigkill: 0, survive: 0 };
 /** Recomputed markers seen in the survive lane: a CLI that outlives its bridge must never need the rerun rung. */
@@ -58,7 +75,7 @@ afterAll(async () => {
   await surviveKit.cleanup();
   console.log(
     `[figures] chaos schedules=${totals.schedules} (replay=${lanes.replay} live=${lanes.live} sigkill=${lanes.sigkill} sigkill-survive=${lanes.survive}) ` +
-      `faults={probeDrop:${faults.probeDrop},drop:${faults.drop},stall:${faults.stall},slow:${faults.slow},suspend:${faults.suspend},cliCrash:${faults.cliCrash},sigkill:${faults.sigkill},rerun:${faults.rerun},surviveResumes:${faults.surviveResumes}} ` +
+      `faults={probeDrop:${faults.probeDrop},drop:${faults.drop},stall:${faults.stall},slow:${faults.slow},suspend:${faults.suspend},cliCrash:${faults.cliCrash},sigkill:${faults.sigkill},heldKills:${faults.heldKills},rerun:${faults.rerun},surviveResumes:${faults.surviveResumes}} ` +
       `survive-lane-markers=${surviveMarkers} ` +
       `gaps=${totals.gaps} duplicates=${totals.duplicates} parts=${totals.parts} markers=${totals.markers} seed=${seed} scale=${process.env.HB_CHAOS_SCALE ?? 1} ` +
       `wall=${((Date.now() - started) / 1000).toFixed(1)}s (journal crash-consistency: test/bridge/journal-recovery.test.ts, journal-kill.test.ts)`,
@@ -168,7 +185,7 @@ function record(shape: TurnShape, parts: Part[], lane: keyof typeof lanes): Retu
 type Journaled = { shape: TurnShape; head: Part[]; start: HarnessV1ResumeState };
 
 describe('chaos', () => {
-  it(`${counts.replay} seeded fault schedules over journaled turns (drops at random parts and times, suspend/continue in fresh hosts, slow consumer, paused socket, crashed CLI): every part once, in order`, { timeout: 300_000 }, async () => {
+  it(`${counts.replay} seeded fault schedules over journaled turns (drops at random parts and times, suspend/continue in fresh hosts, slow consumer, paused socket, crashed CLI): every part once, in order`, { timeout: laneTimeoutMs }, async () => {
     const sessionId = 'journaled';
     const prompts = ['replayed LINES:60', 'crashed LINES:60 CRASHAT:23', 'short LINES:1'];
     const journaled: Journaled[] = [];
@@ -240,7 +257,7 @@ describe('chaos', () => {
 
   // ── lane 2: live turns on reused sessions ─────────────────────────────────
 
-  it(`${counts.live} seeded fault schedules over live turns (drops, paused socket, slow consumer, suspend/continue in fresh hosts, CLI crashes): every part once, in order`, { timeout: 300_000 }, async () => {
+  it(`${counts.live} seeded fault schedules over live turns (drops, paused socket, slow consumer, suspend/continue in fresh hosts, CLI crashes): every part once, in order`, { timeout: laneTimeoutMs }, async () => {
     let generation = 0;
     let current: { id: string; host: HostInstance } | null = null;
     const schedule = fc.record({
@@ -306,12 +323,15 @@ describe('chaos', () => {
 
   // ── lane 3: bridge SIGKILL + respawn (the ladder) ─────────────────────────
 
-  it(`${counts.sigkill} seeded SIGKILL schedules (kill the bridge mid-turn, suspend before or after, resume in a fresh host; more drops/suspends after): lossless replay, or a recomputed marker exactly where the rerun begins`, { timeout: 300_000 }, async () => {
+  it(`${counts.sigkill} seeded SIGKILL schedules (kill the bridge mid-turn, suspend before or after, resume in a fresh host; more drops/suspends after): lossless replay, or a recomputed marker exactly where the rerun begins`, { timeout: laneTimeoutMs }, async () => {
+    const heldBefore = faults.heldKills;
     await sigkillSchedules({ name: 'sigkill', kit, runs: counts.sigkill, seedXor: 0x2222 });
-    expect(faults.rerun, 'some kills landed mid-turn and took the rerun rung').toBeGreaterThan(0);
+    // Held kills land mid-turn by construction (the CLI holds until the kill is done): they take the rerun rung.
+    expect(faults.heldKills - heldBefore, 'some kills were held mid-turn').toBeGreaterThan(0);
+    expect(faults.rerun, 'kills that landed mid-turn took the rerun rung').toBeGreaterThanOrEqual(faults.heldKills - heldBefore);
   });
 
-  it(`${counts.survive} seeded SIGKILL schedules with a surviving CLI (launch survive: the CLI outlives its bridge and the next bridge adopts it): every part once, in order, never a rerun`, { timeout: 300_000 }, async () => {
+  it(`${counts.survive} seeded SIGKILL schedules with a surviving CLI (launch survive: the CLI outlives its bridge and the next bridge adopts it): every part once, in order, never a rerun`, { timeout: laneTimeoutMs }, async () => {
     const rerunsBefore = faults.rerun;
     await sigkillSchedules({ name: 'survive', kit: surviveKit, runs: counts.survive, seedXor: 0x3333 });
     expect(faults.rerun - rerunsBefore, 'no resume of a surviving CLI took the rerun rung').toBe(0);
@@ -334,6 +354,9 @@ describe('chaos', () => {
  */
 async function sigkillSchedules(lane: { name: 'sigkill' | 'survive'; kit: ChaosKit; runs: number; seedXor: number }): Promise<void> {
   let generation = 0;
+  let gateCount = 0;
+  const gates = join(lane.kit.root, 'gates');
+  await mkdir(gates, { recursive: true });
   let current: { id: string; host: HostInstance } | null = null;
   const schedule = fc.record({
     lines: fc.integer({ min: 10, max: 50 }),
@@ -343,19 +366,27 @@ async function sigkillSchedules(lane: { name: 'sigkill' | 'survive'; kit: ChaosK
     // the turn-start and the spawn record (or while a replaced process is being swapped) still takes the rerun
     // rung, correctly marked: the sigkill lane covers that window (docs/bridge-internals.md#surviving-clis).
     killAtPart: fc.integer({ min: lane.name === 'survive' ? 3 : 1, max: 40 }),
+    // Hold the CLI right after the delta that makes part killAtPart (parts: stream-start, text-start, deltas), until
+    // the kill is done: the kill then lands mid-turn whatever the load. Unheld, where it lands is up to timing (also
+    // after the turn's end: a lossless replay), which only varies what a schedule covers, never whether it passes.
+    hold: fc.boolean(),
     suspendFirst: fc.boolean(),
     after: fc.array(slicePlan(80, 150), { maxLength: 2 }),
   });
   await fc.assert(
-    fc.asyncProperty(schedule, async ({ lines, intervalMs, crashAt, killAtPart, suspendFirst, after }) => withDeadline('sigkill schedule', async () => {
+    fc.asyncProperty(schedule, async ({ lines, intervalMs, crashAt, killAtPart, hold, suspendFirst, after }) => withDeadline('sigkill schedule', async () => {
       if (current === null) {
         const id = `${lane.name}-${++generation}`;
         current = { id, host: await lane.kit.open(id) };
       }
       const mine = current;
       let healthy = false;
+      const holdAt = Math.max(1, killAtPart - 2);
+      const gate = join(gates, `${lane.name}-${++gateCount}`);
+      const release = (): Promise<void> => writeFile(gate, '');
       try {
-        const prompt = `kill-${totals.schedules} LINES:${lines} INTERVAL:${intervalMs}${crashAt === undefined ? '' : ` CRASHAT:${crashAt}`}`;
+        const held = hold && holdAt < lines && (crashAt === undefined || crashAt > holdAt);
+        const prompt = `kill-${totals.schedules} LINES:${lines} INTERVAL:${intervalMs}${crashAt === undefined ? '' : ` CRASHAT:${crashAt}`}${hold ? ` HOLDAT:${holdAt} HOLDFILE:${gate}` : ''}`;
         const shape = shapeOf(prompt);
         if (crashAt !== undefined && crashAt <= lines) faults.cliCrash++;
         const parts: Part[] = [];
@@ -385,6 +416,8 @@ async function sigkillSchedules(lane: { name: 'sigkill' | 'survive'; kit: ChaosK
           killed = kill().then(() => session.doSuspendTurn());
         }
         let state: HarnessV1ResumeState = await killed!;
+        if (held) faults.heldKills++;
+        await release(); // the dead bridge's CLI (or, survive, the kept one) goes on; a rerun's CLI finds the gate open
         await mine.host.dispose();
         // A fresh host resumes: the replay rung spawns a new bridge on the same journal (then, if the
         // turn's producer died unfinished, the rerun rung re-drives it, marked).
@@ -420,6 +453,7 @@ async function sigkillSchedules(lane: { name: 'sigkill' | 'survive'; kit: ChaosK
         }
         healthy = true;
       } finally {
+        await release(); // never leave a CLI holding
         if (!healthy) {
           current = null;
           if (process.env.HB_CHAOS_KEEP !== '1') await Promise.resolve(mine.host.session.doDestroy()).catch(() => undefined);
@@ -449,7 +483,7 @@ async function rotate(on: ChaosKit, mine: { id: string; host: HostInstance }): P
 }
 
 /** Fails a schedule that hangs (with the latest kit diagnostics), so fast-check reports its seed and shrinks it. */
-async function withDeadline(what: string, run: () => Promise<void>, ms = 25_000): Promise<void> {
+async function withDeadline(what: string, run: () => Promise<void>, ms = scheduleDeadlineMs): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const from = kit.diagnostics.length;
   const deadline = new Promise<never>((_, reject) => {
