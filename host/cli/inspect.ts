@@ -2,12 +2,15 @@
 // bridge.json (is its pid alive, does its socket answer), the turns in its
 // journal, and the journal's health (records, first/last seq, torn tail,
 // corrupt line, seq gaps). Read-only: it never attaches, so it displaces no
-// owner, and it never prints the token.
-import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// owner, and it never prints the token. The journal is streamed (bounded
+// memory whatever its size); a journal.ndjson that is not a journal at all is
+// an error naming the file, line and byte offset and what was expected.
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { bridgeReadySchema, type BridgeReady } from '../reach/bridge-process.ts';
 import { probeBridge } from '../reach/probe.ts';
-import { scanJournalBytes, type JournalScan } from '../replay/source.ts';
+import { JournalFile, SourceError, type JournalScanState } from '../replay/index.ts';
+import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import { booleanFlag, CliError, parseArgs } from './args.ts';
 import { stdoutStyle } from './style.ts';
 
@@ -43,10 +46,11 @@ export async function inspectCommand(argv: ReadonlyArray<string>): Promise<numbe
   } catch (error) {
     throw new CliError(`inspect: cannot read ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  if (!isDir) throw new CliError(`inspect: ${dir} is not a directory`);
+  if (!isDir) throw new CliError(`inspect: ${dir} is ${whatFileIs(dir)}, not a bridge state dir`);
   const bridgeText = readOptional(join(dir, 'bridge.json'));
-  const journalBytes = readOptionalBytes(join(dir, 'journal.ndjson'));
-  if (bridgeText === undefined && journalBytes === undefined) throw new CliError(`inspect: ${dir} is not a bridge state dir (no bridge.json, no journal.ndjson)`);
+  const journalPath = join(dir, 'journal.ndjson');
+  const journalSize = optionalSize(journalPath);
+  if (bridgeText === undefined && journalSize === undefined) throw new CliError(`inspect: ${dir} is not a bridge state dir (no bridge.json, no journal.ndjson)`);
 
   const bridge = bridgeText === undefined ? undefined : parseBridge(bridgeText);
   const alive = bridge?.ok && bridge.ready.pid !== undefined ? pidAlive(bridge.ready.pid) : undefined;
@@ -60,9 +64,9 @@ export async function inspectCommand(argv: ReadonlyArray<string>): Promise<numbe
         : { ok: false, detail: `${probe.reason}: ${probe.detail}` };
     }
   }
-  const scan = journalBytes === undefined ? undefined : scanJournalBytes(journalBytes);
-  const health = scan ? journalHealth(scan, journalBytes!.length) : undefined;
-  const turns = scan ? turnRows(scan) : [];
+  const scan = journalSize === undefined ? undefined : scanJournal(journalPath, journalSize);
+  const health = scan?.health;
+  const turns = scan?.turns ?? [];
 
   if (booleanFlag(parsed, 'json')) {
     process.stdout.write(
@@ -104,16 +108,40 @@ export async function inspectCommand(argv: ReadonlyArray<string>): Promise<numbe
 }
 
 function readOptional(path: string): string | undefined {
-  return readOptionalBytes(path)?.toString('utf8');
-}
-
-function readOptionalBytes(path: string): Buffer | undefined {
   try {
-    return readFileSync(path);
+    return readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new CliError(`inspect: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+}
+
+function optionalSize(path: string): number | undefined {
+  try {
+    return statSync(path).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new CliError(`inspect: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** For a file given where a state dir belongs: what it looks like, and what to do with it. */
+function whatFileIs(path: string): string {
+  let head = '';
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const bytes = Buffer.alloc(256);
+      head = bytes.toString('utf8', 0, readSync(fd, bytes, 0, bytes.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return 'not a directory';
+  }
+  if (/^[0-9a-f]{8}\t/.test(head)) return `a journal file (inspect its state dir, ${dirname(path)}; harness-bridge replay reads the file)`;
+  if (head.includes('"type":"recording-header"')) return 'a recording (a channel recording: harness-bridge replay reads it)';
+  return 'a file, not a directory';
 }
 
 function parseBridge(text: string): { ok: true; ready: BridgeReady } | { ok: false; error: string } {
@@ -149,48 +177,67 @@ type Health = {
   problems: string[];
 };
 
-function journalHealth(scan: JournalScan, bytes: number): Health {
-  const problems: string[] = [];
+/**
+ * One streaming pass over the journal: health (counts, seq continuity, the
+ * first bad line) and the turns. A journal.ndjson whose first line is not a
+ * journal line at all is not damage to report but the wrong file: a CliError.
+ */
+function scanJournal(path: string, bytes: number): { health: Health; turns: TurnRow[] } {
+  const file = new JournalFile(path);
+  const turns = new Map<string, TurnRow>();
+  let records = 0;
+  let firstSeq = 0;
+  let lastSeq = 0;
   let gaps = 0;
-  let previous = 0;
-  for (const { record } of scan.records) {
-    if (record.seq !== previous + 1) {
+  let firstGap: string | undefined;
+  for (const { record } of file.records()) {
+    records++;
+    if (record.seq !== lastSeq + 1) {
       gaps++;
-      if (gaps === 1) problems.push(`seq jumps from ${previous} to ${record.seq}`);
+      firstGap ??= `seq jumps from ${lastSeq} to ${record.seq}`;
     }
-    previous = record.seq;
+    if (records === 1) firstSeq = record.seq;
+    lastSeq = record.seq;
+    turnRow(turns, record);
   }
-  if (scan.problem) problems.push(`line ${scan.problem.line}: ${scan.problem.reason}${scan.problem.torn ? ' (the bridge truncates it when it next opens the journal)' : ''}`);
+  const state: JournalScanState = file.state;
+  const problem = state.problem;
+  if (problem?.notJournal) {
+    const error = new SourceError('unknown-format', problem.reason, { file: path, line: problem.line, offset: problem.offset, expected: problem.expected });
+    throw new CliError(`inspect: ${error.message}`);
+  }
+  const problems: string[] = [];
+  if (firstGap) problems.push(firstGap);
+  if (problem) problems.push(`line ${problem.line}: ${problem.reason}${problem.torn ? ' (the bridge truncates it when it next opens the journal)' : ''}`);
   return {
-    journalId: scan.header?.journalId,
-    records: scan.records.length,
-    firstSeq: scan.records[0]?.record.seq ?? 0,
-    lastSeq: scan.records.at(-1)?.record.seq ?? 0,
-    bytes,
-    tornTail: scan.problem?.torn ?? false,
-    corruptLine: scan.problem && !scan.problem.torn ? scan.problem.line : undefined,
-    gaps,
-    healthy: problems.length === 0,
-    problems,
+    health: {
+      journalId: state.header?.journalId,
+      records,
+      firstSeq,
+      lastSeq,
+      bytes,
+      tornTail: problem?.torn ?? false,
+      corruptLine: problem && !problem.torn ? problem.line : undefined,
+      gaps,
+      healthy: problems.length === 0,
+      problems,
+    },
+    turns: [...turns.values()],
   };
 }
 
-function turnRows(scan: JournalScan): TurnRow[] {
-  const turns = new Map<string, TurnRow>();
-  for (const { record } of scan.records) {
-    if (record.turnId === null) continue;
-    let turn = turns.get(record.turnId);
-    if (!turn) {
-      turn = { turnId: record.turnId, status: 'running', firstSeq: record.seq, lastSeq: record.seq, rerun: false, input: undefined };
-      turns.set(record.turnId, turn);
-    }
-    turn.lastSeq = record.seq;
-    if (record.kind === 'turn-start') {
-      turn.rerun = record.data.rerun === true;
-      const input = record.data.input?.replace(/\s+/g, ' ').trim();
-      turn.input = input === undefined ? undefined : input.length > 60 ? `${input.slice(0, 60)}…` : input;
-    }
-    if (record.kind === 'turn-end') turn.status = record.data.reason === 'matched' || record.data.reason === 'exit' ? 'ended' : record.data.reason;
+function turnRow(turns: Map<string, TurnRow>, record: JournalRecord): void {
+  if (record.turnId === null) return;
+  let turn = turns.get(record.turnId);
+  if (!turn) {
+    turn = { turnId: record.turnId, status: 'running', firstSeq: record.seq, lastSeq: record.seq, rerun: false, input: undefined };
+    turns.set(record.turnId, turn);
   }
-  return [...turns.values()];
+  turn.lastSeq = record.seq;
+  if (record.kind === 'turn-start') {
+    turn.rerun = record.data.rerun === true;
+    const input = record.data.input?.replace(/\s+/g, ' ').trim();
+    turn.input = input === undefined ? undefined : input.length > 60 ? `${input.slice(0, 60)}…` : input;
+  }
+  if (record.kind === 'turn-end') turn.status = record.data.reason === 'matched' || record.data.reason === 'exit' ? 'ended' : record.data.reason;
 }

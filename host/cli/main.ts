@@ -66,6 +66,12 @@ function oneLine(message: string): string {
 
 // Exit once the command is done even if a handle lingers (a socket closing, a sandbox pipe):
 // the bridge is meant to outlive us, nothing else is. Linux writes to pipes and files synchronously.
+// HARNESS_BRIDGE_PEAK_RSS=1: report this process's peak RSS on stderr as it exits
+// (`[peak-rss] <KiB> KiB`), for tests that hold a command to a memory bound.
+if (process.env.HARNESS_BRIDGE_PEAK_RSS === '1') {
+  process.on('exit', () => process.stderr.write(`[peak-rss] ${process.resourceUsage().maxRSS} KiB\n`));
+}
+
 const exitSoon = (code: number) => setTimeout(() => process.exit(code), 500).unref();
 
 main(process.argv.slice(2)).then(

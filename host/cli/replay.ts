@@ -1,21 +1,25 @@
 // `harness-bridge replay`: offline re-translation of a recording or journal
 // with a registered adapter (no CLI, no network), plus --timeline, --check
 // and --diff. The work is host/replay's; this file parses flags and prints.
+// Every mode streams (bounded memory whatever the file size): the source is
+// read as often as the mode needs (a validating pass before any output, the
+// adapter guess, the work itself), never held.
 import { findAdapter, adapterIds, type AnyCliAdapter } from '../adapters/registry.ts';
 import {
-  buildTimeline,
   checkInvariants,
   diffTranslations,
   guessAdapterId,
-  loadSource,
-  reconstruct,
+  openSource,
+  RecordStream,
   SourceError,
-  translateRecords,
-  type ReplaySource,
+  timelineRows,
+  translateStream,
+  validateSource,
+  type ReplayInput,
   type TimelineRow,
-  type TranslatedPart,
 } from '../replay/index.ts';
 import { booleanFlag, CliError, CliUsageError, parseArgs, stringFlag } from './args.ts';
+import { LineOutput } from './line-output.ts';
 import { partLine } from './parts.ts';
 import { stdoutStyle, type Style } from './style.ts';
 
@@ -28,7 +32,9 @@ produced it, the part type and its fields.
 Input: a recording written by a host channel (docs/recording-format.md; one
 file, or a directory of *.ndjson recordings, e.g. a harness recordDir), a bridge
 journal (journal.ndjson: every line's crc is verified), or a bridge state dir.
-A line that does not validate is reported as FILE:LINE and the exit code is 1.
+Files of any size are streamed. A line that does not validate is reported as
+FILE:LINE with its byte offset and what was expected there, and the exit code
+is 1; input that is neither a journal nor a recording is reported the same way.
 
 options:
   --adapter <id>        adapter to translate with (${adapterIds().join(', ')});
@@ -65,16 +71,29 @@ export async function replayCommand(argv: ReadonlyArray<string>): Promise<number
   const modes = ['timeline', 'check', 'json'].filter((name) => booleanFlag(parsed, name));
   const diffing = stringFlag(parsed, 'diff') !== undefined || stringFlag(parsed, 'diff-adapter') !== undefined;
   if (modes.length + (diffing ? 1 : 0) > 1) throw new CliUsageError(`replay: choose one of --timeline, --check, --diff, --json`);
+  const output = new LineOutput(process.stdout);
+  try {
+    return await replay(parsed, diffing, output);
+  } catch (error) {
+    if (error instanceof SourceError) throw new CliError(`replay: ${error.message}`);
+    throw error;
+  } finally {
+    await output.flush();
+  }
+}
+
+async function replay(parsed: ReturnType<typeof parseArgs>, diffing: boolean, output: LineOutput): Promise<number> {
   const style = stdoutStyle();
-  const out = (line: string) => process.stdout.write(`${line}\n`);
-  const source = load(parsed.positionals[0]!);
-  const records = reconstruct(source).records;
+  const out = (line: string) => output.line(line);
+  const source = openSource(parsed.positionals[0]!);
+  const records = (input: ReplayInput) => new RecordStream(input).records();
 
   if (booleanFlag(parsed, 'timeline')) {
-    for (const row of buildTimeline(source)) out(timelineLine(row, style));
+    validateSource(source);
+    for (const row of timelineRows(source)) await out(timelineLine(row, style));
     return 0;
   }
-  const adapterId = stringFlag(parsed, 'adapter') ?? guessAdapterId(records);
+  const adapterId = stringFlag(parsed, 'adapter') ?? guessAdapterId(records(source));
   if (booleanFlag(parsed, 'check')) {
     const adapter = adapterId === undefined ? undefined : resolveAdapter(adapterId);
     const result = checkInvariants(source, adapter);
@@ -83,48 +102,53 @@ export async function replayCommand(argv: ReadonlyArray<string>): Promise<number
       process.stderr.write(`replay --check: ${first.rule} at seq ${first.seq}: ${first.message}${first.line === undefined ? '' : ` (line ${first.line})`}\n`);
       return 1;
     }
-    out(`${style.green('ok')}: ${result.stats.records} records, ${result.stats.deliveries} deliveries, ${result.stats.turns} turns, ${result.stats.hostCalls} host tool calls; seq continuous, one owner at a time, turn boundaries hold, every tool call answered once${adapter ? '' : ' (bridge tool calls only: no adapter)'}`);
+    await out(`${style.green('ok')}: ${result.stats.records} records, ${result.stats.deliveries} deliveries, ${result.stats.turns} turns, ${result.stats.hostCalls} host tool calls; seq continuous, one owner at a time, turn boundaries hold, every tool call answered once${adapter ? '' : ' (bridge tool calls only: no adapter)'}`);
     return 0;
   }
   if (adapterId === undefined) throw new CliUsageError('replay: cannot tell which adapter produced this; pass --adapter <id>');
   const adapter = resolveAdapter(adapterId);
-  const parts = translateRecords(adapter, records).parts;
+  validateSource(source);
 
   if (diffing) {
     const otherPath = stringFlag(parsed, 'diff');
-    const otherSource = otherPath === undefined ? source : load(otherPath);
+    const otherSource = otherPath === undefined ? source : openSource(otherPath);
+    validateSource(otherSource);
     const otherAdapterId = stringFlag(parsed, 'diff-adapter') ?? adapterId;
-    const otherParts = translateRecords(resolveAdapter(otherAdapterId), reconstruct(otherSource).records).parts;
+    const otherAdapter = resolveAdapter(otherAdapterId);
     const a = `${parsed.positionals[0]} (${adapterId})`;
     const b = `${otherPath ?? parsed.positionals[0]} (${otherAdapterId})`;
-    const diff = diffTranslations(parts, otherParts);
+    let count = 0;
+    const diff = diffTranslations(counted(translateStream(adapter, records(source)), () => count++), translateStream(otherAdapter, records(otherSource)));
     if (!diff) {
-      out(`${style.green('same')}: both translations have the same ${parts.length} parts`);
+      await out(`${style.green('same')}: both translations have the same ${count} parts`);
       return 0;
     }
-    out(`${style.yellow('differ')} at part #${diff.index} (a: ${diff.lengths.a} parts, b: ${diff.lengths.b} parts)`);
-    out(`  a = ${a}`);
-    out(`  b = ${b}`);
-    diff.context.forEach((entry, i) => out(`    ${partLine(entry, diff.index - diff.context.length + i, style)}`));
-    out(`  a ${diff.a ? partLine(diff.a, diff.index, style) : style.dim('(no part: a ends here)')}`);
-    out(`  b ${diff.b ? partLine(diff.b, diff.index, style) : style.dim('(no part: b ends here)')}`);
+    await out(`${style.yellow('differ')} at part #${diff.index} (a: ${diff.lengths.a} parts, b: ${diff.lengths.b} parts)`);
+    await out(`  a = ${a}`);
+    await out(`  b = ${b}`);
+    for (const [i, entry] of diff.context.entries()) await out(`    ${partLine(entry, diff.index - diff.context.length + i, style)}`);
+    await out(`  a ${diff.a ? partLine(diff.a, diff.index, style) : style.dim('(no part: a ends here)')}`);
+    await out(`  b ${diff.b ? partLine(diff.b, diff.index, style) : style.dim('(no part: b ends here)')}`);
     return 1;
   }
-  if (booleanFlag(parsed, 'json')) {
-    for (const entry of parts) out(JSON.stringify(entry.part));
-    return 0;
+  const json = booleanFlag(parsed, 'json');
+  let parts = 0;
+  let recordCount = 0;
+  for (const entry of translateStream(adapter, counted(records(source), () => recordCount++))) {
+    await out(json ? JSON.stringify(entry.part) : partLine(entry, parts, style));
+    parts++;
   }
-  parts.forEach((entry: TranslatedPart, index) => out(partLine(entry, index, style)));
-  process.stderr.write(`${parts.length} parts from ${records.length} records (${source.kind}, adapter ${adapterId})\n`);
+  if (json) return 0;
+  await output.flush();
+  process.stderr.write(`${parts} parts from ${recordCount} records (${source.kind}, adapter ${adapterId})\n`);
   return 0;
 }
 
-function load(path: string): ReplaySource {
-  try {
-    return loadSource(path);
-  } catch (error) {
-    if (error instanceof SourceError) throw new CliError(`replay: ${error.message}`);
-    throw error;
+/** `items`, calling `tick` for each as it passes. */
+function* counted<T>(items: Iterable<T>, tick: () => void): Generator<T, void, undefined> {
+  for (const item of items) {
+    tick();
+    yield item;
   }
 }
 

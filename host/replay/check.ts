@@ -7,11 +7,14 @@
 //                turns do not overlap, each starts and ends once;
 //   tool-call  — every host tool call / approval is answered exactly once.
 // Violations come back as values, sorted by seq; the CLI stops at the first.
+// Streaming: a journal is checked in one pass over its records, a recording in
+// two (its deliveries, then the records they reconstruct); memory grows with
+// turns and host tool calls, not with records.
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import type { CliAdapter } from '../adapter-kit/adapter.ts';
-import { deliveries, reconstruct } from './records.ts';
-import type { ReplaySource } from './source.ts';
-import { translateRecords } from './retranslate.ts';
+import { deliveries, RecordStream, recordingIndex } from './records.ts';
+import type { Epoch, RecordingInput, ReplayInput } from './source-types.ts';
+import { TranslationStream } from './retranslate.ts';
 
 export type InvariantRule = 'seq-gap' | 'seq-duplicate' | 'seq-conflict' | 'owner' | 'turn-boundary' | 'tool-call';
 
@@ -26,67 +29,123 @@ export type Violation = {
 
 export type CheckResult = {
   readonly ok: boolean;
-  /** All violations found, ordered by seq (ties: in the order found). */
+  /** Violations found, ordered by seq (ties: by rule, in the order listed above, then as found); at most `maxViolations`. */
   readonly violations: ReadonlyArray<Violation>;
+  /** Violations beyond `maxViolations` (those with the highest seqs) that were not kept. */
+  readonly dropped: number;
   /** What was checked, for a report. */
   readonly stats: { readonly records: number; readonly deliveries: number; readonly turns: number; readonly hostCalls: number };
 };
+
+/** Violations kept per check: a badly broken file must not fill memory with them. */
+export const maxViolations = 10_000;
+
+/** The order rules are reported in for one seq (what the checks once ran in, one after the other). */
+const rank = { stream: 0, owner: 1, conflict: 2, union: 3, turn: 4, tool: 5 } as const;
+type Ranked = { violation: Violation; rank: number; order: number };
+
+/** The lowest-seq violations, bounded. */
+class Violations {
+  #kept: Ranked[] = [];
+  #order = 0;
+  dropped = 0;
+  add(rankOf: number, violation: Violation): void {
+    this.#kept.push({ violation, rank: rankOf, order: this.#order++ });
+    if (this.#kept.length >= 2 * maxViolations) this.#trim();
+  }
+  #trim(): void {
+    this.#kept.sort((a, b) => a.violation.seq - b.violation.seq || a.rank - b.rank || a.order - b.order);
+    if (this.#kept.length > maxViolations) {
+      this.dropped += this.#kept.length - maxViolations;
+      this.#kept.length = maxViolations;
+    }
+  }
+  done(): Violation[] {
+    this.#trim();
+    return this.#kept.map((entry) => entry.violation);
+  }
+}
+
+type Add = (violation: Violation) => void;
 
 /**
  * Checks `source`. The tool-call rule needs the adapter (host calls a CLI
  * makes on its stdout are known only to its translator); without one it
  * checks the bridge's own tool-call records only.
  */
-export function checkInvariants<S>(source: ReplaySource, adapter?: CliAdapter<S>): CheckResult {
-  const violations: Violation[] = [];
-  const add = (violation: Violation) => violations.push(violation);
-  const delivered = deliveries(source);
-  checkStreams(source, add);
-  if (source.kind === 'recording') checkOwners(source, add);
-  const { records, conflict } = reconstruct(source);
-  if (conflict) {
-    add({ rule: 'seq-conflict', seq: conflict.seq, line: conflict.line, message: `seq ${conflict.seq} was delivered twice with different content (segment ${conflict.segment + 1})` });
+export function checkInvariants<S>(source: ReplayInput, adapter?: CliAdapter<S>): CheckResult {
+  const found = new Violations();
+  const adder = (kind: keyof typeof rank): Add => (violation) => found.add(rank[kind], violation);
+  const turns = new TurnRule(adder('turn'));
+  const tools = new ToolCallRule(adapter, adder('tool'));
+  let delivered = 0;
+  let records = 0;
+  const onRecord = (record: JournalRecord): void => {
+    records++;
+    turns.push(record);
+    tools.push(record);
+  };
+  if (source.kind === 'journal') {
+    // One pass: the journal is its own only delivery stream, and its records (in increasing seq) the reconstruction.
+    const streamAdd = adder('stream');
+    let expected = 1;
+    let last = 0;
+    for (const { line, record } of source.records) {
+      delivered++;
+      if (record.seq !== expected) streamAdd(streamViolation(record.seq, expected, line, 'the journal'));
+      expected = record.seq + 1;
+      if (record.seq <= last) continue;
+      last = record.seq;
+      onRecord(record);
+    }
+  } else {
+    delivered = checkDeliveries(source, adder('stream'), adder('owner'));
+    const stream = new RecordStream(source);
+    const union = new UnionRule(adder('union'));
+    for (const record of stream.records()) {
+      union.push(record);
+      onRecord(record);
+    }
+    const conflict = stream.conflict;
+    if (conflict) {
+      adder('conflict')({ rule: 'seq-conflict', seq: conflict.seq, line: conflict.line, message: `seq ${conflict.seq} was delivered twice with different content (segment ${conflict.segment + 1})` });
+    }
   }
-  if (source.kind === 'recording') checkUnion(records, add);
-  const turns = checkTurns(records, add);
-  const hostCalls = checkToolCalls(records, adapter, add);
-  violations.sort((a, b) => a.seq - b.seq);
-  return { ok: violations.length === 0, violations, stats: { records: records.length, deliveries: delivered.length, turns, hostCalls } };
+  const violations = found.done();
+  return { ok: violations.length === 0, violations, dropped: found.dropped, stats: { records, deliveries: delivered, turns: turns.count, hostCalls: tools.count } };
 }
 
-type Add = (violation: Violation) => void;
-
-/** Per delivery stream: a journal file, or one recording segment between attaches. */
-function checkStreams(source: ReplaySource, add: Add): void {
-  if (source.kind === 'journal') {
-    let expected = 1;
-    for (const { line, record } of source.records) {
-      if (record.seq !== expected) add(streamViolation(record.seq, expected, line, 'the journal'));
-      expected = record.seq + 1;
-    }
-    return;
-  }
+/** Per delivery stream (one recording segment between attaches): the seq rule; and the owner rule. Returns the deliveries seen. */
+function checkDeliveries(source: RecordingInput, addStream: Add, addOwner: Add): number {
+  const epochs = recordingIndex(source).epochs;
+  let count = 0;
   source.segments.forEach((segment, index) => {
     let expected: number | null = null;
+    let current: Epoch | undefined;
     for (const entry of segment.entries) {
       if (entry.type === 'event' && (entry.event === 'disconnect' || entry.event === 'close' || entry.event === 'terminal')) expected = null;
       if (entry.type !== 'in') continue;
       const frame = entry.frame;
-      if (frame.type === 'replay-begin') expected = frame.from;
-      else if (frame.type === 'error' && frame.code === 'not-owner') expected = null;
+      if (frame.type === 'replay-begin') {
+        expected = frame.from;
+        current = epochs.find((epoch) => epoch.segment === index && epoch.at === entry.at);
+      } else if (frame.type === 'error' && frame.code === 'not-owner') expected = null;
       else if (frame.type === 'records') {
+        count++;
         const first = frame.records[0]!;
         if (expected === null) {
-          add({ rule: 'owner', seq: first.seq, line: entry.line, message: `seq ${first.seq} reached segment ${index + 1} while it did not own the stream (no replay-begin since it connected or was displaced)` });
+          addStream({ rule: 'owner', seq: first.seq, line: entry.line, message: `seq ${first.seq} reached segment ${index + 1} while it did not own the stream (no replay-begin since it connected or was displaced)` });
           expected = first.seq;
         }
         for (const record of frame.records) {
-          if (record.seq !== expected) add(streamViolation(record.seq, expected, entry.line, `segment ${index + 1}`));
+          if (record.seq !== expected) addStream(streamViolation(record.seq, expected, entry.line, `segment ${index + 1}`));
           expected = record.seq + 1;
         }
+        if (current) checkOwner(epochs, index, current, entry.at, entry.line, frame.records, addOwner);
       }
     }
   });
+  return count;
 }
 
 function streamViolation(seq: number, expected: number, line: number, where: string): Violation {
@@ -101,75 +160,60 @@ function streamViolation(seq: number, expected: number, line: number, where: str
  * with a seq above `to` of a later epoch E' (another segment, same journal,
  * attached before the delivery) reached a displaced owner: two owners at once.
  */
-function checkOwners(source: Extract<ReplaySource, { kind: 'recording' }>, add: Add): void {
-  type Epoch = { segment: number; at: number; to: number; journalId: string };
-  const epochs: Epoch[] = [];
-  source.segments.forEach((segment, index) => {
-    const journalId = segment.hello?.journalId ?? segment.header.journalId ?? '';
-    for (const entry of segment.entries) {
-      if (entry.type === 'in' && entry.frame.type === 'replay-begin') epochs.push({ segment: index, at: entry.at, to: entry.frame.to, journalId });
-    }
-  });
-  source.segments.forEach((segment, index) => {
-    let current: Epoch | undefined;
-    for (const entry of segment.entries) {
-      if (entry.type !== 'in') continue;
-      if (entry.frame.type === 'replay-begin') {
-        current = epochs.find((epoch) => epoch.segment === index && epoch.at === entry.at);
-        continue;
-      }
-      if (entry.frame.type !== 'records' || !current) continue;
-      const last = entry.frame.records.at(-1)!;
-      const epoch = current;
-      const newer = epochs.find(
-        (other) => other.segment !== index && other.journalId === epoch.journalId && other.at > epoch.at && other.at <= entry.at && other.to < last.seq,
-      );
-      if (newer) {
-        const seq = Math.max(newer.to + 1, entry.frame.records[0]!.seq);
-        add({ rule: 'owner', seq, line: entry.line, message: `seq ${seq} reached segment ${index + 1} after segment ${newer.segment + 1} had taken ownership at seq ${newer.to}: two owners at once` });
-      }
-    }
-  });
+function checkOwner(epochs: ReadonlyArray<Epoch>, index: number, epoch: Epoch, at: number, line: number, records: ReadonlyArray<JournalRecord>, add: Add): void {
+  const last = records.at(-1)!;
+  const newer = epochs.find((other) => other.segment !== index && other.journalId === epoch.journalId && other.at > epoch.at && other.at <= at && other.to < last.seq);
+  if (newer) {
+    const seq = Math.max(newer.to + 1, records[0]!.seq);
+    add({ rule: 'owner', seq, line, message: `seq ${seq} reached segment ${index + 1} after segment ${newer.segment + 1} had taken ownership at seq ${newer.to}: two owners at once` });
+  }
 }
 
 /** The journal the recording adds up to must have no hole (a segment that attached past what anyone received). */
-function checkUnion(records: ReadonlyArray<JournalRecord>, add: Add): void {
-  for (let i = 1; i < records.length; i++) {
-    const previous = records[i - 1]!;
-    const record = records[i]!;
-    if (record.seq > previous.seq + 1) {
-      add({ rule: 'seq-gap', seq: previous.seq + 1, message: `seq ${previous.seq + 1}${record.seq - 2 > previous.seq ? `..${record.seq - 1}` : ''} never reached any segment` });
+class UnionRule {
+  #previous: JournalRecord | undefined;
+  constructor(private readonly add: Add) {}
+  push(record: JournalRecord): void {
+    const previous = this.#previous;
+    this.#previous = record;
+    if (previous && record.seq > previous.seq + 1) {
+      this.add({ rule: 'seq-gap', seq: previous.seq + 1, message: `seq ${previous.seq + 1}${record.seq - 2 > previous.seq ? `..${record.seq - 1}` : ''} never reached any segment` });
     }
   }
 }
 
-function checkTurns(records: ReadonlyArray<JournalRecord>, add: Add): number {
-  const state = new Map<string, 'open' | 'ended'>();
-  let open: string | null = null;
-  for (const record of records) {
+class TurnRule {
+  readonly #state = new Map<string, 'open' | 'ended'>();
+  #open: string | null = null;
+  constructor(private readonly add: Add) {}
+  get count(): number {
+    return this.#state.size;
+  }
+  push(record: JournalRecord): void {
     const turnId = record.turnId;
     if (record.kind === 'turn-start') {
       if (turnId === null) {
-        add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: turn-start without a turn id` });
-        continue;
+        this.add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: turn-start without a turn id` });
+        return;
       }
-      if (state.has(turnId)) add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: turn ${turnId} started a second time` });
-      else if (open !== null) add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: turn ${turnId} started while turn ${open} was still running` });
-      state.set(turnId, 'open');
-      open = turnId;
-      continue;
+      if (this.#state.has(turnId)) this.add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: turn ${turnId} started a second time` });
+      else if (this.#open !== null) this.add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: turn ${turnId} started while turn ${this.#open} was still running` });
+      this.#state.set(turnId, 'open');
+      this.#open = turnId;
+      return;
     }
-    if (turnId === null) continue;
-    const status = state.get(turnId);
-    if (status === undefined) add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: ${record.kind} of turn ${turnId} before its turn-start` });
-    else if (status === 'ended') add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: ${record.kind} of turn ${turnId} after its turn-end` });
+    if (turnId === null) return;
+    const status = this.#state.get(turnId);
+    if (status === undefined) this.add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: ${record.kind} of turn ${turnId} before its turn-start` });
+    else if (status === 'ended') this.add({ rule: 'turn-boundary', seq: record.seq, message: `seq ${record.seq}: ${record.kind} of turn ${turnId} after its turn-end` });
     if (record.kind === 'turn-end') {
-      state.set(turnId, 'ended');
-      if (open === turnId) open = null;
+      this.#state.set(turnId, 'ended');
+      if (this.#open === turnId) this.#open = null;
     }
   }
-  return state.size;
 }
+
+type Call = { id: string; turnId: string; seq: number; source: 'bridge' | 'cli'; answers: number };
 
 /**
  * Bridge calls (tool-call / approval-request records) are answered by
@@ -178,52 +222,68 @@ function checkTurns(records: ReadonlyArray<JournalRecord>, add: Add): number {
  * string (what every stdin encoder writes); the id is the only link a
  * translator-independent check has. A turn that ends normally (matched/exit)
  * with a call unanswered is a violation; an aborted or interrupted one is not.
+ * A call is known from the record that raised it on (an answer before its call
+ * counts as one no call asked for).
  */
-function checkToolCalls<S>(records: ReadonlyArray<JournalRecord>, adapter: CliAdapter<S> | undefined, add: Add): number {
-  type Call = { id: string; turnId: string; seq: number; source: 'bridge' | 'cli'; answers: number };
-  const calls = new Map<string, Call>();
-  const key = (turnId: string, id: string) => `${turnId}\u0000${id}`;
-  if (adapter) {
-    for (const call of translateRecords(adapter, records).hostCalls) {
-      calls.set(key(call.turnId, call.id), { id: call.id, turnId: call.turnId, seq: call.seq, source: call.source, answers: 0 });
-    }
-  } else {
-    for (const record of records) {
-      if ((record.kind === 'tool-call' || record.kind === 'approval-request') && record.turnId !== null) {
-        calls.set(key(record.turnId, record.data.callId), { id: record.data.callId, turnId: record.turnId, seq: record.seq, source: 'bridge', answers: 0 });
-      }
-    }
+class ToolCallRule<S> {
+  readonly #calls = new Map<string, Call>();
+  readonly #byId = new Map<string, Call>();
+  readonly #byTurn = new Map<string, Call[]>();
+  readonly #translation: TranslationStream<S> | undefined;
+  constructor(
+    adapter: CliAdapter<S> | undefined,
+    private readonly add: Add,
+  ) {
+    this.#translation = adapter ? new TranslationStream(adapter) : undefined;
   }
-  const answer = (call: Call | undefined, record: JournalRecord) => {
-    if (!call) return;
+  get count(): number {
+    return this.#calls.size;
+  }
+
+  #register(id: string, turnId: string, seq: number, source: 'bridge' | 'cli'): void {
+    const key = `${turnId}\u0000${id}`;
+    const known = this.#calls.get(key);
+    if (known) {
+      known.seq = seq;
+      known.source = source;
+      return;
+    }
+    const call: Call = { id, turnId, seq, source, answers: 0 };
+    this.#calls.set(key, call);
+    if (!this.#byId.has(id)) this.#byId.set(id, call);
+    let list = this.#byTurn.get(turnId);
+    if (!list) this.#byTurn.set(turnId, (list = []));
+    list.push(call);
+  }
+
+  #answer(call: Call, record: JournalRecord): void {
     call.answers++;
-    if (call.answers === 2) add({ rule: 'tool-call', seq: record.seq, message: `seq ${record.seq}: tool call ${call.id} (seq ${call.seq}) answered a second time` });
-  };
-  for (const record of records) {
+    if (call.answers === 2) this.add({ rule: 'tool-call', seq: record.seq, message: `seq ${record.seq}: tool call ${call.id} (seq ${call.seq}) answered a second time` });
+  }
+
+  push(record: JournalRecord): void {
+    if (this.#translation) {
+      this.#translation.push(record, (call) => this.#register(call.id, call.turnId, call.seq, call.source));
+    } else if ((record.kind === 'tool-call' || record.kind === 'approval-request') && record.turnId !== null) {
+      this.#register(record.data.callId, record.turnId, record.seq, 'bridge');
+    }
     const turnId = record.turnId;
     if (record.kind === 'tool-result' || record.kind === 'approval') {
-      const call = turnId === null ? findCall(calls, record.data.callId) : calls.get(key(turnId, record.data.callId)) ?? findCall(calls, record.data.callId);
+      const id = record.data.callId;
+      const call = (turnId === null ? undefined : this.#calls.get(`${turnId}\u0000${id}`)) ?? this.#byId.get(id);
       if (!call || call.source !== 'bridge') {
-        add({ rule: 'tool-call', seq: record.seq, message: `seq ${record.seq}: ${record.kind} for ${record.data.callId}, which no tool call asked for` });
-        continue;
+        this.add({ rule: 'tool-call', seq: record.seq, message: `seq ${record.seq}: ${record.kind} for ${id}, which no tool call asked for` });
+        return;
       }
-      answer(call, record);
+      this.#answer(call, record);
     } else if (record.kind === 'stdin' && turnId !== null) {
-      for (const call of calls.values()) {
-        if (call.turnId === turnId && call.source === 'cli' && call.seq < record.seq && record.data.text.includes(JSON.stringify(call.id))) answer(call, record);
+      for (const call of this.#byTurn.get(turnId) ?? []) {
+        if (call.source === 'cli' && call.seq < record.seq && record.data.text.includes(JSON.stringify(call.id))) this.#answer(call, record);
       }
     } else if (record.kind === 'turn-end' && turnId !== null && (record.data.reason === 'matched' || record.data.reason === 'exit')) {
-      for (const call of calls.values()) {
-        if (call.turnId === turnId && call.answers === 0) {
-          add({ rule: 'tool-call', seq: record.seq, message: `seq ${record.seq}: turn ${turnId} ended with tool call ${call.id} (seq ${call.seq}) never answered` });
-        }
+      for (const call of this.#byTurn.get(turnId) ?? []) {
+        if (call.answers === 0) this.add({ rule: 'tool-call', seq: record.seq, message: `seq ${record.seq}: turn ${turnId} ended with tool call ${call.id} (seq ${call.seq}) never answered` });
       }
     }
   }
-  return calls.size;
-}
-
-function findCall<C extends { id: string }>(calls: Map<string, C>, id: string): C | undefined {
-  for (const call of calls.values()) if (call.id === id) return call;
-  return undefined;
 }

@@ -2,6 +2,7 @@
 // versions, or two recordings through one. Parts compare as plain JSON (key
 // order as produced, undefined keys dropped); seq and turn are context only,
 // so two runs of the same session with different seqs can still match.
+// Streams: both sides are walked in step, keeping only the context parts.
 import type { TranslatedPart } from './retranslate.ts';
 
 export type PartsDiff = {
@@ -14,22 +15,40 @@ export type PartsDiff = {
   readonly lengths: { readonly a: number; readonly b: number };
 };
 
-/** The first difference, or undefined when both translations are the same. */
-export function diffTranslations(a: ReadonlyArray<TranslatedPart>, b: ReadonlyArray<TranslatedPart>, contextParts = 2): PartsDiff | undefined {
-  const length = Math.max(a.length, b.length);
-  for (let index = 0; index < length; index++) {
-    const left = a[index];
-    const right = b[index];
-    if (left && right && partText(left) === partText(right)) continue;
-    return {
-      index,
-      a: left,
-      b: right,
-      context: a.slice(Math.max(0, index - contextParts), index),
-      lengths: { a: a.length, b: b.length },
-    };
+/** The first difference, or undefined when both translations are the same. Counting each side's length reads both to their end. */
+export function diffTranslations(a: Iterable<TranslatedPart>, b: Iterable<TranslatedPart>, contextParts = 2): PartsDiff | undefined {
+  const left = a[Symbol.iterator]();
+  const right = b[Symbol.iterator]();
+  const context: TranslatedPart[] = [];
+  let index = 0;
+  try {
+    for (;; index++) {
+      const x = left.next();
+      const y = right.next();
+      if (x.done && y.done) return undefined;
+      if (!x.done && !y.done && partText(x.value) === partText(y.value)) {
+        context.push(x.value);
+        if (context.length > contextParts) context.shift();
+        continue;
+      }
+      const rest = (side: Iterator<TranslatedPart>, ended: boolean): number => {
+        if (ended) return index;
+        let length = index + 1;
+        while (!side.next().done) length++;
+        return length;
+      };
+      return {
+        index,
+        a: x.done ? undefined : x.value,
+        b: y.done ? undefined : y.value,
+        context: contextParts > 0 ? context : [],
+        lengths: { a: rest(left, x.done === true), b: rest(right, y.done === true) },
+      };
+    }
+  } finally {
+    left.return?.();
+    right.return?.();
   }
-  return undefined;
 }
 
 /** A part as the JSON the comparison uses. */

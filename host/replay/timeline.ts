@@ -1,9 +1,9 @@
 // A timeline of a recording or journal as rows of data: every record with its
 // seq, turn and time, plus connection events and recovery-ladder markers
 // (which rung each new segment took, bridge restarts, rerun turns). Rendering
-// (columns, colours) is the CLI's.
+// (columns, colours) is the CLI's. Rows stream, as the source is read.
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
-import type { ReplaySource, Segment } from './source.ts';
+import type { ReplayInput, SegmentInput } from './source-types.ts';
 
 export type TimelineRow = {
   /** Milliseconds since the first segment started (recordings) or the first record (journals). */
@@ -19,59 +19,63 @@ export type TimelineRow = {
 
 const quietFrames = new Set(['ping', 'pong', 'ack']);
 
-export function buildTimeline(source: ReplaySource): TimelineRow[] {
-  const rows: TimelineRow[] = [];
+/** Every row, materialized (small sources, tests). */
+export function buildTimeline(source: ReplayInput): TimelineRow[] {
+  return [...timelineRows(source)];
+}
+
+export function* timelineRows(source: ReplayInput): Generator<TimelineRow, void, undefined> {
   if (source.kind === 'journal') {
-    const origin = source.records[0]?.record.ts ?? source.header.createdAt;
-    rows.push({ t: 0, kind: 'segment', text: `journal ${short(source.header.journalId)} (format ${source.header.format})`, line: 1 });
+    let origin: number | undefined;
+    yield { t: 0, kind: 'segment', text: `journal ${short(source.header.journalId)} (format ${source.header.format})`, line: 1 };
     for (const { line, record } of source.records) {
+      origin ??= record.ts;
       const t = record.ts - origin;
       const marker = recordMarker(record);
-      if (marker) rows.push({ t, kind: 'rung', seq: record.seq, turnId: record.turnId, text: marker, line });
-      rows.push({ t, kind: 'record', seq: record.seq, turnId: record.turnId, text: recordSummary(record), line });
+      if (marker) yield { t, kind: 'rung', seq: record.seq, turnId: record.turnId, text: marker, line };
+      yield { t, kind: 'record', seq: record.seq, turnId: record.turnId, text: recordSummary(record), line };
     }
-    return rows;
+    return;
   }
   const origin = source.segments[0]?.header.startedAt ?? 0;
-  let previous: Segment | undefined;
-  source.segments.forEach((segment, index) => {
+  let previous: SegmentInput | undefined;
+  for (const [index, segment] of source.segments.entries()) {
     const t0 = segment.header.startedAt - origin;
-    rows.push({ t: t0, kind: 'segment', text: `segment ${index + 1} (${fileName(segment.file)}:${segment.line}) cursor ${segment.header.cursor}`, line: segment.line });
+    yield { t: t0, kind: 'segment', text: `segment ${index + 1} (${fileName(segment.file)}:${segment.line}) cursor ${segment.header.cursor}`, line: segment.line };
     const rung = segmentRung(segment, previous);
-    if (rung) rows.push({ t: t0, kind: 'rung', text: rung, line: segment.line });
+    if (rung) yield { t: t0, kind: 'rung', text: rung, line: segment.line };
     previous = segment;
     let replay = false;
     for (const entry of segment.entries) {
       const t = entry.at - origin;
       if (entry.type === 'event') {
         if (entry.event === 'open') continue;
-        rows.push({ t, kind: 'event', text: eventText(entry.event, entry.attrs), line: entry.line });
+        yield { t, kind: 'event', text: eventText(entry.event, entry.attrs), line: entry.line };
       } else if (entry.type === 'invalid') {
-        rows.push({ t, kind: 'event', text: `invalid inbound frame (${entry.code}): ${entry.message}`, line: entry.line });
+        yield { t, kind: 'event', text: `invalid inbound frame (${entry.code}): ${entry.message}`, line: entry.line };
       } else if (entry.type === 'out') {
         if (quietFrames.has(entry.frame.type)) continue;
-        rows.push({ t, kind: 'frame', text: `→ ${outText(entry.frame)}`, line: entry.line });
+        yield { t, kind: 'frame', text: `→ ${outText(entry.frame)}`, line: entry.line };
       } else {
         const frame = entry.frame;
         if (frame.type === 'records') {
           for (const record of frame.records) {
             const marker = recordMarker(record);
-            if (marker) rows.push({ t, kind: 'rung', seq: record.seq, turnId: record.turnId, text: marker, line: entry.line });
-            rows.push({ t, kind: 'record', seq: record.seq, turnId: record.turnId, replay, text: recordSummary(record), line: entry.line });
+            if (marker) yield { t, kind: 'rung', seq: record.seq, turnId: record.turnId, text: marker, line: entry.line };
+            yield { t, kind: 'record', seq: record.seq, turnId: record.turnId, replay, text: recordSummary(record), line: entry.line };
           }
           continue;
         }
         if (frame.type === 'replay-begin') replay = true;
         if (frame.type === 'replay-end') replay = false;
         if (quietFrames.has(frame.type)) continue;
-        rows.push({ t, kind: 'frame', text: `← ${inText(frame)}`, line: entry.line });
+        yield { t, kind: 'frame', text: `← ${inText(frame)}`, line: entry.line };
       }
     }
-  });
-  return rows;
+  }
 }
 
-function segmentRung(segment: Segment, previous: Segment | undefined): string | undefined {
+function segmentRung(segment: SegmentInput, previous: SegmentInput | undefined): string | undefined {
   const hello = segment.hello;
   if (!previous) return segment.header.cursor > 0 ? `resume at cursor ${segment.header.cursor}` : undefined;
   const before = previous.hello;
