@@ -193,7 +193,8 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
       // is this session's alone, so --continue means our thread, and in an empty dir it starts one.
       '--continue',
       ...['--permission-mode', mode, ...(ctx.permissionMode === 'allow-all' ? [] : ['--permission-prompt-tool', 'stdio'])],
-      ...(options.modelId ? ['--model', options.modelId] : []),
+      // The turn's model (a per-turn choice, else options.modelId): a different one respawns the CLI, which --continue keeps on its thread.
+      ...(ctx.modelId ? ['--model', ctx.modelId] : []),
       ...hostMcpArgs(ctx.mcp),
     ],
     env: {

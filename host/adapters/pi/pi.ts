@@ -92,7 +92,8 @@ const finishReason = (stop: string | null) => ({
 
 function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
   const home = posix.join(ctx.stateDir, 'pi');
-  const model = options.modelId ?? (options.provider ? z.object({ id: z.string() }).array().safeParse(options.provider.models).data?.[0]?.id : undefined);
+  // The turn's model (a per-turn choice, else options.modelId), else the custom provider's first.
+  const model = ctx.modelId ?? (options.provider ? z.object({ id: z.string() }).array().safeParse(options.provider.models).data?.[0]?.id : undefined);
   return {
     argv: [
       options.binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin/pi'),
