@@ -200,10 +200,11 @@ describe('HarnessAgent (@ai-sdk/harness 1.0.x) over createBridgeHarness', () => 
     const error = await agent.generate({ session, prompt: 'answer in JSON' }).then(() => undefined, (e: unknown) => e);
     expect(HarnessCapabilityUnsupportedError.isInstance(error), String(error)).toBe(true);
     expect((error as Error).message).toMatch(/JSON response format/);
-    const plain = agentOf();
-    const resumedText = await plain.generate({ session: await plain.createSession(), prompt: 'text LINES:1' });
-    expect(resumedText.finishReason).toBe('stop');
     await session.destroy();
+    const plain = agentOf();
+    const textSession = await plain.createSession();
+    expect((await plain.generate({ session: textSession, prompt: 'text LINES:1' })).finishReason).toBe('stop');
+    await textSession.destroy();
   });
 
   it('an aborted turn through toUIMessageStream + readUIMessageStream (useChat): every chunk validates, the last one arrives; the session takes another turn', async () => {
