@@ -80,3 +80,21 @@ describe('package.json', () => {
     expect(manifest.scripts['test:unit']).toContain('--exclude "test/package/consumer.test.ts"');
   });
 });
+
+describe('peer dependencies', () => {
+  // npm resolves a peer range to its newest match, while @ai-sdk/harness and ai pin these two exactly:
+  // any range wider than their pin installs a second copy (ToolSet and sandbox types then differ).
+  // So the peers are the exact versions the pinned @ai-sdk/harness depends on, bumped in lockstep.
+  it('are exactly what the pinned @ai-sdk/harness depends on, and the devDependencies match', () => {
+    const full = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+    const harness = JSON.parse(readFileSync(join(root, 'node_modules/@ai-sdk/harness/package.json'), 'utf8')) as {
+      version: string;
+      dependencies: Record<string, string>;
+    };
+    expect(harness.version).toBe(full.devDependencies!['@ai-sdk/harness']);
+    for (const name of ['@ai-sdk/provider', '@ai-sdk/provider-utils']) {
+      expect(full.peerDependencies![name], `${name} peer`).toBe(harness.dependencies[name]);
+      expect(full.devDependencies![name], `${name} dev pin`).toBe(harness.dependencies[name]);
+    }
+  });
+});
