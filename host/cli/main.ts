@@ -6,7 +6,9 @@ import { bootstrapCommand } from './bootstrap.ts';
 import { CliError } from './args.ts';
 import { demoContinueCommand } from './demo-continue.ts';
 import { demoCommand } from './demo.ts';
+import { limitYoungGeneration } from '../memory.ts';
 import { inspectCommand } from './inspect.ts';
+import { modelServerCommand } from './model-server.ts';
 import { replayCommand } from './replay.ts';
 import { runCommand } from './run.ts';
 
@@ -18,6 +20,7 @@ const commands: Readonly<Record<string, Command>> = {
   replay: { summary: 're-translate a recording or journal offline; --timeline, --check, --diff', run: replayCommand },
   inspect: { summary: "a bridge state dir: bridge, turns, journal health", run: inspectCommand },
   bootstrap: { summary: 'print the bootstrap recipe and its identity (--print)', run: bootstrapCommand },
+  'model-server': { summary: 'the scripted model on 127.0.0.1, for testing a CLI offline (--profile)', run: modelServerCommand },
   'demo-continue': { summary: "the demo's second process (internal)", run: demoContinueCommand, hidden: true },
 };
 
@@ -25,7 +28,7 @@ export const mainHelp = `usage: harness-bridge <command> [options]
 
 ${Object.entries(commands)
   .filter(([, command]) => !command.hidden)
-  .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+  .map(([name, command]) => `  ${name.padEnd(12)} ${command.summary}`)
   .join('\n')}
 
 Run \`harness-bridge <command> --help\` for a command's options.`;
@@ -45,6 +48,9 @@ export async function main(argv: ReadonlyArray<string>): Promise<number> {
     process.stderr.write(`harness-bridge: unknown command ${JSON.stringify(name)} (commands: ${Object.keys(commands).filter((key) => !commands[key]!.hidden).join(', ')})\n`);
     return 2;
   }
+  // The offline tools stream files of any size: a young generation kept at its initial size keeps
+  // their RSS flat (V8 would grow it to 2 × 16 MiB under the stream of short-lived records).
+  if (name === 'replay' || name === 'inspect') limitYoungGeneration();
   try {
     return await command.run(rest);
   } catch (error) {
@@ -64,14 +70,14 @@ function oneLine(message: string): string {
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }
 
-// Exit once the command is done even if a handle lingers (a socket closing, a sandbox pipe):
-// the bridge is meant to outlive us, nothing else is. Linux writes to pipes and files synchronously.
 // HARNESS_BRIDGE_PEAK_RSS=1: report this process's peak RSS on stderr as it exits
 // (`[peak-rss] <KiB> KiB`), for tests that hold a command to a memory bound.
 if (process.env.HARNESS_BRIDGE_PEAK_RSS === '1') {
   process.on('exit', () => process.stderr.write(`[peak-rss] ${process.resourceUsage().maxRSS} KiB\n`));
 }
 
+// Exit once the command is done even if a handle lingers (a socket closing, a sandbox pipe):
+// the bridge is meant to outlive us, nothing else is. Linux writes to pipes and files synchronously.
 const exitSoon = (code: number) => setTimeout(() => process.exit(code), 500).unref();
 
 main(process.argv.slice(2)).then(

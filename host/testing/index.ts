@@ -1,8 +1,10 @@
 // harness-bridge/testing: what an adapter or sandbox-provider author tests
 // with — the conformance lists (adapterConformance, sandboxProviderConformance),
 // the fixture adapter (a deterministic CLI adapter over the fixture CLI, no
-// model), and the scripted model: an Anthropic-compatible server on 127.0.0.1
-// that answers from markers in the prompt (startDemoModel), and the pure
+// model), and the scripted model server (startModelServer: Anthropic Messages,
+// OpenAI Responses and Chat Completions on 127.0.0.1, answering from markers in
+// the prompt; scripted-model/README.md) with the profiles that tell it about a
+// CLI (CliProfile, referenceProfiles, profileFromBuiltinTools), and the pure
 // script under it (planReply, parseMarkers) for servers of other flavours.
 export {
   adapterConformance,
@@ -41,4 +43,22 @@ export {
   type ToolDef,
 } from './scripted-model/script.ts';
 export { anthropicError, anthropicJson, anthropicStream, normalizeAnthropic } from './scripted-model/anthropic.ts';
+export { chatError, chatJson, chatStream, normalizeChat } from './scripted-model/chat.ts';
+export { normalizeResponses, responsesError, responsesJson, responsesStream } from './scripted-model/responses.ts';
 export { SseSink, streamChunks } from './scripted-model/sse.ts';
+export { startModelServer, type Api, type ModelServer, type ModelServerOptions, type RecordedRequest } from './scripted-model/server.ts';
+export {
+  claudeCodeProfile,
+  codexProfile,
+  piProfile,
+  profileFromBuiltinTools,
+  referenceProfiles,
+  type CliProfile,
+  type CompactionReply,
+  type EditToolSpec,
+  type ShellToolSpec,
+  type ToolSearchSpec,
+  type WriteToolSpec,
+} from './scripted-model/profiles.ts';
+export { findCwd } from './scripted-model/phrasing.ts';
+export { loadProfiles } from './scripted-model/load-profile.ts';

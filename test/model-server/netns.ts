@@ -37,9 +37,13 @@ export function netnsSupport(): { ok: true } | { ok: false; reason: string } {
   return { ok: true };
 }
 
-export async function startIsolatedModelServer(opts: { logFile: string }): Promise<IsolatedModelServer> {
+/**
+ * `profiles`: `--profile` values for main.ts (reference profile names or module paths); default: the
+ * reference profiles. A module is imported by the server process, inside the namespace.
+ */
+export async function startIsolatedModelServer(opts: { logFile: string; profiles?: ReadonlyArray<string> }): Promise<IsolatedModelServer> {
   const support = netnsSupport();
-  const nodeArgs = ['--import', 'tsx', mainTs, '--port', '0', '--log', opts.logFile];
+  const nodeArgs = ['--import', 'tsx', mainTs, '--port', '0', '--log', opts.logFile, ...(opts.profiles ?? []).flatMap((p) => ['--profile', p])];
   // `unshare` (no --fork) and `exec` keep one pid, so child.pid is the node process inside the netns.
   const child = support.ok
     ? spawn('unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, ...nodeArgs], { stdio: ['ignore', 'pipe', 'pipe'] })

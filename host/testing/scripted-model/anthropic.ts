@@ -1,12 +1,15 @@
 // Anthropic Messages API flavour (Claude Code, pi `anthropic-messages`): request → Conversation,
-// Reply → SSE events or a JSON message, and the API's error shape. Scenario logic lives in script.ts.
+// Reply → SSE events or a JSON message, and the API's error shape. Scenario logic lives in script.ts;
+// what is the user's text and where the working directory is come from the profiles (phrasing.ts).
 import type { ServerResponse } from 'node:http';
 import type { Block, Conversation, Item, Reply, ToolDef } from './script.ts';
-import { realUserText, wireId } from './script.ts';
-import { asArray, contentText, findCwd, isObj, str, type Json } from './normalize-util.ts';
+import { wireId } from './script.ts';
+import { asArray, contentText, isObj, str, type Json } from './normalize-util.ts';
+import { findCwd, realUserText } from './phrasing.ts';
+import { referenceProfiles, type CliProfile } from './profiles.ts';
 import { streamChunks, type SseSink } from './sse.ts';
 
-export function normalizeAnthropic(body: Json, raw: string): Conversation {
+export function normalizeAnthropic(body: Json, raw: string, profiles: ReadonlyArray<CliProfile> = referenceProfiles): Conversation {
   const items: Item[] = [];
   for (const msg of asArray(body.messages)) {
     if (!isObj(msg)) continue;
@@ -18,7 +21,7 @@ export function normalizeAnthropic(body: Json, raw: string): Conversation {
       if (!isObj(b)) continue;
       if (b.type === 'text') {
         const text = str(b.text);
-        const real = role === 'user' && !hasToolResult ? realUserText(text) : '';
+        const real = role === 'user' && !hasToolResult ? realUserText(text, profiles) : '';
         items.push({ kind: 'text', role, text: real || text, real: real.length > 0 });
       } else if (b.type === 'tool_use') {
         items.push({ kind: 'tool_call', name: str(b.name), id: str(b.id) });
@@ -33,7 +36,7 @@ export function normalizeAnthropic(body: Json, raw: string): Conversation {
     tools.push({ name: t.name, schema: isObj(t.input_schema) ? t.input_schema : {}, variant: 'function' });
   }
   const conv: Conversation = { items, tools, rawText: raw };
-  const cwd = findCwd(raw);
+  const cwd = findCwd(raw, profiles);
   if (cwd !== undefined) conv.cwd = cwd;
   return conv;
 }

@@ -30,9 +30,3 @@ export function contentText(content: unknown): string {
   }
   return '';
 }
-
-/** The working directory the CLI announced to the model, if any. */
-export function findCwd(raw: string): string | undefined {
-  const m = /[Ww]orking directory: ([^\s"\\<]+)/.exec(raw) ?? /<cwd>([^<]+)<\/cwd>/.exec(raw);
-  return m?.[1];
-}
