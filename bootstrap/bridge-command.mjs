@@ -19,14 +19,29 @@ for (const flag of BRIDGE_NODE_FLAGS) {
 }
 
 /**
+ * The bridge's isolation flags (docs/security.md#settings), in argv order. Each value is a name
+ * from a fixed set or a path; `tokenFile` names the file in the state dir the host wrote the token to.
+ * @typedef {{ tokenFile?: string, isolation?: string, requireIsolation?: boolean, cliUser?: string, networkPolicy?: string, srt?: string }} BridgeIsolationArgs
+ */
+const isolationFlags = /** @type {const} */ ([
+  ['tokenFile', '--token-file', 'HB_TOKEN_FILE'],
+  ['isolation', '--isolation', 'HB_ISOLATION'],
+  ['cliUser', '--cli-user', 'HB_CLI_USER'],
+  ['networkPolicy', '--network-policy', 'HB_NETWORK_POLICY'],
+  ['srt', '--srt', 'HB_SRT'],
+]);
+
+/**
  * argv after the node binary: `[...BRIDGE_NODE_FLAGS, bridgeFile, --state-dir, DIR, --port, N, …]`.
- * @param {{ bridgeFile: string, stateDir: string, port: number, host?: string, recipeIdentity?: string }} options
+ * @param {{ bridgeFile: string, stateDir: string, port: number, host?: string, recipeIdentity?: string } & BridgeIsolationArgs} options
  * @returns {string[]}
  */
-export function bridgeArgv({ bridgeFile, stateDir, port, host, recipeIdentity }) {
+export function bridgeArgv({ bridgeFile, stateDir, port, host, recipeIdentity, ...isolation }) {
   const argv = [...BRIDGE_NODE_FLAGS, bridgeFile, '--state-dir', stateDir, '--port', String(port)];
   if (host) argv.push('--host', host);
   if (recipeIdentity) argv.push('--recipe-identity', recipeIdentity);
+  for (const [key, flag] of isolationFlags) if (isolation[key]) argv.push(flag, String(isolation[key]));
+  if (isolation.requireIsolation) argv.push('--require-isolation');
   return argv;
 }
 
@@ -34,14 +49,17 @@ export function bridgeArgv({ bridgeFile, stateDir, port, host, recipeIdentity })
  * The same launch as one POSIX sh command for a sandbox. Every value comes from
  * an environment variable the caller sets — HB_NODE (node binary), HB_FILE,
  * HB_STATE, HB_PORT, and HB_HOST / HB_RECIPE when `host` / `recipeIdentity`
- * are set — quoted, never spliced into the string.
- * @param {{ host?: boolean, recipeIdentity?: boolean }} [present] which optional values are set
+ * are set, HB_TOKEN_FILE / HB_ISOLATION / HB_CLI_USER / HB_NETWORK_POLICY /
+ * HB_SRT for the isolation values present — quoted, never spliced into the string.
+ * @param {{ host?: boolean, recipeIdentity?: boolean, requireIsolation?: boolean } & { [K in keyof BridgeIsolationArgs]?: boolean }} [present] which optional values are set
  * @returns {string}
  */
-export function bridgeShellCommand({ host = false, recipeIdentity = false } = {}) {
+export function bridgeShellCommand({ host = false, recipeIdentity = false, ...isolation } = {}) {
   const args = ['--state-dir "$HB_STATE"', '--port "$HB_PORT"'];
   if (host) args.push('--host "$HB_HOST"');
   if (recipeIdentity) args.push('--recipe-identity "$HB_RECIPE"');
+  for (const [key, flag, env] of isolationFlags) if (isolation[key]) args.push(`${flag} "$${env}"`);
+  if (isolation.requireIsolation) args.push('--require-isolation');
   return ['exec "$HB_NODE"', ...BRIDGE_NODE_FLAGS, '"$HB_FILE"', ...args].join(' ');
 }
 

@@ -5,6 +5,7 @@ import type { KeptInfo } from './journal/turn-log.ts';
 import type { EarlyLog } from './early-log.ts';
 import type { RecordPath } from './record-path.ts';
 import type { StopSignals } from './stop-signals.ts';
+import type { JailArgs } from './jail/jail-args.ts';
 
 /** A surviving CLI (launch `survive`) stage 1 decided to adopt, with the unfinished turn running on it (if any). */
 export type Adopted = KeptInfo & { turnId: string | null; turnFirstSeq: number | undefined };
@@ -16,6 +17,8 @@ export type AfterReadyContext = {
   readonly recipeIdentity?: string;
   readonly token: string;
   readonly bridgeId: string;
+  /** How CLIs are to be isolated (--isolation, --require-isolation, --cli-user, --network-policy, --srt). */
+  readonly jail: JailArgs;
   /** The TCP listener main.ts bound (connections accepted paused). */
   readonly listener: Server;
   /** CLI line → journal → socket: record(), the journal, the turn log; stage 2 connects the supervisor and the server. */

@@ -15,6 +15,8 @@ import { McpEndpoint } from './mcp/endpoint.ts';
 import { withMcp } from './mcp/with-mcp.ts';
 import { createBridgeServer } from './server/server.ts';
 import { Supervisor } from './supervisor/supervisor.ts';
+import { resolveIsolation } from './jail/isolation.ts';
+import { namespaceSupport } from './jail/srt.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 const logLevels: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
@@ -32,11 +34,23 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     'journal open',
   );
 
+  // Where the CLI is kept from the bridge (docs/security.md): decided before any CLI is spawned or adopted.
+  const jailLog = logger.child('jail');
+  const jail = await resolveIsolation({
+    requested: ctx.jail.requested,
+    required: ctx.jail.required,
+    cliUser: ctx.jail.cliUser,
+    stateDir: ctx.stateDir,
+    bridgeFile: process.argv[1]!,
+    namespace: (user) => namespaceSupport({ user, args: ctx.jail, stateDir: ctx.stateDir, log: jailLog }),
+    log: jailLog,
+  });
   const supervisor = new Supervisor({
     emit: record,
     log: logger.child('supervisor'),
     stateDir: ctx.stateDir,
     afterDurable: (fn) => void journal.flush().then(fn, () => undefined),
+    jail,
   });
   recordPath.connectSupervisor(supervisor); // before adoption: an adopted CLI's output is read from here on
   let adoptedTools: HostToolSpec[] = [];
@@ -58,7 +72,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     log: logger.child('mcp'),
     ...(inherited === null ? {} : { token: inherited.token, port: inherited.port }),
   });
-  mcp.addTools(adoptedTools);
+  mcp.setTurnTools(adoptedTools);
   await mcp.listen();
   const running = await createBridgeServer({
     host: ctx.host,
@@ -69,6 +83,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     bridgeVersion: BRIDGE_VERSION,
     ...(ctx.recipeIdentity === undefined ? {} : { recipeIdentity: ctx.recipeIdentity }),
     journal,
+    isolation: jail.report,
     supervisor: withMcp(supervisor, mcp),
     turns: recordPath.turns,
     logger,

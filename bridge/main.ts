@@ -2,9 +2,13 @@
 // state dir, token, lock, the record path (journal + turn log, and the records a restart owes:
 // interrupted turn, bridge-start), the ready line, process signals. Each concern has its module.
 //
-//   node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]
+//   node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID] [--token-file NAME]
+//                   [--isolation auto|uid+namespace|namespace|uid|none] [--require-isolation]
+//                   [--cli-user NAME|UID:GID] [--network-policy FILE] [--srt CLI_JS]
 //
-// The token comes from HARNESS_BRIDGE_TOKEN or DIR/token (auth/token-source.ts), never argv.
+// The token comes from --token-file (a file in DIR the host wrote for this bridge, renamed to
+// DIR/token once the state lock is ours), HARNESS_BRIDGE_TOKEN or DIR/token
+// (auth/token-source.ts), never argv. How the CLI is kept from it: jail/ (docs/security.md).
 //
 // Stage 1 loads only node builtins, auth, the journal and the turn log, so the ready line costs
 // little more than Node's own start; everything else is stage 2 (after-ready.ts), loaded right
@@ -25,9 +29,12 @@ import { prepareRandom, randomUUID } from './random.ts';
 import { RecordPath } from './record-path.ts';
 import { StopSignals } from './stop-signals.ts';
 import { TurnLog, recoverTurns } from './journal/turn-log.ts';
+import { DEFAULT_JAIL_ARGS, isolationImpossible, setJailArg, type JailArgs } from './jail/jail-args.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
-const usage = 'usage: node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID]';
+const usage =
+  'usage: node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID] [--token-file NAME] ' +
+  '[--isolation auto|uid+namespace|namespace|uid|none] [--require-isolation] [--cli-user NAME|UID:GID] [--network-policy FILE] [--srt CLI_JS]';
 const readyFileName = 'bridge.json';
 
 /** sysexits: bad usage, bad configuration, internal software error. */
@@ -35,30 +42,44 @@ const exitUsage = 64;
 const exitConfig = 78;
 const exitSoftware = 70;
 
-type BridgeArgs = { stateDir: string; port: number; host: string; recipeIdentity?: string };
+type BridgeArgs = { stateDir: string; port: number; host: string; recipeIdentity?: string; tokenFile?: string; jail: JailArgs };
+
+const valueFlags = ['--state-dir', '--port', '--host', '--recipe-identity', '--token-file', '--isolation', '--cli-user', '--network-policy', '--srt'];
 
 function parseArgs(argv: readonly string[]): { ok: true; args: BridgeArgs } | { ok: false; message: string } {
   let stateDir: string | undefined;
   let port = 0;
   let host = '127.0.0.1';
   let recipeIdentity: string | undefined;
+  let tokenFile: string | undefined;
+  const jail: JailArgs = { ...DEFAULT_JAIL_ARGS };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
     const value = argv[i + 1];
-    if (flag === '--token') return { ok: false, message: 'the token is never taken from argv: set HARNESS_BRIDGE_TOKEN or write DIR/token (0600)' };
-    if (!['--state-dir', '--port', '--host', '--recipe-identity'].includes(flag)) return { ok: false, message: `unknown argument ${flag}` };
+    if (flag === '--token') return { ok: false, message: 'the token is never taken from argv: use --token-file, HARNESS_BRIDGE_TOKEN or DIR/token (0600)' };
+    if (flag === '--require-isolation') {
+      jail.required = true;
+      continue;
+    }
+    if (!valueFlags.includes(flag)) return { ok: false, message: `unknown argument ${flag}` };
     if (value === undefined || value.startsWith('--')) return { ok: false, message: `${flag} needs a value` };
     i++;
     if (flag === '--state-dir') stateDir = value;
     else if (flag === '--host') host = value;
     else if (flag === '--recipe-identity') recipeIdentity = value;
-    else {
+    else if (flag === '--token-file') {
+      if (!/^token\.new\.[A-Za-z0-9_-]{1,64}$/.test(value)) return { ok: false, message: '--token-file must be token.new.<id>, a file in the state dir' };
+      tokenFile = value;
+    } else if (flag === '--isolation' || flag === '--cli-user' || flag === '--network-policy' || flag === '--srt') {
+      const problem = setJailArg(jail, flag, value);
+      if (problem) return { ok: false, message: problem };
+    } else {
       port = Number(value);
       if (!/^\d+$/.test(value) || port > 65_535) return { ok: false, message: `--port must be 0-65535, got ${value}` };
     }
   }
   if (stateDir === undefined || stateDir === '') return { ok: false, message: '--state-dir is required' };
-  return { ok: true, args: { stateDir, port, host, ...(recipeIdentity === undefined ? {} : { recipeIdentity }) } };
+  return { ok: true, args: { stateDir, port, host, jail, ...(recipeIdentity === undefined ? {} : { recipeIdentity }), ...(tokenFile === undefined ? {} : { tokenFile }) } };
 }
 
 function fail(code: number, message: string): never {
@@ -77,7 +98,10 @@ function writePrivateFile(path: string, text: string): void {
 async function main(): Promise<void> {
   const parsed = parseArgs(process.argv.slice(2));
   if (!parsed.ok) fail(exitUsage, `${parsed.message}\n${usage}`);
-  const { stateDir, port, host, recipeIdentity } = parsed.args;
+  const { stateDir, port, host, recipeIdentity, tokenFile, jail } = parsed.args;
+  // Isolation that is known to be impossible before anything starts: refuse now, not after the ready line.
+  const impossible = jail.required ? isolationImpossible(jail) : undefined;
+  if (impossible !== undefined) fail(exitConfig, `isolation is required and not possible here: ${impossible}`);
 
   try {
     ensurePrivateDir(stateDir);
@@ -85,24 +109,29 @@ async function main(): Promise<void> {
     fail(exitConfig, `cannot create state dir ${stateDir}: ${(error as Error).message}`);
   }
   await prepareRandom();
-  const token = loadToken(stateDir, process.env);
-  if (!token.ok) fail(exitConfig, token.message);
-  try {
-    closeSync(openSync(join(stateDir, 'bridge.log'), 'a', 0o600)); // exists (0600) from the ready line on; pino appends once loaded
-  } catch {
-    // the logger reports an unwritable log file once it loads; not a reason to refuse to start
-  }
 
   // Until pino is loaded (right after the ready line) log calls are queued; stage 2 hands `log` the logger.
   const log = new EarlyLog();
   installCrashHandlers(log);
   const bridgeId = randomUUID();
-  // One bridge per state dir: a second bridge appending to the same journal would reuse seqs.
+  // One bridge per state dir: a second bridge appending to the same journal would reuse seqs. The
+  // lock comes before the token: a bridge refused here must leave the live one's token alone.
   const lock = acquireStateLock(stateDir, bridgeId);
   if (!lock.ok) {
+    if (tokenFile !== undefined) rmSync(join(stateDir, tokenFile), { force: true });
     fail(EXIT_STATE_DIR_LOCKED, `state dir ${stateDir} is held by a live bridge (pid ${lock.holder.pid}, ${lock.holder.bridgeId}); attach to it instead`);
   }
   process.on('exit', () => lock.release());
+  const token = loadToken(stateDir, process.env, tokenFile);
+  if (!token.ok) fail(exitConfig, token.message);
+  // Never passed on (the supervisor strips it from CLIs' env too); /proc/<pid>/environ keeps the
+  // original block, which is why the host hands the token over in a file instead (docs/security.md).
+  delete process.env.HARNESS_BRIDGE_TOKEN;
+  try {
+    closeSync(openSync(join(stateDir, 'bridge.log'), 'a', 0o600)); // exists (0600) from the ready line on; pino appends once loaded
+  } catch {
+    // the logger reports an unwritable log file once it loads; not a reason to refuse to start
+  }
   log.write('info', { bridgeId, version: BRIDGE_VERSION, tokenSource: token.source }, 'starting');
 
   // Bind first, in parallel with the journal. A plain TCP listener (node:http loads only with
@@ -191,6 +220,7 @@ async function main(): Promise<void> {
     ...(recipeIdentity === undefined ? {} : { recipeIdentity }),
     token: token.token,
     bridgeId,
+    jail,
     listener,
     recordPath,
     synced,

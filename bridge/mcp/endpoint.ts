@@ -65,7 +65,7 @@ export class McpEndpoint {
   readonly #log: Logger;
   readonly #tokenMatches: (presented: string | undefined) => boolean;
   readonly #http: Server;
-  /** Host tools by name: the union over every start frame (a long-lived CLI lists once), oldest evicted first. */
+  /** The running turn's host tools by name (its start frame's): all tools/list shows and tools/call accepts. */
   readonly #tools = new Map<string, HostToolSpec>();
   /** Our calls still waiting, so close() can answer them. */
   readonly #waiting = new Map<string, Waiting>();
@@ -131,8 +131,14 @@ export class McpEndpoint {
     this.#calls = calls;
   }
 
-  /** Adds a start frame's tools to what tools/list serves (same name: the newer spec wins). */
-  addTools(tools: readonly HostToolSpec[] | undefined): void {
+  /**
+   * The tools of the turn about to start, replacing the previous turn's: the MCP credential is
+   * least-privilege (docs/security.md#mcp), so a CLI may call only what the running turn's start
+   * frame offered — never a tool of an earlier turn, never anything that answers, approves or
+   * attaches. Same name twice: the later spec wins.
+   */
+  setTurnTools(tools: readonly HostToolSpec[] | undefined): void {
+    this.#tools.clear();
     for (const tool of tools ?? []) {
       this.#tools.delete(tool.name);
       this.#tools.set(tool.name, tool);

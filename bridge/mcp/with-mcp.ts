@@ -1,5 +1,5 @@
-// The supervisor as the server sees it once the MCP endpoint is up: each start's host tools go to
-// the endpoint, and the endpoint's URL and token into the launch's env. Serving the tools is
+// The supervisor as the server sees it once the MCP endpoint is up: each start's host tools become
+// the endpoint's (the running turn's only), and the endpoint's URL and token into the launch's env. Serving the tools is
 // endpoint.ts's; running the CLI the supervisor's.
 import type { SupervisorPort } from '../server/server-seams.ts';
 import type { McpEndpoint } from './endpoint.ts';
@@ -11,7 +11,8 @@ export function withMcp<P extends SupervisorPort>(supervisor: P, endpoint: McpEn
       return supervisor.state;
     },
     start(turnId, launch, input, meta) {
-      endpoint.addTools(meta?.tools);
+      // Only a start that can start a turn changes the callable tools (a refused one must not touch the running turn's).
+      if (supervisor.state === 'idle') endpoint.setTurnTools(meta?.tools);
       return supervisor.start(turnId, endpoint.launchWithEnv(launch), input, meta);
     },
     write: (turnId, text) => supervisor.write(turnId, text),

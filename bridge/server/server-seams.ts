@@ -6,6 +6,7 @@ import type { ServerLimits } from '../limits.ts';
 import type { BridgeLogger } from '../logger.ts';
 import type { JournalReadPort } from './record-stream.ts';
 import type { TurnLog } from '../journal/turn-log.ts';
+import type { IsolationReport } from '../../protocol/v1/isolation.ts';
 
 /** What the server needs from the journal (journal.ts's Journal satisfies it). */
 export type JournalPort = JournalReadPort & {
@@ -58,6 +59,8 @@ export type BridgeServerOptions = {
   bridgeId: string;
   bridgeVersion: string;
   recipeIdentity?: string;
+  /** How CLIs are isolated from this bridge (hello's `isolation`). */
+  isolation?: IsolationReport;
   journal: JournalPort;
   supervisor: SupervisorPort;
   turns: TurnLog;

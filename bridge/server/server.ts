@@ -196,7 +196,7 @@ export class BridgeServer {
   }
 
   #hello(): HelloFrame {
-    const { journal, supervisor, turns, recipeIdentity } = this.#options;
+    const { journal, supervisor, turns, recipeIdentity, isolation } = this.#options;
     const lastSeq = journal.durableSeq;
     return {
       type: 'hello',
@@ -209,6 +209,7 @@ export class BridgeServer {
       lastSeq,
       turns: turns.snapshot(lastSeq),
       ...(recipeIdentity === undefined ? {} : { recipeIdentity }),
+      ...(isolation === undefined ? {} : { isolation }),
     };
   }
 

@@ -32,6 +32,8 @@ export type ProcessOptions = {
   /** Start with output reading paused (the supervisor is paused). */
   paused: boolean;
   log: SupervisorLogger;
+  /** The CLI's own uid/gid (docs/security.md#uid); absent: the bridge's. */
+  credentials?: { uid: number; gid: number };
 };
 
 export interface SupervisedProcess {
@@ -90,6 +92,7 @@ export function spawnPipes(launch: LaunchSpec, options: ProcessOptions, events: 
     env: childEnv(launch),
     stdio: [launch.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: true,
+    ...options.credentials,
   });
   if (child.pid === undefined) {
     const message = new Promise<string>((resolve) => {
@@ -200,7 +203,7 @@ function spawnErrorMessage(launch: LaunchSpec, err: NodeJS.ErrnoException): stri
       ? `cannot spawn '${file}': not found (ENOENT), or cwd '${launch.cwd}' does not exist`
       : `cannot spawn '${file}': not found on PATH (ENOENT)`;
   }
-  if (err.code === 'EACCES') return `cannot spawn '${file}': permission denied (EACCES)`;
+  if (err.code === 'EACCES') return `cannot spawn '${file}': permission denied (EACCES)${launch.cwd ? `, on it or on cwd '${launch.cwd}'` : ''}`;
   return `cannot spawn '${file}': ${err.message}`;
 }
 
@@ -221,7 +224,7 @@ export function spawnPty(
   const [file, ...args] = launch.argv as [string, ...string[]];
   let term: ReturnType<PtyModule['spawn']>;
   try {
-    term = pty.spawn(file, args, { name: 'xterm-256color', cols: io.cols, rows: io.rows, cwd: launch.cwd, env: childEnv(launch) });
+    term = pty.spawn(file, args, { name: 'xterm-256color', cols: io.cols, rows: io.rows, cwd: launch.cwd, env: childEnv(launch), ...options.credentials });
   } catch (err) {
     return { ok: false, message: `cannot spawn '${file}' in a pty: ${(err as Error).message}` };
   }

@@ -37,6 +37,7 @@ import type { OutputStream } from './output-line.ts';
 import { entryKey, newEntry, ptyLines, survivorKey, type EntryHandlers, type ProcEntry } from './proc-entry.ts';
 import { ProcessSet } from './process-set.ts';
 import { Turn, type TurnContext, type TurnEndReason } from './turn.ts';
+import { NO_JAIL, type CliJail, type Jailed } from '../jail/cli-jail.ts';
 
 export type { SupervisorLogger } from './supervised-process.ts';
 
@@ -54,6 +55,8 @@ export type SupervisorOptions = {
   stateDir?: string;
   /** Runs `fn` once every record emitted so far is durable (a kept CLI's dir is removed only after its exit is journaled). */
   afterDurable?: (fn: () => void) => void;
+  /** How a CLI is separated from the bridge (docs/security.md); default none (the launch as sent). */
+  jail?: CliJail;
 };
 
 const NOOP_LOG: SupervisorLogger = { debug() {}, warn() {} };
@@ -72,6 +75,7 @@ export class Supervisor {
   #stopping: Promise<void> | null = null;
   readonly #stateDir: string | undefined;
   readonly #afterDurable: (fn: () => void) => void;
+  readonly #jail: CliJail;
   /** What each process's events do (proc-entry.ts's newEntry). */
   readonly #handlers: EntryHandlers = {
     line: (entry, stream, text, cont, off) => this.#onLine(entry, stream, text, cont, off),
@@ -85,6 +89,7 @@ export class Supervisor {
     this.limits = resolveSupervisorLimits(options.limits);
     this.#stateDir = options.stateDir;
     this.#afterDurable = options.afterDurable ?? (() => undefined);
+    this.#jail = options.jail ?? NO_JAIL;
     this.#emit = options.emit;
     this.#log = options.log ?? NOOP_LOG;
     this.#ptyImporter = options.ptyImporter;
@@ -147,25 +152,38 @@ export class Supervisor {
       return { ok: true };
     }
 
-    const options = this.#processes.options(launch);
+    // What is spawned is the jail's launch (docs/security.md): the CLI's dirs, its uid, its namespace.
+    // The host's launch stays what is journaled and what reuse compares.
+    const preparing = this.#jail.prepare(launch);
+    const jailed: Jailed = preparing instanceof Promise ? await preparing : preparing;
+    if (this.#turn !== turn || turn.ending) {
+      // Aborted or stopped while the jail was prepared: nothing was spawned.
+      if (jailed.ok) jailed.release?.();
+      this.#endTurn(turn, turn.ending ?? 'aborted');
+      return this.#stopping ? { ok: false, code: 'stopping', message: 'the supervisor is stopping' } : { ok: true };
+    }
+    if (!jailed.ok) return this.#spawnFailed(turn, jailed.message);
+    const spawnAs = jailed.launch;
+    const options = { ...this.#processes.options(launch), ...(jailed.credentials ? { credentials: jailed.credentials } : {}) };
     let entry: ProcEntry;
     if (launch.io.mode === 'pty') {
       const load = await loadPty(this.#ptyImporter);
       if (this.#turn !== turn || turn.ending) {
         // Aborted or stopped while node-pty loaded: nothing was spawned.
+        jailed.release?.();
         this.#endTurn(turn, turn.ending ?? 'aborted');
         return this.#stopping ? { ok: false, code: 'stopping', message: 'the supervisor is stopping' } : { ok: true };
       }
-      if (!load.ok) return this.#spawnFailed(turn, load.message);
+      if (!load.ok) return this.#spawnFailed(turn, load.message, jailed.release);
       const shell = newEntry(launch, this.#handlers);
-      const spawned = spawnPty(load.pty, launch, options, shell.events);
-      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message);
+      const spawned = spawnPty(load.pty, spawnAs, options, shell.events);
+      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
     } else if (launch.survive === true) {
       if (this.#stateDir === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
       const shell = newEntry(launch, this.#handlers);
-      const spawned = await spawnKept(this.#stateDir, randomBytes(6).toString('hex'), launch, survivorKey(launch), options, shell.events);
-      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message);
+      const spawned = await spawnKept(this.#stateDir, randomBytes(6).toString('hex'), launch, survivorKey(launch), options, shell.events, spawnAs);
+      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
       if (this.#stopping) {
         // Stopped while the keeper started: stop() did not see this process.
@@ -175,12 +193,13 @@ export class Supervisor {
       }
     } else {
       const shell = newEntry(launch, this.#handlers);
-      const spawned = spawnPipes(launch, options, shell.events);
-      if (!spawned.ok) return this.#spawnFailed(turn, await spawned.message);
+      const spawned = spawnPipes(spawnAs, options, shell.events);
+      if (!spawned.ok) return this.#spawnFailed(turn, await spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
     }
     this.#processes.current = entry;
     turn.entry = entry;
+    if (jailed.release) void entry.proc.done.then(jailed.release);
     const kept = entry.proc instanceof KeptProcess ? entry.proc : null;
     this.#emit({
       kind: 'spawn',
@@ -333,7 +352,8 @@ export class Supervisor {
     turn.awaitAcks(input);
   }
 
-  #spawnFailed(turn: Turn, message: string): StartResult {
+  #spawnFailed(turn: Turn, message: string, release?: () => void): StartResult {
+    release?.();
     this.#log.warn({ turnId: turn.turnId, argv0: turn.launch.argv[0], message }, 'spawn failed');
     this.#endTurn(turn, 'spawn-failed', undefined, message);
     return { ok: false, code: 'spawn-failed', message };

@@ -69,7 +69,8 @@ export async function adoptSurvivor(options: {
       if (!output && !turnRecord && !line.startsWith('turn-start"', k)) continue;
       const record = JSON.parse(line) as JournalRecord;
       if (record.kind === 'turn-start') {
-        // The host tools the CLI may call: what every start since its spawn served (the MCP endpoint is new).
+        // The host tools the CLI may call: the latest start's, i.e. the adopted turn's (the MCP endpoint is new).
+        tools.length = 0;
         tools.push(...(record.data.tools ?? []));
         continue;
       }

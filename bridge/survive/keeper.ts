@@ -12,7 +12,7 @@ import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 
-export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number };
+export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number; uid?: number; gid?: number };
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
 export const KEEPER_FILES = {
@@ -86,6 +86,7 @@ export async function runKeeper(given: string): Promise<void> {
     env: process.env,
     stdio: [spec.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: true, // the CLI's own process group: the bridge signals -pid, never the keeper
+    ...(spec.uid !== undefined && spec.gid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}), // the jail's CLI uid (docs/security.md)
   });
   if (child.pid === undefined) {
     const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));

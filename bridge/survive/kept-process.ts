@@ -47,6 +47,8 @@ export async function spawnKept(
   key: string,
   options: ProcessOptions,
   events: ProcessEvents,
+  /** What the keeper runs: the jail's launch (argv, env, cwd); `launch` is what is saved for adoption. */
+  spawnAs: LaunchSpec = launch,
 ): Promise<KeptSpawn> {
   const dir = resolve(keeperDir(stateDir, id));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -57,7 +59,13 @@ export async function spawnKept(
   }
   reachable.release();
   // The keeper works from inside its dir: the CLI's cwd is always explicit.
-  const spec: KeeperSpec = { argv: launch.argv, stdin: launch.stdin, exitDrainMs: options.exitDrainMs, cwd: resolve(launch.cwd ?? process.cwd()) };
+  const spec: KeeperSpec = {
+    argv: spawnAs.argv,
+    stdin: launch.stdin,
+    exitDrainMs: options.exitDrainMs,
+    cwd: resolve(spawnAs.cwd ?? process.cwd()),
+    ...options.credentials,
+  };
   writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
   const { env: _env, ...withoutEnv } = launch;
   const saved: SavedLaunch = { launch: withoutEnv, key: hashKey(key) };
@@ -65,7 +73,7 @@ export async function spawnKept(
   const bridgeFile = process.argv[1]!;
   const keeper = spawn(process.execPath, [bridgeFile, '--keeper', dir], {
     cwd: dir,
-    env: childEnv(launch),
+    env: childEnv(spawnAs),
     stdio: ['ignore', 'pipe', 'ignore'],
     detached: true, // its own session: a SIGKILLed bridge's group kill or terminal hangup never reaches it
   });

@@ -6,7 +6,7 @@
 // then a summary checked against an offline replay of the recording.
 // With ANTHROPIC_API_KEY set, Claude Code talks to the real API instead.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { HarnessV1ResumeState, HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
@@ -89,6 +89,7 @@ export async function demoCommand(argv: ReadonlyArray<string>): Promise<number> 
   const prepared = await prepareAdapter(entry, { log: detail });
   times.cli = Date.now() - t0;
   const dir = resolve(stringFlag(parsed, 'dir') ?? (await mkdtemp(join(tmpdir(), 'harness-bridge-demo-'))));
+  if (stringFlag(parsed, 'dir') === undefined) await chmod(dir, 0o711); // a root bridge's CLI runs under a uid of its own (docs/security.md)
   const recordDir = join(dir, 'recordings');
   let handedOver = false;
   let started: { doDestroy(): PromiseLike<void> } | undefined;

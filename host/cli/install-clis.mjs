@@ -22,10 +22,16 @@ const MARKER = '.harness-bridge-installed.json';
 // npm install of a CLI takes seconds to a minute; 10 minutes means something hangs.
 const maxInstallMs = 10 * 60_000;
 
-/** Cache root: $HARNESS_BRIDGE_CLI_CACHE or ~/.cache/harness-bridge/clis. */
+/**
+ * Cache root: $HARNESS_BRIDGE_CLI_CACHE, else ~/.cache/harness-bridge/clis — except for root,
+ * whose CLIs go to /var/cache/harness-bridge/clis: a root bridge runs each CLI under a uid of
+ * its own (docs/security.md), which cannot enter root's 0700 home.
+ */
 export function cacheRoot() {
   const env = process.env.HARNESS_BRIDGE_CLI_CACHE;
-  return resolve(env && env.length > 0 ? env : join(homedir(), '.cache', 'harness-bridge', 'clis'));
+  if (env && env.length > 0) return resolve(env);
+  if (process.getuid?.() === 0) return '/var/cache/harness-bridge/clis';
+  return join(homedir(), '.cache', 'harness-bridge', 'clis');
 }
 
 function specFor(name) {

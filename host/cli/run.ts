@@ -1,7 +1,7 @@
 // `harness-bridge run`: one real turn with any registered adapter in a fresh
 // local sandbox, the stream printed as it comes, optionally recorded. No host
 // tools are offered; a CLI that asks for one anyway gets an error result.
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
@@ -63,6 +63,7 @@ export async function runCommand(argv: ReadonlyArray<string>): Promise<number> {
   const log = (line: string) => process.stdout.write(`${style.dim(line)}\n`);
   const keep = booleanFlag(parsed, 'keep');
   const root = stringFlag(parsed, 'dir') ?? (await mkdtemp(join(tmpdir(), 'harness-bridge-run-')));
+  if (stringFlag(parsed, 'dir') === undefined) await chmod(root, 0o711); // a root bridge's CLI runs under a uid of its own (docs/security.md)
   const recordDir = join(root, 'recordings');
   await mkdir(recordDir, { recursive: true });
 

@@ -1,12 +1,16 @@
 // Starting a bridge inside the sandbox and finding one that is already there.
-// The token is minted here, written to the state dir with mode 0600 (umask 077)
-// and read back from the sandbox on resume, so resume payloads carry no secret.
-// After the ready line the bridge's stdout/stderr are drained (it prints
-// nothing more by design) and a bounded stderr tail is kept for errors.
+// The token is minted here and handed over in a file of the state dir (0600,
+// umask 077) that the bridge reads and renames to `token` once it holds the
+// state lock — never in its environment, which /proc/<pid>/environ would show
+// for the bridge's whole life (docs/security.md) — and read back from the
+// sandbox on resume, so resume payloads carry no secret. After the ready line
+// the bridge's stdout/stderr are drained (it prints nothing more by design)
+// and a bounded stderr tail is kept for errors.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { bridgeShellCommand } from '../../bootstrap/bridge-command.mjs';
 import type { SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
+import type { IsolationRequest } from '../../protocol/v1/isolation.ts';
 import { BridgeSessionError } from '../session/errors.ts';
 
 export const bridgeReadySchema = z.object({
@@ -33,13 +37,43 @@ export type SpawnBridgeOptions = {
   readonly recipeIdentity?: string;
   readonly readyTimeoutMs: number;
   readonly abortSignal?: AbortSignal;
+  /** How the bridge isolates the CLI from itself (docs/security.md#settings); default: the bridge's (auto). */
+  readonly isolation?: BridgeIsolation;
+};
+
+/** The bridge's isolation settings, as the harness passes them through. */
+export type BridgeIsolation = {
+  /** Default 'auto': the strongest mode the sandbox allows. */
+  readonly mode?: IsolationRequest;
+  /** Refuse to run a CLI without isolation (the bridge exits at start, or refuses each spawn). */
+  readonly require?: boolean;
+  /** The CLI's user when the bridge runs as root: a name (created if missing) or `UID:GID`. Default harness-agent. */
+  readonly cliUser?: string;
+  /** The sandbox's network policy file (host/sandbox/local/network-policy.ts), for the bridge's egress proxy. */
+  readonly networkPolicyFile?: string;
+  /** sandbox-runtime's CLI (dist/cli.js) inside the sandbox; default: found next to the bridge file. */
+  readonly srt?: string;
 };
 
 export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready: BridgeReady; token: string }> {
   const token = randomBytes(32).toString('hex');
+  const tokenFile = `token.new.${randomBytes(8).toString('hex')}`;
+  // Handed over before the spawn, in a file only the bridge's uid can read; the bridge renames it
+  // to `token` once it holds the state lock (a bridge refused by the lock removes it).
+  await writeToken(options.sandbox, options.stateDir, token, tokenFile);
+  const isolation = options.isolation ?? {};
   const process = await options.sandbox.spawn({
     // The bridge's one command line (node flags included), shared with the benchmark.
-    command: bridgeShellCommand({ host: Boolean(options.host), recipeIdentity: Boolean(options.recipeIdentity) }),
+    command: bridgeShellCommand({
+      host: Boolean(options.host),
+      recipeIdentity: Boolean(options.recipeIdentity),
+      tokenFile: true,
+      isolation: isolation.mode !== undefined,
+      requireIsolation: isolation.require === true,
+      cliUser: isolation.cliUser !== undefined,
+      networkPolicy: isolation.networkPolicyFile !== undefined,
+      srt: isolation.srt !== undefined,
+    }),
     env: {
       HB_NODE: options.nodeCommand,
       HB_FILE: options.bridgeFile,
@@ -47,25 +81,25 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
       HB_PORT: String(options.port),
       HB_HOST: options.host ?? '',
       HB_RECIPE: options.recipeIdentity ?? '',
-      // The token travels in the bridge's environment (never argv); the bridge strips it from the CLI's.
-      HARNESS_BRIDGE_TOKEN: token,
+      HB_TOKEN_FILE: tokenFile,
+      HB_ISOLATION: isolation.mode ?? '',
+      HB_CLI_USER: isolation.cliUser ?? '',
+      HB_NETWORK_POLICY: isolation.networkPolicyFile ?? '',
+      HB_SRT: isolation.srt ?? '',
     },
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
   });
   const stderr = drainTail(process.stderr);
-  let ready: BridgeReady | undefined;
   try {
-    ready = await readReadyLine(process.stdout, options.readyTimeoutMs, process.wait());
+    const ready = await readReadyLine(process.stdout, options.readyTimeoutMs, process.wait());
     // The bridge outlives this host process by design (cross-process resume); providers that
     // can detach the handle from our event loop (the local one) expose unref().
     (process as { unref?: () => void }).unref?.();
-    // Persisted only once this bridge is up: a bridge refused because a live one still holds the
-    // state dir must not rotate the token the live one checks (a resuming host reads it from here).
-    await writeToken(options.sandbox, options.stateDir, token);
     return { ready, token };
   } catch (error) {
-    if (ready !== undefined) throw error; // the token write failed; the bridge itself is fine but unreachable by resume
     await process.kill();
+    // A bridge that died before reading it leaves the handed-over file behind.
+    await options.sandbox.run({ command: 'rm -f "$HB_STATE/$HB_TOKEN_FILE"', env: { HB_STATE: options.stateDir, HB_TOKEN_FILE: tokenFile } }).then(undefined, () => undefined);
     const tail = (await Promise.race([stderr.done, delay(200)]), stderr.tail()).trim();
     const reason = error instanceof Error ? error.message : String(error);
     const failure = new BridgeSessionError(
@@ -100,10 +134,17 @@ export async function readBridgeState(sandbox: SandboxSession, stateDir: string)
 /** Exit code of a bridge refused because a live bridge holds the state dir (bridge/journal/state-lock.ts). */
 export const EXIT_STATE_DIR_LOCKED = 75;
 
-async function writeToken(sandbox: SandboxSession, stateDir: string, token: string): Promise<void> {
+/**
+ * The token into `<stateDir>/<name>` (0600; written whole, then renamed). Dirs the path needs are
+ * created 0711 (umask 066: a CLI of its own uid may pass through to its areas, never list them)
+ * and the state dir itself 0700; the bridge opens it to 0711 when its CLI has a uid of its own.
+ */
+async function writeToken(sandbox: SandboxSession, stateDir: string, token: string, name: string): Promise<void> {
   const result = await sandbox.run({
-    command: 'umask 077 && mkdir -p "$HB_STATE" && chmod 700 "$HB_STATE" && printf %s "$HB_TOKEN" > "$HB_STATE/token.tmp" && mv "$HB_STATE/token.tmp" "$HB_STATE/token"',
-    env: { HB_STATE: stateDir, HB_TOKEN: token },
+    command:
+      'umask 066 && mkdir -p "$HB_STATE" && chmod 700 "$HB_STATE" && umask 077 && ' +
+      'printf %s "$HB_TOKEN" > "$HB_STATE/$HB_NAME.tmp" && mv "$HB_STATE/$HB_NAME.tmp" "$HB_STATE/$HB_NAME"',
+    env: { HB_STATE: stateDir, HB_TOKEN: token, HB_NAME: name },
   });
   if (result.exitCode !== 0) {
     throw new BridgeSessionError('bridge-start-failed', `could not write the bridge token into ${stateDir}: ${result.stderr.trim()}`);

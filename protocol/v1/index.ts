@@ -20,6 +20,15 @@ export {
 } from './launch-spec.ts';
 export { hostToolSpecSchema, type HostToolSpec } from './tool-spec.ts';
 export { MCP_ENV_V1, type McpEnvNames } from './mcp-env.ts';
+export {
+  ISOLATION_MODES_STRONGEST_FIRST,
+  isolationModeSchema,
+  isolationReportSchema,
+  isolationRequestSchema,
+  type IsolationMode,
+  type IsolationReport,
+  type IsolationRequest,
+} from './isolation.ts';
 export { recordSchema, type JournalRecord, type RecordDraft, type RecordKind, type RecordOf } from './journal-record.ts';
 export { recordsFrameSchema, type RecordsFrame } from './frames/bridge/records.ts';
 export { helloFrameSchema, turnInfoSchema, type HelloFrame, type TurnInfo } from './frames/bridge/hello.ts';

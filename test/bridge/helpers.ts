@@ -4,7 +4,7 @@
 // validates each one with bridgeFrameSchema. Host-kit tests reuse these.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,8 +66,11 @@ export type StartBridgeOptions = {
   readyTimeoutMs?: number;
 };
 
+/** A fresh temp dir, readable by anyone: a root bridge runs its CLIs under their own uid (docs/security.md), and test CLIs and scripts live here. */
 export function tempDir(prefix = 'hb-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  return dir;
 }
 
 export function randomToken(): string {

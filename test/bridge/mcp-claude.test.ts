@@ -143,7 +143,10 @@ it('Claude calls a host tool through the bridge MCP endpoint; the host answer re
 
   // Argv carries references only; the token is in no record, journal line, log line or model request.
   expect(JSON.stringify(records.filter((r) => r.kind === 'turn-start' || r.kind === 'spawn'))).toContain('${HARNESS_BRIDGE_MCP_TOKEN}');
-  const written = readdirSync(stateDir).map((f) => readFileSync(join(stateDir, f), 'utf8')).join('\n');
+  const written = readdirSync(stateDir, { recursive: true, withFileTypes: true }) // the CLI's own dirs (its HOME, tmp) included
+    .filter((entry) => entry.isFile())
+    .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'))
+    .join('\n');
   for (const haystack of [written, JSON.stringify(records), readFileSync(join(dir, 'requests.jsonl'), 'utf8')]) expect(haystack).not.toContain(mcpToken);
 
   expect(await client.request({ type: 'stop', id: 'stop-1' }, 30_000)).toMatchObject({ type: 'ack' });

@@ -1,7 +1,7 @@
 // bridge/mcp/endpoint.ts: the MCP endpoint on its own (fetch against a real loopback
 // listener, a fake journal) and through the real bridge (dist/bridge.mjs with a
 // fixture MCP client acting as the CLI and a raw ws host).
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -126,20 +126,24 @@ describe('MCP endpoint on its own', () => {
     expect(probe).toMatchObject({ status: 200, json: { id: 'server-discover-probe-1', error: { code: -32601 } } });
   });
 
-  it('lists the union of every start frame’s tools; a newer spec of the same name wins', async () => {
+  it('lists the running turn’s tools only: a new turn’s start frame replaces the last one’s (least privilege)', async () => {
     expect((await post(rpc(1, 'tools/list'))).json).toEqual({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
-    h.endpoint.addTools([echoTool, { name: 'bare' }]);
-    h.endpoint.addTools([{ name: 'later', description: 'from turn 2' }, { ...echoTool, description: 'v2' }]);
-    const listed = listedSchema.parse((await post(rpc(2, 'tools/list'))).json);
-    expect(listed.result.tools.map((t) => t.name)).toEqual(['bare', 'later', 'echo_upper']);
-    expect(listed.result.tools[0]!.inputSchema).toEqual({ type: 'object' });
-    expect(listed.result.tools[2]).toEqual({ name: 'echo_upper', description: 'v2', inputSchema: echoTool.inputSchema });
+    h.endpoint.setTurnTools([echoTool, { name: 'bare' }]);
+    const first = listedSchema.parse((await post(rpc(2, 'tools/list'))).json);
+    expect(first.result.tools.map((t) => t.name)).toEqual(['echo_upper', 'bare']);
+    expect(first.result.tools[1]!.inputSchema).toEqual({ type: 'object' });
+    h.endpoint.setTurnTools([{ name: 'later', description: 'from turn 2' }, { ...echoTool, description: 'v2' }]);
+    const listed = listedSchema.parse((await post(rpc(3, 'tools/list'))).json);
+    expect(listed.result.tools.map((t) => t.name)).toEqual(['later', 'echo_upper']);
+    expect(listed.result.tools[1]).toEqual({ name: 'echo_upper', description: 'v2', inputSchema: echoTool.inputSchema });
+    // A tool of an earlier turn is no longer callable.
+    const stale = await post(rpc(4, 'tools/call', { name: 'bare', arguments: {} }));
+    expect(stale.json).toMatchObject({ id: 4, error: { code: -32602 } });
   });
 
-  it('bounds the listed union (oldest forgotten)', async () => {
+  it('bounds the listed tools (the last ones kept)', async () => {
     const small = makeEndpoint({ limits: { maxListedTools: 2 } });
-    small.endpoint.addTools([{ name: 'a' }, { name: 'b' }]);
-    small.endpoint.addTools([{ name: 'c' }]);
+    small.endpoint.setTurnTools([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
     await small.endpoint.listen();
     try {
       const listed = listedSchema.parse((await post(rpc(1, 'tools/list'), { url: small.endpoint.url, token: small.endpoint.token })).json);
@@ -150,7 +154,7 @@ describe('MCP endpoint on its own', () => {
   });
 
   it('refuses a wrong, missing or other token with 401 before any JSON-RPC', async () => {
-    h.endpoint.addTools([echoTool]);
+    h.endpoint.setTurnTools([echoTool]);
     const other = makeEndpoint();
     const call = rpc(1, 'tools/call', { name: 'echo_upper', arguments: { text: 'x' } });
     for (const token of [null, 'nope', `${h.endpoint.token}x`, h.endpoint.token.slice(1), other.endpoint.token, '']) {
@@ -177,7 +181,7 @@ describe('MCP endpoint on its own', () => {
   it('refuses an oversized body with 413 and keeps serving', async () => {
     const small = makeEndpoint({ limits: { maxMcpBodyBytes: 1024 } });
     await small.endpoint.listen();
-    small.endpoint.addTools([echoTool]);
+    small.endpoint.setTurnTools([echoTool]);
     try {
       const big = rpc(1, 'tools/call', { name: 'echo_upper', arguments: { text: 'x'.repeat(4096) } });
       const reply = await post(big, { url: small.endpoint.url, token: small.endpoint.token });
@@ -228,7 +232,7 @@ describe('MCP endpoint on its own', () => {
   });
 
   it('turns tools/call into a journaled tool-call, waits for the host, journals the result and answers', async () => {
-    h.endpoint.addTools([echoTool]);
+    h.endpoint.setTurnTools([echoTool]);
     const pending = post(rpc(2, 'tools/call', { name: 'echo_upper', arguments: { text: 'hello mcp' }, _meta: { progressToken: 2 } }));
     await eventually(() => h.calls.size === 1, 5_000, 'a pending call');
     expect(h.records).toEqual([{ seq: 11, draft: { kind: 'tool-call', turnId: 't1', data: { callId: 'mcp-11', name: 'echo_upper', input: { text: 'hello mcp' } } } }]);
@@ -253,7 +257,7 @@ describe('MCP endpoint on its own', () => {
     let release!: () => void;
     const gate = makeEndpoint({ flush: () => new Promise<void>((resolve) => (release = resolve)) });
     await gate.endpoint.listen();
-    gate.endpoint.addTools([echoTool]);
+    gate.endpoint.setTurnTools([echoTool]);
     try {
       let settled = false;
       const pending = post(rpc(1, 'tools/call', { name: 'echo_upper', arguments: {} }), { url: gate.endpoint.url, token: gate.endpoint.token }).then((r) => {
@@ -274,7 +278,7 @@ describe('MCP endpoint on its own', () => {
   });
 
   it('refuses a call with no running turn, and beyond maxPendingCalls, without journaling', async () => {
-    h.endpoint.addTools([echoTool]);
+    h.endpoint.setTurnTools([echoTool]);
     h.turn.id = null;
     const idle = await post(rpc(1, 'tools/call', { name: 'echo_upper', arguments: {} }));
     expect(idle.json).toMatchObject({ result: { isError: true, content: [{ text: expect.stringContaining('no turn is running') }] } });
@@ -282,7 +286,7 @@ describe('MCP endpoint on its own', () => {
 
     const one = makeEndpoint({ limits: { maxPendingCalls: 1 } });
     await one.endpoint.listen();
-    one.endpoint.addTools([echoTool]);
+    one.endpoint.setTurnTools([echoTool]);
     try {
       const opts = { url: one.endpoint.url, token: one.endpoint.token };
       const first = post(rpc(1, 'tools/call', { name: 'echo_upper', arguments: {} }), opts);
@@ -300,7 +304,7 @@ describe('MCP endpoint on its own', () => {
   });
 
   it('drops a call from pending when the CLI hangs up, recording nothing new', async () => {
-    h.endpoint.addTools([echoTool]);
+    h.endpoint.setTurnTools([echoTool]);
     const abort = new AbortController();
     const pending = post(rpc(1, 'tools/call', { name: 'echo_upper', arguments: { text: 'x' } }), { signal: abort.signal });
     await eventually(() => h.calls.size === 1, 5_000, 'a pending call');
@@ -313,7 +317,7 @@ describe('MCP endpoint on its own', () => {
   it('keeps a long wait alive with leading whitespace; the body still parses', async () => {
     const slow = makeEndpoint({ limits: { keepaliveIntervalMs: 20 } });
     await slow.endpoint.listen();
-    slow.endpoint.addTools([echoTool]);
+    slow.endpoint.setTurnTools([echoTool]);
     try {
       const pending = post(rpc(1, 'tools/call', { name: 'echo_upper', arguments: {} }), { url: slow.endpoint.url, token: slow.endpoint.token });
       await eventually(() => slow.calls.size === 1, 5_000, 'a pending call');
@@ -331,7 +335,7 @@ describe('MCP endpoint on its own', () => {
   });
 
   it('close() answers waiting calls with an error and empties pending', async () => {
-    h.endpoint.addTools([echoTool]);
+    h.endpoint.setTurnTools([echoTool]);
     const pending = post(rpc(1, 'tools/call', { name: 'echo_upper', arguments: {} }));
     await eventually(() => h.calls.size === 1, 5_000, 'a pending call');
     await h.endpoint.close();
@@ -372,7 +376,7 @@ describe('MCP endpoint on its own', () => {
   });
 
   it('never writes the token to its log', async () => {
-    h.endpoint.addTools([echoTool]);
+    h.endpoint.setTurnTools([echoTool]);
     await post(rpc(1, 'initialize', { protocolVersion: '2025-11-25' }));
     await post(rpc(2, 'ping'), { token: 'wrong-token-wrong-token' });
     const pending = post(rpc(3, 'tools/call', { name: 'echo_upper', arguments: {} }));
@@ -394,6 +398,7 @@ describe('MCP endpoint through the real bridge', () => {
 
   beforeEach(() => {
     dir = tempDir('hb-mcp-bridge-');
+    chmodSync(dir, 0o1777); // the CLI (its own uid under a root bridge) writes secrets.json here
   });
   afterEach(async () => {
     await bridge?.kill();
@@ -414,8 +419,9 @@ describe('MCP endpoint through the real bridge', () => {
   };
   /** Every file in the state dir, plus the bridge's stderr: where a token must never appear. */
   const everythingWritten = (b: RunningBridge): string =>
-    readdirSync(b.stateDir)
-      .map((f) => readFileSync(join(b.stateDir, f), 'utf8'))
+    readdirSync(b.stateDir, { recursive: true, withFileTypes: true }) // the CLI's own dirs (home, tmp) included
+      .filter((entry) => entry.isFile())
+      .map((entry) => readFileSync(join(entry.parentPath, entry.name), 'utf8'))
       .join('\n') + b.stderr();
 
   it('a CLI calls a host tool: the host sees the tool-call record, answers, and the CLI gets the answer', async () => {

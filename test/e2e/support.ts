@@ -5,7 +5,7 @@
 // cases are the caller's (test/e2e/cases.ts holds the shared list). Without root/unshare the
 // namespace is skipped and the reason printed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +67,7 @@ export function useE2eEnv(options: {
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), `hb-e2e-${options.name}-`));
+    await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
     bin = (await options.install()).binPath;
     model = await startIsolatedModelServer({ logFile: join(root, 'requests.jsonl') });
     if (!model.isolated) console.warn(`${options.name} e2e: running WITHOUT a network namespace: ${model.reason}`);

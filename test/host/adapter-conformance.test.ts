@@ -25,6 +25,7 @@ let root: string;
 let provider: LocalSandboxProvider;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'hb-conformance-'));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   await chmod(root, 0o755); // a root bridge runs the CLI under its own uid, which must reach the sandboxes
   provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
 });

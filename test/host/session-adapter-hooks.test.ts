@@ -1,7 +1,7 @@
 // The kit's optional adapter hooks that JSON-RPC CLIs (Codex app-server) need, over the fixture CLI:
 // encodeThreadStart (an internal thread-start turn before the first prompt, its parts dropped) and
 // encodeInterrupt (the CLI's own interrupt request, built from translator state, sent before abort).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ let provider: LocalSandboxProvider;
 const opened: Array<{ stop(): Promise<void> }> = [];
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'hb-adapter-hooks-'));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
 });
 afterAll(async () => {

@@ -1,6 +1,6 @@
 // Shared setup for host-kit tests: a local sandbox under a temp root, the
 // fixture adapter's harness, and helpers to run a turn and collect its parts.
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/diagnostics.ts';
@@ -28,6 +28,7 @@ export type Started = { sandbox: HarnessV1NetworkSandboxSession; session: Harnes
 
 export async function createKit(name: string, adapterOptions: Parameters<typeof fixtureAdapter>[0] = {}): Promise<Kit> {
   const root = await mkdtemp(join(tmpdir(), `hb-${name}-`));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   const diagnostics: HarnessV1Diagnostic[] = [];
   const sandboxes: HarnessV1NetworkSandboxSession[] = [];

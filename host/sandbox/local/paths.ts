@@ -14,6 +14,8 @@ export const pidFileName = '.sandbox-pids';
 export function defaultCacheDir(): string {
   const xdg = process.env.XDG_CACHE_HOME;
   if (xdg && isAbsolute(xdg)) return join(xdg, 'harness-bridge');
+  // Root's home is 0700, and a root bridge runs the CLI under a uid of its own (docs/security.md).
+  if (process.getuid?.() === 0) return '/var/cache/harness-bridge';
   if (platform() === 'darwin') return join(homedir(), 'Library', 'Caches', 'harness-bridge');
   return join(homedir(), '.cache', 'harness-bridge');
 }

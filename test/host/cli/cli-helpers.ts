@@ -3,7 +3,7 @@
 // recorded (createBridgeHarness with recordDir), sliced across two host
 // instances, so replay has something genuine to chew on.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +62,7 @@ export type RecordedSession = {
  */
 export async function recordFixtureSession(name: string, prompt: string, cutAfter: number, options: { keepRunning?: boolean } = {}): Promise<RecordedSession> {
   const root = await mkdtemp(join(tmpdir(), `hb-cli-${name}-`));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   const recordDir = join(root, 'recordings');
   await mkdir(recordDir, { recursive: true });
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });

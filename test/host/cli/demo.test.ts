@@ -4,7 +4,7 @@
 // (unshare -n; skipped with the reason when that is not possible). Asserts the
 // summary (a second process continued, the attach rung, parts counted) and
 // that the recording replays offline to exactly the parts streamed live.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-pa
 let root: string;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'hb-cli-demo-'));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });

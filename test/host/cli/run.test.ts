@@ -3,7 +3,7 @@
 // the bundle, so the product runs the fixture adapter without the test tree.
 // The recording names the script the bridge launched, so the test can tell
 // which copy ran. (The same command from the repo build: demo.test.ts.)
-import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { cliPath, ndjson, runCli } from './cli-helpers.ts';
 let root: string;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'hb-cli-run-'));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });

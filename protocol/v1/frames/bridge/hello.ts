@@ -3,6 +3,7 @@
 // same journal" and "journal lost".
 import { z } from 'zod';
 import { seqSchema, turnIdSchema } from '../../common.ts';
+import { isolationReportSchema } from '../../isolation.ts';
 
 export const turnInfoSchema = z.object({
   turnId: turnIdSchema,
@@ -30,5 +31,7 @@ export const helloFrameSchema = z.object({
   recipeIdentity: z.string().optional(),
   /** Loopback URL of the MCP endpoint serving host tools, when running. */
   mcpUrl: z.string().optional(),
+  /** How the CLIs this bridge spawns are kept from it (docs/security.md); absent from bridges before it. */
+  isolation: isolationReportSchema.optional(),
 });
 export type HelloFrame = z.infer<typeof helloFrameSchema>;

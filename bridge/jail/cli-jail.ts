@@ -1,0 +1,109 @@
+// The enforcement point of the control-plane isolation (docs/security.md): how the supervisor
+// (and the keeper, for launch `survive`) spawns a CLI. `prepare(launch)` turns the host's launch
+// into what is actually spawned — the CLI's dirs created and handed to its uid, HOME/TMPDIR of
+// its own, and in the namespace modes the argv wrapped in sandbox-runtime (srt.ts) with the
+// state dir hidden and the network behind the bridge's egress proxy — plus the uid/gid to spawn
+// it under. The launch the host sent stays what is journaled and what reuse compares.
+import { dirname, isAbsolute, resolve } from 'node:path';
+import type { IsolationMode, IsolationReport } from '../../protocol/v1/isolation.ts';
+import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
+import type { AgentUser } from './agent-user.ts';
+import { blockedAncestor, cliDirs, handOver, handOverRefusal, openStateDirPath, prepareArea } from './cli-dirs.ts';
+
+export type Credentials = { readonly uid: number; readonly gid: number };
+
+export type Jailed =
+  | { ok: true; launch: LaunchSpec; credentials?: Credentials; release?: () => void }
+  | { ok: false; message: string };
+
+export interface CliJail {
+  readonly report: IsolationReport;
+  /** What to spawn for `launch`, or why it must not be spawned (the turn then ends spawn-failed). Synchronous when there is nothing to prepare. */
+  prepare(launch: LaunchSpec): Jailed | Promise<Jailed>;
+}
+
+/** No isolation: the launch as the host sent it (tests that build a Supervisor directly, `--isolation none`). */
+export const NO_JAIL: CliJail = {
+  report: { mode: 'none', requested: 'none', required: false, networkPolicy: false, reasons: [] },
+  prepare: (launch) => ({ ok: true, launch }),
+};
+
+/** Wraps a prepared launch in a namespace (srt.ts); absent in the modes without one. */
+export type NamespaceWrap = (launch: LaunchSpec, dirs: { areas: string[]; project: string | undefined }) => Promise<Jailed>;
+
+export type JailOptions = {
+  readonly report: IsolationReport;
+  readonly stateDir: string;
+  /** The bridge bundle: its dir (the bootstrap dir) is never handed to the CLI. */
+  readonly bridgeFile: string;
+  /** The CLI's uid (uid modes). */
+  readonly user?: AgentUser;
+  readonly wrap?: NamespaceWrap;
+  readonly log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+};
+
+export function createJail(options: JailOptions): CliJail {
+  const { report, user, log } = options;
+  const stateDir = resolve(options.stateDir);
+  const keep = [stateDir, dirname(resolve(options.bridgeFile))];
+  const handedOver = new Set<string>();
+  if (user) openStateDirPath(stateDir);
+  const refuse = (message: string): Jailed => ({ ok: false, message: `${message} (isolation ${report.mode})` });
+
+  return {
+    report,
+    async prepare(launch) {
+      if (report.mode === 'none' && report.required) {
+        return refuse(`the CLI would run without isolation, which this bridge was told to refuse: ${report.reasons.join('; ') || 'no isolation is available'}`);
+      }
+      const found = cliDirs(launch, stateDir);
+      if (!found.ok) return refuse(found.message);
+      const { areas, project, env } = found.dirs;
+      try {
+        for (const area of areas) prepareArea(area, user);
+      } catch (error) {
+        return refuse(`cannot prepare the CLI's dirs: ${(error as Error).message}`);
+      }
+      if (user && project !== undefined && !handedOver.has(project)) {
+        const refusal = handOverRefusal(project, keep);
+        if (refusal === undefined) {
+          try {
+            const { changed } = handOver(project, user, keep);
+            if (changed > 0) log.info({ project, uid: user.uid, changed }, 'jail: project dir handed to the CLI user');
+          } catch (error) {
+            return refuse(`cannot hand the project dir ${project} to uid ${user.uid}: ${(error as Error).message}`);
+          }
+        } else {
+          log.warn({ project, refusal }, 'jail: the project dir is not handed to the CLI user; it may only read it');
+        }
+        handedOver.add(project);
+      }
+      if (user) {
+        for (const path of [launch.cwd, isAbsolute(launch.argv[0]!) ? launch.argv[0] : undefined]) {
+          if (path === undefined) continue;
+          const blocked = blockedAncestor(resolve(path, 'x'), user);
+          if (blocked) {
+            return refuse(`the CLI runs as uid ${user.uid}, which cannot enter ${blocked.dir} (mode ${blocked.mode.toString(8)}) on the way to ${path}; install the CLI and keep the project where that user can reach them`);
+          }
+        }
+      }
+      const names: Record<string, string> = user && /^[a-z_]/.test(user.name) ? { USER: user.name, LOGNAME: user.name } : {};
+      const jailed: LaunchSpec = { ...launch, env: { ...launch.env, ...env, ...names } };
+      const credentials = user ? { uid: user.uid, gid: user.gid } : undefined;
+      if (options.wrap) {
+        const wrapped = await options.wrap(jailed, { areas, project });
+        if (!wrapped.ok) return refuse(wrapped.message);
+        return { ...wrapped, ...(credentials ? { credentials } : {}) };
+      }
+      return { ok: true, launch: jailed, ...(credentials ? { credentials } : {}) };
+    },
+  };
+}
+
+export function modeHasUid(mode: IsolationMode): boolean {
+  return mode === 'uid+namespace' || mode === 'uid';
+}
+
+export function modeHasNamespace(mode: IsolationMode): boolean {
+  return mode === 'uid+namespace' || mode === 'namespace';
+}

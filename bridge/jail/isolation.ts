@@ -1,0 +1,78 @@
+// Deciding the isolation mode (docs/security.md#modes): what was asked (`--isolation`, default
+// auto = the strongest this machine allows), what the machine allows (root → a CLI uid; user
+// namespaces + bubblewrap + sandbox-runtime → the namespace), and the jail that enforces it.
+// An explicit mode that is not available, or auto finding nothing with `--require-isolation`,
+// gives a jail that refuses every spawn: the bridge fails closed at the spawn point.
+import type { IsolationMode, IsolationReport, IsolationRequest } from '../../protocol/v1/isolation.ts';
+import { ensureAgentUser, type AgentUser } from './agent-user.ts';
+import { createJail, modeHasNamespace, modeHasUid, type CliJail, type NamespaceWrap } from './cli-jail.ts';
+
+export type NamespaceSupport = { ok: true; wrap: (user: AgentUser | undefined) => NamespaceWrap } | { ok: false; reason: string };
+
+export type IsolationOptions = {
+  readonly requested: IsolationRequest;
+  readonly required: boolean;
+  readonly cliUser: { name: string } | { uid: number; gid: number };
+  readonly stateDir: string;
+  readonly bridgeFile: string;
+  /** Whether (and how) the namespace can be made here, as the CLI user when there is one (srt.ts). */
+  readonly namespace: (user: AgentUser | undefined) => Promise<NamespaceSupport>;
+  readonly log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+};
+
+export async function resolveIsolation(options: IsolationOptions): Promise<CliJail> {
+  const { requested, required, log } = options;
+  const reasons: string[] = [];
+  let user: AgentUser | undefined;
+  let wrap: NamespaceWrap | undefined;
+  if (requested === 'none') return jail('none', undefined, undefined);
+
+  if (process.getuid?.() !== 0) {
+    reasons.push('the bridge does not run as root, so the CLI cannot get a uid of its own');
+  } else if (requested !== 'namespace') {
+    const ensured = ensureAgentUser(options.cliUser);
+    if (ensured.ok) {
+      user = ensured.user;
+      if (ensured.created) log.info({ user: user.name, uid: user.uid }, 'isolation: created the CLI user');
+    } else {
+      reasons.push(ensured.reason);
+    }
+  }
+  if (requested !== 'uid') {
+    const support = await options.namespace(user);
+    if (support.ok) wrap = support.wrap(user);
+    else reasons.push(support.reason);
+  }
+  const available: IsolationMode = user && wrap ? 'uid+namespace' : wrap ? 'namespace' : user ? 'uid' : 'none';
+  if (requested === 'auto') return jail(available, user, wrap);
+  // An explicit mode: exactly that, or a jail that refuses to spawn.
+  const fits = (!modeHasUid(requested) || user !== undefined) && (!modeHasNamespace(requested) || wrap !== undefined);
+  if (fits) return jail(requested, modeHasUid(requested) ? user : undefined, modeHasNamespace(requested) ? wrap : undefined);
+  reasons.unshift(`isolation ${requested} was asked for and is not available here`);
+  return createJail({ report: report('none', true), stateDir: options.stateDir, bridgeFile: options.bridgeFile, log });
+
+  function report(mode: IsolationMode, mustRefuse: boolean): IsolationReport {
+    return {
+      mode,
+      requested,
+      required: required || mustRefuse,
+      ...(user && modeHasUid(mode) ? { cliUid: user.uid } : {}),
+      networkPolicy: modeHasNamespace(mode),
+      reasons: reasons.slice(0, 8),
+    };
+  }
+
+  function jail(mode: IsolationMode, withUser: AgentUser | undefined, withWrap: NamespaceWrap | undefined): CliJail {
+    const r = report(mode, false);
+    if (mode === 'none') log.warn({ isolation: r }, 'isolation: the CLI runs with the bridge\'s uid and namespaces; it can read the token and act as the host');
+    else log.info({ isolation: r }, 'isolation');
+    return createJail({
+      report: r,
+      stateDir: options.stateDir,
+      bridgeFile: options.bridgeFile,
+      ...(withUser ? { user: withUser } : {}),
+      ...(withWrap ? { wrap: withWrap } : {}),
+      log,
+    });
+  }
+}
