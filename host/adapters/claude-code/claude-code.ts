@@ -68,7 +68,9 @@ const streamEvent = z.object({
   type: z.string(),
   message: z.object({ id: z.string(), usage }).optional(),
   content_block: block.optional(),
-  delta: z.object({ type: z.string().optional(), text: z.string().optional(), thinking: z.string().optional(), stop_reason: z.string().nullish() }).optional(),
+  delta: z
+    .object({ type: z.string().optional(), text: z.string().optional(), thinking: z.string().optional(), partial_json: z.string().optional(), stop_reason: z.string().nullish() })
+    .optional(),
   usage,
 });
 const lineSchema = z.discriminatedUnion('type', [
@@ -117,6 +119,8 @@ export type ClaudeCodeState = {
   step: { id: string; usage: AnthropicUsage | undefined; stop: string | null; tools: boolean } | null;
   /** Builtin tool_use id → toolName. Host tools are absent: the kit emits those calls from the bridge's records. */
   tools: Record<string, string>;
+  /** The builtin tool_use block whose input is streaming (tool-input-* parts); absent when none is (so older hosts still read the snapshot). */
+  input?: string;
   /** Pending `can_use_tool` requests (request_id → the tool input), for encodeApproval; dropped once the answer's stdin record is seen. */
   approvals: Record<string, z.infer<typeof block>['input']>;
   compaction: { trigger: 'manual' | 'auto'; tokensBefore?: number; tokensAfter?: number } | null;
@@ -140,6 +144,7 @@ const snapshotShape = {
     .transform(({ id: stepId, usage: stepUsage, stop, tools }) => ({ id: stepId, usage: stepUsage, stop, tools }))
     .nullable(),
   tools: z.record(z.string(), z.string()),
+  input: z.string().optional(),
   approvals: z.record(z.string(), z.json()),
   compaction: z.strictObject({ trigger: z.enum(['manual', 'auto']), tokensBefore: z.number().optional(), tokensAfter: z.number().optional() }).nullable(),
   results: z
@@ -194,7 +199,7 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
       '--continue',
       ...['--permission-mode', mode, ...(ctx.permissionMode === 'allow-all' ? [] : ['--permission-prompt-tool', 'stdio'])],
       // The turn's model (a per-turn choice, else options.modelId): a different one respawns the CLI, which --continue keeps on its thread.
-      ...(ctx.modelId ? ['--model', ctx.modelId] : []),
+      ...((ctx.modelId ?? options.modelId) ? ['--model', (ctx.modelId ?? options.modelId)!] : []),
       ...hostMcpArgs(ctx.mcp),
     ],
     env: {
@@ -247,6 +252,11 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
     if (!b.id || !b.name) return;
     if (s.step) s.step.tools = true;
     if (b.name.startsWith(`mcp__${hostServer}__`)) return; // the kit emits host calls from the bridge's tool-call records
+    if (s.input === b.id) {
+      // Claude prints the block's assistant line before its content_block_stop: the input ends here, before the call.
+      out.push({ type: 'tool-input-end', id: b.id });
+      delete s.input;
+    }
     const toolName = (s.tools[b.id] = claudeToolName(b.name));
     out.push({ type: 'tool-call', toolCallId: b.id, toolName, input: JSON.stringify(b.input ?? {}), providerExecuted: true, nativeName: b.name });
   };
@@ -286,7 +296,18 @@ function step(s: ClaudeCodeState, record: JournalRecord): { state: ClaudeCodeSta
   } else if (line.value.type === 'stream_event') {
     const e = line.value.event;
     const started = e.content_block?.type === 'text' || e.content_block?.type === 'thinking' ? e.content_block : undefined;
-    if (e.type === 'message_start' && e.message) {
+    const toolBlock = e.content_block?.type === 'tool_use' && e.content_block.id && e.content_block.name && !e.content_block.name.startsWith(`mcp__${hostServer}__`) ? e.content_block : undefined;
+    if (e.type === 'content_block_start' && toolBlock) {
+      // A builtin tool's input as the model streams it; the assistant line's tool_use block then gives the call (same id).
+      out.close();
+      s.input = toolBlock.id!;
+      out.push({ type: 'tool-input-start', id: toolBlock.id!, toolName: claudeToolName(toolBlock.name!), providerExecuted: true });
+    } else if (e.type === 'content_block_delta' && e.delta?.type === 'input_json_delta' && s.input !== undefined) {
+      if (e.delta.partial_json) out.push({ type: 'tool-input-delta', id: s.input, delta: e.delta.partial_json });
+    } else if (e.type === 'content_block_stop' && s.input !== undefined) {
+      out.push({ type: 'tool-input-end', id: s.input });
+      delete s.input;
+    } else if (e.type === 'message_start' && e.message) {
       openStep(e.message.id, e.message.usage);
       s.streamed = e.message.id;
     } else if (e.type === 'content_block_start' && started) {
@@ -355,6 +376,7 @@ export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<C
     builtinTools: claudeCodeBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    cli: { package: '@anthropic-ai/claude-code', version: claudeCodeVersion, bin: 'claude' },
     install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @anthropic-ai/claude-code@${claudeCodeVersion}` }] },
     launch: (ctx) => launch(options, ctx),
     encodePrompt: ({ text, instructions }) => userLine(instructions ? `${instructions}\n\n${text}` : text),

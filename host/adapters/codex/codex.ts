@@ -46,7 +46,7 @@ export function codexLaunch(options: CodexOptions, ctx: LaunchContext): LaunchSp
     sandbox_mode: 'danger-full-access', // the harness sandbox is the isolation; Codex's bwrap needs namespaces it may not get
     'features.plugins': false, // no plugin sync look-ups at start-up
     'analytics.enabled': false,
-    ...(ctx.modelId ? { model: ctx.modelId } : {}), // the turn's model (a per-turn choice, else options.modelId)
+    ...((ctx.modelId ?? options.modelId) ? { model: (ctx.modelId ?? options.modelId)! } : {}), // the turn's model (a per-turn choice, else options.modelId)
     ...(custom ? { model_provider: 'harness', 'model_providers.harness.name': 'harness', 'model_providers.harness.env_key': 'OPENAI_API_KEY', 'model_providers.harness.wire_api': 'responses' } : {}),
     ...(ctx.mcp ? { 'mcp_servers.host.bearer_token_env_var': ctx.mcp.tokenEnvVar, 'mcp_servers.host.default_tools_approval_mode': 'approve' } : {}),
   };
@@ -202,6 +202,7 @@ export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState>
     builtinTools: codexBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    cli: { package: '@openai/codex', version: codexVersion, bin: 'codex' },
     install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @openai/codex@${codexVersion}` }] },
     launch: (ctx) => codexLaunch(options, ctx),
     encodeThreadStart: () => rpc.threadStart(),

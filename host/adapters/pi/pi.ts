@@ -41,7 +41,11 @@ const usage = z.object({ input: z.number(), output: z.number(), cacheRead: z.num
 const message = z.object({ role: z.string(), stopReason: z.string().optional(), errorMessage: z.string().optional(), usage: usage.optional() });
 const lineSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('response'), id: z.string().optional(), command: z.string(), success: z.boolean(), error: z.string().optional(), data: z.object({ model: z.object({ id: z.string() }).nullish() }).nullish() }),
-  z.object({ type: z.literal('message_update'), assistantMessageEvent: z.object({ type: z.string(), contentIndex: z.number().optional(), delta: z.string().optional() }) }),
+  z.object({
+    type: z.literal('message_update'),
+    // `partial` (the whole message so far) is read only at a toolcall_start, for the call's id and name.
+    assistantMessageEvent: z.object({ type: z.string(), contentIndex: z.number().optional(), delta: z.string().optional(), partial: z.unknown().optional() }),
+  }),
   z.object({ type: z.enum(['message_end', 'turn_end']), message }),
   z.object({ type: z.literal('tool_execution_start'), toolCallId: z.string(), toolName: z.string(), args: z.json().optional() }),
   z.object({ type: z.literal('tool_execution_end'), toolCallId: z.string(), toolName: z.string(), isError: z.boolean(), result: z.object({ content: z.array(z.json()).optional(), details: z.json().optional() }).partial().nullish() }),
@@ -50,6 +54,8 @@ const lineSchema = z.discriminatedUnion('type', [
   z.object({ type: z.enum(['agent_start', 'agent_end', 'turn_start', 'message_start', 'tool_execution_update', 'queue_update', 'compaction_start']) }),
 ]);
 const approvalMessage = z.object({ toolCallId: z.string() });
+const partialToolCall = z.object({ content: z.array(z.unknown()) });
+const toolCallBlock = z.object({ type: z.literal('toolCall'), id: z.string().min(1), name: z.string().min(1) });
 const textBlock = z.object({ type: z.literal('text'), text: z.string() });
 
 export type PiState = {
@@ -65,6 +71,11 @@ export type PiState = {
   total: TokenCounts;
   /** Builtin tool calls (toolCallId → name and path). Host tools are absent: the kit emits those from the bridge's records. */
   tools: Record<string, { name: string; path?: string }>;
+  /**
+   * Builtin tool calls whose arguments are streaming (tool-input-* parts), by contentIndex (pi interleaves
+   * several calls of a message); absent when none is, so snapshots without one stay readable by older hosts.
+   */
+  inputs?: Record<string, string>;
 };
 
 /** A snapshot holds the whole state (rerun too: restore gets no turn). */
@@ -78,6 +89,7 @@ const snapshotShape = {
   rejected: z.boolean(),
   total: tokenCountsSchema,
   tools: z.record(z.string(), z.strictObject({ name: z.string(), path: z.string().optional() })),
+  inputs: z.record(z.string(), z.string()).optional(),
 };
 const snapshotVersion = 1;
 
@@ -93,7 +105,7 @@ const finishReason = (stop: string | null) => ({
 function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
   const home = posix.join(ctx.stateDir, 'pi');
   // The turn's model (a per-turn choice, else options.modelId), else the custom provider's first.
-  const model = ctx.modelId ?? (options.provider ? z.object({ id: z.string() }).array().safeParse(options.provider.models).data?.[0]?.id : undefined);
+  const model = ctx.modelId ?? options.modelId ?? (options.provider ? z.object({ id: z.string() }).array().safeParse(options.provider.models).data?.[0]?.id : undefined);
   return {
     argv: [
       options.binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin/pi'),
@@ -167,6 +179,22 @@ function step(s: PiState, record: JournalRecord): { state: PiState; parts: Harne
     }
     if (kind) out.delta(e.delta);
     else if ((e.type === 'text_end' || e.type === 'thinking_end') && s.block === e.contentIndex) out.close();
+    else if (e.type === 'toolcall_start' && e.contentIndex !== undefined) {
+      // A builtin tool's arguments as the model streams them; tool_execution_start then gives the call (same id).
+      const call = toolCallBlock.safeParse(partialToolCall.safeParse(e.partial).data?.content[e.contentIndex]).data;
+      if (call && !call.name.startsWith(piHostToolPrefix)) {
+        (s.inputs ??= {})[e.contentIndex] = call.id;
+        out.push({ type: 'tool-input-start', id: call.id, toolName: call.name, providerExecuted: true });
+      }
+    } else if ((e.type === 'toolcall_delta' || e.type === 'toolcall_end') && e.contentIndex !== undefined && s.inputs?.[e.contentIndex] !== undefined) {
+      const callId = s.inputs[e.contentIndex]!;
+      if (e.type === 'toolcall_delta' && e.delta) out.push({ type: 'tool-input-delta', id: callId, delta: e.delta });
+      else if (e.type === 'toolcall_end') {
+        out.push({ type: 'tool-input-end', id: callId });
+        delete s.inputs[e.contentIndex];
+        if (Object.keys(s.inputs).length === 0) delete s.inputs;
+      }
+    }
   } else if (L.type === 'message_end' && L.message.role === 'assistant') {
     s.stop = L.message.stopReason ?? null;
     if (s.stop === 'error') out.push({ type: 'error', error: { message: L.message.errorMessage ?? 'pi: the model call failed' } });
@@ -203,6 +231,7 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     builtinTools: piBuiltinTools,
     supportsBuiltinToolApprovals: true, // through the extension's confirm hook
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    cli: { package: '@mariozechner/pi-coding-agent', version: piVersion, bin: 'pi' },
     install: {
       files: [{ path: piExtensionFile, content: piExtensionSource }],
       commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @mariozechner/pi-coding-agent@${piVersion}` }],

@@ -195,6 +195,21 @@ describe('fixture by fixture', () => {
     expect(order.indexOf('finish-step'), 'the first step closes after its tool results').toBeGreaterThan(order.lastIndexOf('tool-result'));
   });
 
+  it('mid-turn-injected: streamed tool input becomes tool-input-start/delta/end under the call id; the deltas join to the call input', () => {
+    const parts = turnsOf('mid-turn-injected').flatMap((turn) => translate(journal(turn)).parts);
+    const calls = ofType(parts, 'tool-call');
+    const streamed = calls.filter((call) => parts.some((p) => p.type === 'tool-input-start' && p.id === call.toolCallId));
+    expect(streamed.map((call) => call.toolName)).toEqual(['bash', 'write', 'edit']);
+    for (const call of streamed) {
+      const input = parts.filter((p) => (p.type === 'tool-input-start' || p.type === 'tool-input-delta' || p.type === 'tool-input-end') && p.id === call.toolCallId);
+      expect(input[0]).toMatchObject({ type: 'tool-input-start', toolName: call.toolName, providerExecuted: true });
+      expect(input.at(-1)?.type).toBe('tool-input-end');
+      expect(parts.indexOf(input.at(-1)!), 'the input ends before the call').toBeLessThan(parts.indexOf(call));
+      // Claude completes the input it received (Edit's replace_all: false): the streamed JSON is the call's input, or within it.
+      expect(JSON.parse(call.input)).toMatchObject(JSON.parse(ofType(input, 'tool-input-delta').map((p) => p.delta).join('')));
+    }
+  });
+
   it('edit: edit call and a modify file change', () => {
     const { parts } = turnParts('edit');
     expect(ofType(parts, 'tool-call').map((c) => c.toolName)).toEqual(['edit']);

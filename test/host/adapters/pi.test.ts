@@ -200,6 +200,12 @@ describe('fixture by fixture', () => {
     const { parts } = turnParts('bash-write');
     expect(types(parts).filter((t) => t !== 'text-delta')).toEqual([
       'stream-start',
+      'tool-input-start',
+      'tool-input-delta',
+      'tool-input-start',
+      'tool-input-delta',
+      'tool-input-end',
+      'tool-input-end',
       'tool-call',
       'tool-call',
       'tool-result',
@@ -217,6 +223,13 @@ describe('fixture by fixture', () => {
       ['write', 'write', true],
     ]);
     expect(JSON.parse(calls[0]!.input)).toEqual({ command: 'echo hi > f.txt && cat f.txt' });
+    // The arguments as pi streamed them: tool-input parts under the call's id, whose deltas join to its input.
+    for (const call of calls) {
+      const input = parts.filter((p) => (p.type === 'tool-input-start' || p.type === 'tool-input-delta' || p.type === 'tool-input-end') && p.id === call.toolCallId);
+      expect(input[0]).toMatchObject({ type: 'tool-input-start', toolName: call.toolName, providerExecuted: true });
+      expect(input.at(-1)?.type).toBe('tool-input-end');
+      expect(JSON.parse(ofType(input, 'tool-input-delta').map((p) => p.delta).join(''))).toEqual(JSON.parse(call.input));
+    }
     expect(ofType(parts, 'tool-result').map((r) => [r.toolCallId, r.toolName, r.result, r.isError])).toEqual([
       [calls[0]!.toolCallId, 'bash', 'hi\n', false],
       [calls[1]!.toolCallId, 'write', 'Successfully wrote 30 bytes to written.txt', false],
