@@ -166,12 +166,15 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         sandbox,
         mcp: MCP_ENV_V1, // the bridge serves the endpoint and puts its URL/token in the CLI's env under these names
       };
-      return new BridgeSession(context, {
+      const session = new BridgeSession(context, {
         link,
         isResume: resume !== undefined,
         ...(resume ? { resume } : {}),
         rungs,
       });
+      // canary.3 passes skills once, for the session: the CLI can see them from the start.
+      if (!resume && context.skills.length > 0) await session.applySkills(context.skills);
+      return session;
     },
   };
 }

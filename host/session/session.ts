@@ -419,8 +419,11 @@ export class BridgeSession<S> implements HarnessV1Session {
     return this.prompted ? undefined : instructions;
   }
 
-  /** Makes the CLI see exactly `skills`: writes their files when the set changed and removes the files of skills that are gone. */
-  private async applySkills(skills: ReadonlyArray<HarnessV1Skill>): Promise<void> {
+  /**
+   * Makes the CLI see exactly `skills`: writes their files when the set changed and removes the files of skills
+   * that are gone. Each prompt turn calls it with the turn's skills; doStart with canary.3's session skills.
+   */
+  async applySkills(skills: ReadonlyArray<HarnessV1Skill>): Promise<void> {
     const skillFiles = this.ctx.adapter.skillFiles;
     const files = skillFiles && skills.length > 0 ? skillFiles(skills, this.ctx.sessionWorkDir) : [];
     if (files.length === 0 && this.skills === undefined) return;

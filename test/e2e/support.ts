@@ -21,6 +21,7 @@ import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.t
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { startIsolatedModelServer, type IsolatedModelServer } from '../model-server/netns.ts';
 import type { RecordedRequest } from '../model-server/server.ts';
+import type { HarnessV1NetworkSandboxSession as SdkNetworkSandboxSession, HarnessV1SandboxProvider as SdkSandboxProvider } from '@ai-sdk/harness';
 
 export type Part = HarnessV1StreamPart;
 export type Control = Awaited<ReturnType<HarnessV1Session['doPromptTurn']>>;
@@ -45,6 +46,13 @@ export type E2eEnv = {
   requests(since?: number): RecordedRequest[];
   /** A conformance context over this env (cleanups run by the caller). */
   conformance(prompts: AdapterConformanceContext['prompts'], defer: (cleanup: () => unknown) => void): AdapterConformanceContext;
+  /**
+   * A sandbox provider for the real HarnessAgent (@ai-sdk/harness 1.0.x): the local provider's sessions, every
+   * command run inside the namespace and ports reached through the forwarder; stopped when the suite ends.
+   */
+  agentSandbox(): SdkSandboxProvider;
+  /** Where the local provider keeps session directories (`<root>/<sessionId>`). */
+  sandboxRoot(): string;
 };
 
 /**
@@ -176,6 +184,20 @@ export function useE2eEnv(options: {
       return { session, workDir, sandbox: box };
     },
     requests: (since = 0) => isolated().requests().filter((r) => r.path === options.requestPath).slice(since),
+    sandboxRoot: () => provider.root,
+    agentSandbox: () => {
+      // inNamespace keeps every member of the local session (getPortEndpoint and destroy included): an SDK network session.
+      const wrap = (raw: Awaited<ReturnType<LocalSandboxProvider['createSession']>>) => {
+        cleanups.push(() => raw.stop());
+        return inNamespace(raw) as SdkNetworkSandboxSession;
+      };
+      return {
+        specificationVersion: 'harness-sandbox-v1',
+        providerId: 'local-e2e',
+        createSession: async (o) => wrap(await provider.createSession(o)),
+        resumeSession: async (o) => wrap(await provider.resumeSession(o)),
+      };
+    },
     conformance: (prompts, defer) => ({
       harness: () => harness(),
       harnessWithFailingStart: () => createBridgeHarness(cliThatCannotStart(options.adapter(bin, isolated().url, {})), { probeTimeoutMs: 3_000 }),

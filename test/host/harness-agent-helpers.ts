@@ -44,7 +44,7 @@ export async function createAgentKit(name: string): Promise<AgentKit> {
 }
 
 /** The harness with every session's emitted parts passed to `record` on their way to the framework. */
-export function recordingParts(harness: BridgeHarness, record: (part: HarnessV1StreamPart) => void): BridgeHarness {
+export function recordingParts<H extends HarnessV1>(harness: H, record: (part: HarnessV1StreamPart) => void): H {
   const wrapSession = (session: HarnessV1Session): HarnessV1Session => ({
     get sessionId() {
       return session.sessionId;
@@ -60,7 +60,7 @@ export function recordingParts(harness: BridgeHarness, record: (part: HarnessV1S
     doStop: () => session.doStop(),
     doDestroy: () => session.doDestroy(),
   });
-  return { ...harness, doStart: async (options: HarnessV1StartOptions) => wrapSession(await harness.doStart(options)) } satisfies HarnessV1 & BridgeHarness;
+  return { ...harness, doStart: async (options: HarnessV1StartOptions) => wrapSession(await harness.doStart(options)) };
 }
 
 /**
