@@ -100,6 +100,16 @@ export type Translator<S> = {
   restore?(snapshot: JSONValue): S;
 };
 
+/** An npm-installed CLI: `npm install <package>@<version>` puts it at `node_modules/.bin/<bin>`. */
+export type CliPackage = {
+  /** The npm package (`@anthropic-ai/claude-code`). */
+  readonly package: string;
+  /** The exact version the adapter (and its captured fixtures) is written against. */
+  readonly version: string;
+  /** The executable's name under node_modules/.bin (`claude`). */
+  readonly bin: string;
+};
+
 export type CliAdapterDefinition<S> = {
   readonly harnessId: string;
   readonly builtinTools: ToolSet;
@@ -111,6 +121,13 @@ export type CliAdapterDefinition<S> = {
    */
   readonly supportsJsonResponseFormat?: boolean;
   readonly modelId?: string;
+  /**
+   * The CLI this adapter drives, as an npm package pinned to one version: what the kit installs and caches
+   * on the host (`harness-bridge run` installs it into ~/.cache/harness-bridge/clis before the first turn,
+   * host/cli/install-clis.mjs `ensureCli(cli)`). Absent for a CLI that is not on npm (the fixture CLI).
+   * The in-sandbox install stays `install.commands`.
+   */
+  readonly cli?: CliPackage;
   /** What the bootstrap recipe adds to install the CLI (runs after the bridge file is written). */
   readonly install?: {
     readonly files?: ReadonlyArray<HarnessV1BootstrapFile>;

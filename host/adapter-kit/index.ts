@@ -7,6 +7,7 @@ export {
   defineCliAdapter,
   type CliAdapter,
   type CliAdapterDefinition,
+  type CliPackage,
   type CompactContext,
   type LaunchContext,
   type LaunchMode,

@@ -1,7 +1,8 @@
-// The pinned coding-agent CLIs and their installer: installs them from npm
-// into a cache outside any repo (~/.cache/harness-bridge/clis). Owns: pins,
-// cache layout, idempotence (marker file) and concurrency (temp dir + atomic
-// rename). Leaves to callers: how the CLI is run (env, args, sandboxing).
+// The coding-agent CLIs' installer: installs any npm-published CLI an adapter
+// declares (its `cli`: package, version, bin) into a cache outside any repo
+// (~/.cache/harness-bridge/clis), and names the reference adapters' pins. Owns:
+// pins, cache layout, idempotence (marker file) and concurrency (temp dir +
+// atomic rename). Leaves to callers: how the CLI is run (env, args, sandboxing).
 // Product code (`harness-bridge run/demo` install a real CLI on first use; the
 // CLI bundle includes it) kept as plain .mjs so bare `node` can load it before
 // any build: scripts/install-clis.mjs is its command line.
@@ -34,16 +35,36 @@ export function cacheRoot() {
   return join(homedir(), '.cache', 'harness-bridge', 'clis');
 }
 
-function specFor(name) {
-  const spec = CLIS[name];
-  if (!spec) throw new RangeError(`unknown CLI "${name}"; expected one of ${Object.keys(CLIS).join(', ')}`);
-  return spec;
+// npm's package-name rule; a version or tag npm takes as is (1.2.3, 1.2.3-beta.1, next); a bare file name.
+// Checked because they become npm's arguments and cache paths: nothing may read as an option or climb out.
+const packagePattern = /^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
+const versionPattern = /^[0-9A-Za-z][0-9A-Za-z.+_-]*$/;
+const binPattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * A CLI to install: a reference name (a key of CLIS), or a spec `{ package, version, bin }` (an adapter's
+ * `cli`; `pkg` is accepted for `package`). Returns the spec with the cache key: the reference name when the
+ * spec is a reference pin (their cache dirs predate specs), else the package name made path-safe.
+ */
+function specFor(nameOrSpec) {
+  if (typeof nameOrSpec === 'string') {
+    const spec = CLIS[nameOrSpec];
+    if (!spec) throw new RangeError(`unknown CLI "${nameOrSpec}"; expected one of ${Object.keys(CLIS).join(', ')}, or a { package, version, bin } spec`);
+    return { key: nameOrSpec, ...spec };
+  }
+  const pkg = nameOrSpec?.package ?? nameOrSpec?.pkg;
+  const { version, bin } = nameOrSpec ?? {};
+  if (typeof pkg !== 'string' || !packagePattern.test(pkg)) throw new RangeError(`CLI spec: package ${JSON.stringify(pkg)} is not an npm package name`);
+  if (typeof version !== 'string' || !versionPattern.test(version)) throw new RangeError(`CLI spec ${pkg}: version ${JSON.stringify(version)} is not a version (pin one, e.g. 1.2.3)`);
+  if (typeof bin !== 'string' || !binPattern.test(bin)) throw new RangeError(`CLI spec ${pkg}: bin ${JSON.stringify(bin)} is not an executable name`);
+  const pinned = Object.entries(CLIS).find(([, spec]) => spec.pkg === pkg && spec.version === version && spec.bin === bin);
+  return { key: pinned ? pinned[0] : pkg.replace(/^@/, '').replace(/\//g, '+'), pkg, version, bin };
 }
 
 /** Where the CLI lives once installed (does not install). */
-export function cliPaths(name) {
-  const spec = specFor(name);
-  const dir = join(cacheRoot(), `${name}-${spec.version}`);
+export function cliPaths(nameOrSpec) {
+  const spec = specFor(nameOrSpec);
+  const dir = join(cacheRoot(), `${spec.key}-${spec.version}`);
   return { dir, binPath: join(dir, 'node_modules', '.bin', spec.bin), markerPath: join(dir, MARKER) };
 }
 
@@ -74,13 +95,14 @@ async function isInstalled(paths, spec) {
 }
 
 /**
- * Ensure the pinned CLI is installed; returns its absolute bin path and install dir.
- * Idempotent (marker file) and safe against concurrent callers: each installs into its own
- * temp dir and renames it into place; a loser of the rename race uses the winner's copy.
+ * Ensure the CLI (a reference name, or an adapter's `{ package, version, bin }`) is installed; returns its
+ * absolute bin path and install dir. Idempotent (marker file) and safe against concurrent callers: each
+ * installs into its own temp dir and renames it into place; a loser of the rename race uses the winner's copy.
  */
-export async function ensureCli(name) {
-  const spec = specFor(name);
-  const paths = cliPaths(name);
+export async function ensureCli(nameOrSpec) {
+  const spec = specFor(nameOrSpec);
+  const name = spec.key;
+  const paths = cliPaths(nameOrSpec);
   if (await isInstalled(paths, spec)) return { binPath: paths.binPath, dir: paths.dir };
 
   const root = cacheRoot();

@@ -4,7 +4,7 @@
 // Every mode streams (bounded memory whatever the file size): the source is
 // read as often as the mode needs (a validating pass before any output, the
 // adapter guess, the work itself), never held.
-import { findAdapter, adapterIds, type AnyCliAdapter } from '../adapters/registry.ts';
+import { findAdapter, adapterIds, isAdapterPath, type AdapterEntry, type AnyCliAdapter } from '../adapters/registry.ts';
 import {
   checkInvariants,
   diffTranslations,
@@ -21,6 +21,7 @@ import {
 import { booleanFlag, CliError, CliUsageError, parseArgs, stringFlag } from './args.ts';
 import { LineOutput } from './line-output.ts';
 import { partLine } from './parts.ts';
+import { resolveAdapterArg } from './setup.ts';
 import { stdoutStyle, type Style } from './style.ts';
 
 export const replayHelp = `usage: harness-bridge replay <recording|journal|dir> [options]
@@ -37,7 +38,8 @@ FILE:LINE with its byte offset and what was expected there, and the exit code
 is 1; input that is neither a journal nor a recording is reported the same way.
 
 options:
-  --adapter <id>        adapter to translate with (${adapterIds().join(', ')});
+  --adapter <id|path>   adapter to translate with (${adapterIds().join(', ')}, or
+                        an adapter module: ./my-adapter.mjs, as for run);
                         default: guessed from the launched argv
   --timeline            records with seq, turn and time, connection events,
                         replay traffic (↺) and recovery-ladder markers
@@ -47,7 +49,8 @@ options:
                         first violation, naming its seq
   --diff <other>        translate <other> too and show where the two
                         translations first differ (exit 1 if they do)
-  --diff-adapter <id>   translate the other side with this adapter (default:
+  --diff-adapter <id|path>
+                        translate the other side with this adapter (default:
                         the same); with no --diff, the same input: compares
                         two adapter versions on one recording
   --json                parts as NDJSON (one part per line, no seq)
@@ -83,6 +86,7 @@ export async function replayCommand(argv: ReadonlyArray<string>): Promise<number
 }
 
 async function replay(parsed: ReturnType<typeof parseArgs>, diffing: boolean, output: LineOutput): Promise<number> {
+  await loadAdapterModules(parsed);
   const style = stdoutStyle();
   const out = (line: string) => output.line(line);
   const source = openSource(parsed.positionals[0]!);
@@ -152,8 +156,18 @@ function* counted<T>(items: Iterable<T>, tick: () => void): Generator<T, void, u
   }
 }
 
+/** Adapter modules --adapter / --diff-adapter name by path, loaded before anything is read. */
+const adapterModules = new Map<string, AdapterEntry>();
+
+async function loadAdapterModules(parsed: ReturnType<typeof parseArgs>): Promise<void> {
+  for (const flag of ['adapter', 'diff-adapter']) {
+    const value = stringFlag(parsed, flag);
+    if (value !== undefined && isAdapterPath(value) && !adapterModules.has(value)) adapterModules.set(value, await resolveAdapterArg('replay', value));
+  }
+}
+
 function resolveAdapter(id: string): AnyCliAdapter {
-  const entry = findAdapter(id);
+  const entry = adapterModules.get(id) ?? findAdapter(id);
   if (!entry) throw new CliUsageError(`replay: unknown adapter ${JSON.stringify(id)}; known: ${adapterIds().join(', ')}`);
   return entry.create();
 }

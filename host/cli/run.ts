@@ -1,4 +1,5 @@
-// `harness-bridge run`: one real turn with any registered adapter in a fresh
+// `harness-bridge run`: one real turn with any registered adapter, or an
+// adapter module outside the kit (--adapter ./my-adapter.mjs), in a fresh
 // local sandbox, the stream printed as it comes, optionally recorded. No host
 // tools are offered; a CLI that asks for one anyway gets an error result.
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -11,16 +12,21 @@ import { parseResumeState } from '../session/resume-state.ts';
 import { createLocalSandboxProvider } from '../sandbox/local/provider.ts';
 import { booleanFlag, CliError, CliUsageError, parseArgs, stringFlag } from './args.ts';
 import { createStreamPrinter } from './parts.ts';
-import { describeModel, prepareAdapter, requireAdapter } from './setup.ts';
+import { describeModel, prepareAdapter, resolveAdapterArg } from './setup.ts';
 import { stdoutStyle } from './style.ts';
 
-export const runHelp = `usage: harness-bridge run --adapter <id> [options] "prompt"
+export const runHelp = `usage: harness-bridge run --adapter <id|path> [options] "prompt"
 
 Runs one real turn: a fresh local sandbox, the adapter's bootstrap recipe, the
 bridge, the CLI, and the prompt; prints the stream as it comes.
 
 options:
-  --adapter <id>     ${adapterIds().join(', ')} (required)
+  --adapter <id|path>  ${adapterIds().join(', ')}, or an adapter module (required):
+                     a .mjs/.js file whose default export (or \`adapter\`) is an
+                     adapter or a factory (options) => adapter; a CLI it declares
+                     (\`cli\`: npm package, version, bin) is installed into the
+                     cache, and it talks to the scripted model (its
+                     \`modelProfiles\`) unless it chooses otherwise
   --sandbox local    the sandbox provider (only local today)
   --record <file>    write every frame of the session to <file> (NDJSON
                      recording, docs/recording-format.md), for replay
@@ -28,9 +34,9 @@ options:
   --keep             keep the sandbox and the stopped bridge's state dir
   -h, --help         this help
 
-claude-code talks to the bundled scripted model on 127.0.0.1 (offline; try
-"SCENARIO:edit PATH:notes.txt" or "SCENARIO:mcp"), unless ANTHROPIC_API_KEY is
-set: then it uses the real Anthropic API.`;
+A real CLI talks to the bundled scripted model on 127.0.0.1 (offline; try
+"SCENARIO:edit PATH:notes.txt" or "SCENARIO:shell"); claude-code uses the real
+Anthropic API instead when ANTHROPIC_API_KEY is set.`;
 
 const flags = {
   adapter: { type: 'string' },
@@ -47,8 +53,8 @@ export async function runCommand(argv: ReadonlyArray<string>): Promise<number> {
     return 0;
   }
   const id = stringFlag(parsed, 'adapter');
-  if (id === undefined) throw new CliUsageError('run: --adapter <id> is required (see harness-bridge run --help)');
-  const entry = requireAdapter('run', id);
+  if (id === undefined) throw new CliUsageError('run: --adapter <id|path> is required (see harness-bridge run --help)');
+  const entry = await resolveAdapterArg('run', id);
   const sandboxKind = stringFlag(parsed, 'sandbox') ?? 'local';
   if (sandboxKind !== 'local') throw new CliUsageError(`run: unknown sandbox ${JSON.stringify(sandboxKind)}; only "local" is built in`);
   const prompt = parsed.positionals[0]!;

@@ -376,6 +376,7 @@ export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<C
     builtinTools: claudeCodeBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    cli: { package: '@anthropic-ai/claude-code', version: claudeCodeVersion, bin: 'claude' },
     install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @anthropic-ai/claude-code@${claudeCodeVersion}` }] },
     launch: (ctx) => launch(options, ctx),
     encodePrompt: ({ text, instructions }) => userLine(instructions ? `${instructions}\n\n${text}` : text),

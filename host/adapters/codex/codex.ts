@@ -202,6 +202,7 @@ export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState>
     builtinTools: codexBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    cli: { package: '@openai/codex', version: codexVersion, bin: 'codex' },
     install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @openai/codex@${codexVersion}` }] },
     launch: (ctx) => codexLaunch(options, ctx),
     encodeThreadStart: () => rpc.threadStart(),

@@ -231,6 +231,7 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     builtinTools: piBuiltinTools,
     supportsBuiltinToolApprovals: true, // through the extension's confirm hook
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+    cli: { package: '@mariozechner/pi-coding-agent', version: piVersion, bin: 'pi' },
     install: {
       files: [{ path: piExtensionFile, content: piExtensionSource }],
       commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @mariozechner/pi-coding-agent@${piVersion}` }],

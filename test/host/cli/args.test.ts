@@ -27,14 +27,15 @@ describe('harness-bridge --help', () => {
   it('lists the subcommands; no command is a usage error', async () => {
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
-    for (const name of ['demo', 'run', 'replay', 'inspect', 'bootstrap']) expect(help.stdout).toContain(name);
+    for (const name of ['demo', 'run', 'replay', 'inspect', 'bootstrap', 'model-server']) expect(help.stdout).toContain(name);
     expectOneLineError(await runCli([]), /missing command/);
     expectOneLineError(await runCli(['frobnicate']), /unknown command "frobnicate"/);
   });
 
   it.each([
     ['demo', /ANTHROPIC_API_KEY/],
-    ['run', /--adapter <id>/],
+    ['run', /--adapter <id\|path>/],
+    ['model-server', /--profile NAME\|MODULE/],
     ['replay', /--timeline[\s\S]*--check[\s\S]*--diff/],
     ['inspect', /state-dir/],
     ['bootstrap', /--print/],
@@ -55,7 +56,7 @@ describe('bad arguments and unreadable files: exit != 0, one line on stderr', ()
   });
 
   it('run', async () => {
-    expectOneLineError(await runCli(['run', 'hello']), /--adapter <id> is required/);
+    expectOneLineError(await runCli(['run', 'hello']), /--adapter <id\|path> is required/);
     expectOneLineError(await runCli(['run', '--adapter', 'fixture']), /missing the prompt/);
     expectOneLineError(await runCli(['run', '--adapter', 'nope', 'hi']), /unknown adapter "nope"/);
     expectOneLineError(await runCli(['run', '--adapter', 'fixture', '--sandbox', 'e2b', 'hi']), /unknown sandbox "e2b"/);
