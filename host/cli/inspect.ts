@@ -24,6 +24,11 @@ stateDir of a resume payload):
            (by line number), whether it is the journal bridge.json names
   turns    each turn: id, status (running/ended/…), seq range, rerun
 
+The journal is streamed (any size). A damaged journal (a torn tail, a corrupt
+line) is reported and the exit code is 0; a journal.ndjson that is not a
+journal at all, or a file given instead of a state dir, is an error naming the
+file (line, byte offset, what was expected) with exit code 1.
+
 options:
   --json      the same as one JSON object
   -h, --help  this help`;

@@ -2,11 +2,11 @@
 // Entry of the harness-bridge CLI (bundled into dist/cli.mjs). Dispatches to
 // one module per subcommand and turns their errors into one line on stderr
 // and an exit code: 2 for usage mistakes, 1 for everything else.
+import './young-generation.ts'; // first: it tunes V8 before the rest allocates
 import { bootstrapCommand } from './bootstrap.ts';
 import { CliError } from './args.ts';
 import { demoContinueCommand } from './demo-continue.ts';
 import { demoCommand } from './demo.ts';
-import { limitYoungGeneration } from '../memory.ts';
 import { inspectCommand } from './inspect.ts';
 import { modelServerCommand } from './model-server.ts';
 import { replayCommand } from './replay.ts';
@@ -48,9 +48,6 @@ export async function main(argv: ReadonlyArray<string>): Promise<number> {
     process.stderr.write(`harness-bridge: unknown command ${JSON.stringify(name)} (commands: ${Object.keys(commands).filter((key) => !commands[key]!.hidden).join(', ')})\n`);
     return 2;
   }
-  // The offline tools stream files of any size: a young generation kept at its initial size keeps
-  // their RSS flat (V8 would grow it to 2 × 16 MiB under the stream of short-lived records).
-  if (name === 'replay' || name === 'inspect') limitYoungGeneration();
   try {
     return await command.run(rest);
   } catch (error) {

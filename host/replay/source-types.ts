@@ -47,7 +47,7 @@ export type RecordingInput = {
   /** Present when the recording was opened from disk (one validating pass made it); computed from the segments otherwise. */
   readonly index?: RecordingIndex;
 };
-export type RecordingSource = RecordingInput & { readonly segments: ReadonlyArray<Segment> };
+export type RecordingSource = Omit<RecordingInput, 'segments'> & { readonly segments: ReadonlyArray<Segment> };
 
 export type JournalInput = {
   readonly kind: 'journal';
@@ -55,7 +55,7 @@ export type JournalInput = {
   readonly header: JournalHeader;
   readonly records: Iterable<JournalLine>;
 };
-export type JournalSource = JournalInput & { readonly records: ReadonlyArray<JournalLine> };
+export type JournalSource = Omit<JournalInput, 'records'> & { readonly records: ReadonlyArray<JournalLine> };
 
 export type ReplayInput = JournalInput | RecordingInput;
 export type ReplaySource = JournalSource | RecordingSource;
