@@ -5,7 +5,7 @@
 // holds the fixture CLI at its tool call until the test opens it (so a
 // suspend or an abort lands mid-turn by construction, never by timing); and
 // the UI path useChat takes (SSE, uiMessageChunkSchema, readUIMessageStream).
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { harnessV1StreamPartSchema } from '@ai-sdk/harness';
@@ -31,6 +31,7 @@ export type AgentKit = {
 
 export async function createAgentKit(name: string): Promise<AgentKit> {
   const root = await mkdtemp(join(tmpdir(), `hb-agent-${name}-`));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   const parts: AgentKit['parts'] = [];
   const record = (part: HarnessV1StreamPart) => parts.push({ part, valid: harnessV1StreamPartSchema.safeParse(part).success });

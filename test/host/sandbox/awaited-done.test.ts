@@ -6,7 +6,7 @@
 // (they ignore SIGTERM, or are unref'd like a bridge), which is exactly when
 // an early exit used to leave them behind.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ const sdkAgent = JSON.stringify(join(repoRoot, 'node_modules/@ai-sdk/harness/dis
 let base = '';
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), 'hb-awaited-'));
+  await chmod(base, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
 });
 afterAll(async () => {
   if (base) await rm(base, { recursive: true, force: true });
