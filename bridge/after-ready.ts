@@ -17,6 +17,7 @@ import { createBridgeServer } from './server/server.ts';
 import { Supervisor } from './supervisor/supervisor.ts';
 import { resolveIsolation } from './jail/isolation.ts';
 import { namespaceSupport } from './jail/srt.ts';
+import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 const logLevels: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
@@ -34,17 +35,28 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     'journal open',
   );
 
-  // Where the CLI is kept from the bridge (docs/security.md): decided before any CLI is spawned or adopted.
+  // Where the CLI is kept from the bridge (docs/security.md): decided before any CLI is spawned or adopted,
+  // with the network policy its egress proxy enforces (read, watched, acknowledged to policy writers).
   const jailLog = logger.child('jail');
+  const bridgeFile = process.argv[1]!;
+  const policy = new PolicySource({ file: ctx.jail.networkPolicy ?? defaultPolicyFile(ctx.stateDir), bridgeId: ctx.bridgeId, log: jailLog });
   const jail = await resolveIsolation({
     requested: ctx.jail.requested,
     required: ctx.jail.required,
     cliUser: ctx.jail.cliUser,
     stateDir: ctx.stateDir,
-    bridgeFile: process.argv[1]!,
-    namespace: (user) => namespaceSupport({ user, args: ctx.jail, stateDir: ctx.stateDir, log: jailLog }),
+    bridgeFile,
+    namespace: (user) => namespaceSupport({ user, srt: ctx.jail.srt, stateDir: ctx.stateDir, bridgeFile, policyFile: policy.file, log: jailLog }),
+    policy: () => policy.reload(),
     log: jailLog,
   });
+  const egress = jail.egress;
+  if (egress) {
+    egress.setPolicy(policy.current.policy);
+    policy.onChange((state) => egress.setPolicy(state.policy));
+    egress.addBridgePort(ctx.boundPort);
+  }
+  policy.start(jail.report.networkPolicy, jail.report.mode);
   const supervisor = new Supervisor({
     emit: record,
     log: logger.child('supervisor'),
@@ -74,6 +86,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   });
   mcp.setTurnTools(adoptedTools);
   await mcp.listen();
+  egress?.setMcpPort(mcp.port); // the CLI's host tools: reachable through the egress proxy whatever the policy
   const running = await createBridgeServer({
     host: ctx.host,
     port: ctx.boundPort,
@@ -91,11 +104,15 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
       async stop(graceMs) {
         await mcp.close();
         await supervisor.stop(graceMs);
+        policy.stop();
+        await egress?.close();
         await recordPath.close();
       },
       async destroy() {
         await mcp.close();
         await supervisor.stop(0);
+        policy.stop();
+        await egress?.close();
         await recordPath.close();
         ctx.removeStateDir();
       },

@@ -8,16 +8,28 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import type { IsolationMode, IsolationReport } from '../../protocol/v1/isolation.ts';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { AgentUser } from './agent-user.ts';
+import type { EgressProxy } from './egress-proxy.ts';
+import type { PolicyState } from './policy.ts';
 import { blockedAncestor, cliDirs, handOver, handOverRefusal, openStateDirPath, prepareArea } from './cli-dirs.ts';
 
 export type Credentials = { readonly uid: number; readonly gid: number };
 
 export type Jailed =
-  | { ok: true; launch: LaunchSpec; credentials?: Credentials; release?: () => void }
+  | {
+      ok: true;
+      launch: LaunchSpec;
+      credentials?: Credentials;
+      /** Cleans up after the process (its srt settings file). */
+      release?: () => void;
+      /** How signals reach the CLI (inside a namespace the spawned process is srt, not the CLI). */
+      signal?: (pid: number, signal: NodeJS.Signals) => boolean;
+    }
   | { ok: false; message: string };
 
 export interface CliJail {
   readonly report: IsolationReport;
+  /** The egress proxy every jailed CLI's traffic goes through (namespace modes). */
+  readonly egress?: EgressProxy;
   /** What to spawn for `launch`, or why it must not be spawned (the turn then ends spawn-failed). Synchronous when there is nothing to prepare. */
   prepare(launch: LaunchSpec): Jailed | Promise<Jailed>;
 }
@@ -39,6 +51,9 @@ export type JailOptions = {
   /** The CLI's uid (uid modes). */
   readonly user?: AgentUser;
   readonly wrap?: NamespaceWrap;
+  readonly egress?: EgressProxy;
+  /** The network policy in force, re-read before each spawn; anything but allow-all needs a namespace. */
+  readonly policy?: () => PolicyState;
   readonly log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 };
 
@@ -52,44 +67,57 @@ export function createJail(options: JailOptions): CliJail {
 
   return {
     report,
+    ...(options.egress ? { egress: options.egress } : {}),
     async prepare(launch) {
       if (report.mode === 'none' && report.required) {
         return refuse(`the CLI would run without isolation, which this bridge was told to refuse: ${report.reasons.join('; ') || 'no isolation is available'}`);
       }
+      const policy = options.policy?.().policy;
+      if (policy !== undefined && policy.mode !== 'allow-all' && !report.networkPolicy) {
+        return refuse(`the sandbox's network policy (${policy.mode}) cannot be enforced without a network namespace: ${report.reasons.join('; ') || 'none is available'}`);
+      }
       const found = cliDirs(launch, stateDir);
       if (!found.ok) return refuse(found.message);
       const { areas, project, env } = found.dirs;
+      // The CLI's uid must reach its cwd, its binary and its areas. Where it cannot (a project under a
+      // 0700 dir of root's), a namespace still isolates it: that spawn runs without the uid of its own,
+      // with a warning; with no namespace to fall back on, the spawn is refused.
+      let asUser = user;
+      if (user) {
+        const needed = [launch.cwd, isAbsolute(launch.argv[0]!) ? launch.argv[0] : undefined, ...areas];
+        for (const path of needed) {
+          if (path === undefined) continue;
+          const blocked = blockedAncestor(resolve(path, 'x'), user);
+          if (!blocked) continue;
+          const why = `uid ${user.uid} cannot enter ${blocked.dir} (mode ${blocked.mode.toString(8)}) on the way to ${path}`;
+          if (!options.wrap) return refuse(`the CLI runs as uid ${user.uid}, but ${why}; install the CLI and keep the project where that user can reach them`);
+          log.warn({ path, blocked: blocked.dir, mode: blocked.mode.toString(8) }, `jail: ${why}; this CLI runs in the namespace without a uid of its own`);
+          asUser = undefined;
+          break;
+        }
+      }
       try {
-        for (const area of areas) prepareArea(area, user);
+        for (const area of areas) prepareArea(area, asUser);
       } catch (error) {
         return refuse(`cannot prepare the CLI's dirs: ${(error as Error).message}`);
       }
-      if (user && project !== undefined && !handedOver.has(project)) {
+      if (asUser && project !== undefined && !handedOver.has(project)) {
         const refusal = handOverRefusal(project, keep);
         if (refusal === undefined) {
           try {
-            const { changed } = handOver(project, user, keep);
-            if (changed > 0) log.info({ project, uid: user.uid, changed }, 'jail: project dir handed to the CLI user');
+            const { changed } = handOver(project, asUser, keep);
+            if (changed > 0) log.info({ project, uid: asUser.uid, changed }, 'jail: project dir handed to the CLI user');
           } catch (error) {
-            return refuse(`cannot hand the project dir ${project} to uid ${user.uid}: ${(error as Error).message}`);
+            return refuse(`cannot hand the project dir ${project} to uid ${asUser.uid}: ${(error as Error).message}`);
           }
         } else {
           log.warn({ project, refusal }, 'jail: the project dir is not handed to the CLI user; it may only read it');
         }
         handedOver.add(project);
       }
-      if (user) {
-        for (const path of [launch.cwd, isAbsolute(launch.argv[0]!) ? launch.argv[0] : undefined]) {
-          if (path === undefined) continue;
-          const blocked = blockedAncestor(resolve(path, 'x'), user);
-          if (blocked) {
-            return refuse(`the CLI runs as uid ${user.uid}, which cannot enter ${blocked.dir} (mode ${blocked.mode.toString(8)}) on the way to ${path}; install the CLI and keep the project where that user can reach them`);
-          }
-        }
-      }
-      const names: Record<string, string> = user && /^[a-z_]/.test(user.name) ? { USER: user.name, LOGNAME: user.name } : {};
+      const names: Record<string, string> = asUser && /^[a-z_]/.test(asUser.name) ? { USER: asUser.name, LOGNAME: asUser.name } : {};
       const jailed: LaunchSpec = { ...launch, env: { ...launch.env, ...env, ...names } };
-      const credentials = user ? { uid: user.uid, gid: user.gid } : undefined;
+      const credentials = asUser ? { uid: asUser.uid, gid: asUser.gid } : undefined;
       if (options.wrap) {
         const wrapped = await options.wrap(jailed, { areas, project });
         if (!wrapped.ok) return refuse(wrapped.message);

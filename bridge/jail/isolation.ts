@@ -6,8 +6,9 @@
 import type { IsolationMode, IsolationReport, IsolationRequest } from '../../protocol/v1/isolation.ts';
 import { ensureAgentUser, type AgentUser } from './agent-user.ts';
 import { createJail, modeHasNamespace, modeHasUid, type CliJail, type NamespaceWrap } from './cli-jail.ts';
-
-export type NamespaceSupport = { ok: true; wrap: (user: AgentUser | undefined) => NamespaceWrap } | { ok: false; reason: string };
+import type { EgressProxy } from './egress-proxy.ts';
+import type { PolicyState } from './policy.ts';
+import type { NamespaceSupport } from './srt.ts';
 
 export type IsolationOptions = {
   readonly requested: IsolationRequest;
@@ -17,6 +18,8 @@ export type IsolationOptions = {
   readonly bridgeFile: string;
   /** Whether (and how) the namespace can be made here, as the CLI user when there is one (srt.ts). */
   readonly namespace: (user: AgentUser | undefined) => Promise<NamespaceSupport>;
+  /** The network policy in force, re-read before each spawn (policy.ts). */
+  readonly policy?: () => PolicyState;
   readonly log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 };
 
@@ -25,6 +28,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   const reasons: string[] = [];
   let user: AgentUser | undefined;
   let wrap: NamespaceWrap | undefined;
+  let egress: EgressProxy | undefined;
   if (requested === 'none') return jail('none', undefined, undefined);
 
   if (process.getuid?.() !== 0) {
@@ -40,7 +44,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   }
   if (requested !== 'uid') {
     const support = await options.namespace(user);
-    if (support.ok) wrap = support.wrap(user);
+    if (support.ok) ({ wrap, egress } = support);
     else reasons.push(support.reason);
   }
   const available: IsolationMode = user && wrap ? 'uid+namespace' : wrap ? 'namespace' : user ? 'uid' : 'none';
@@ -49,6 +53,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   const fits = (!modeHasUid(requested) || user !== undefined) && (!modeHasNamespace(requested) || wrap !== undefined);
   if (fits) return jail(requested, modeHasUid(requested) ? user : undefined, modeHasNamespace(requested) ? wrap : undefined);
   reasons.unshift(`isolation ${requested} was asked for and is not available here`);
+  void egress?.close();
   return createJail({ report: report('none', true), stateDir: options.stateDir, bridgeFile: options.bridgeFile, log });
 
   function report(mode: IsolationMode, mustRefuse: boolean): IsolationReport {
@@ -64,6 +69,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
 
   function jail(mode: IsolationMode, withUser: AgentUser | undefined, withWrap: NamespaceWrap | undefined): CliJail {
     const r = report(mode, false);
+    if (!withWrap) void egress?.close();
     if (mode === 'none') log.warn({ isolation: r }, 'isolation: the CLI runs with the bridge\'s uid and namespaces; it can read the token and act as the host');
     else log.info({ isolation: r }, 'isolation');
     return createJail({
@@ -71,7 +77,8 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
       stateDir: options.stateDir,
       bridgeFile: options.bridgeFile,
       ...(withUser ? { user: withUser } : {}),
-      ...(withWrap ? { wrap: withWrap } : {}),
+      ...(withWrap && egress ? { wrap: withWrap, egress } : {}),
+      ...(options.policy ? { policy: options.policy } : {}),
       log,
     });
   }

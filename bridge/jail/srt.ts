@@ -1,14 +1,199 @@
-// The namespace half of the jail: sandbox-runtime (srt) over bubblewrap. Filled in with the
-// network policy (egress-proxy.ts); until then no namespace is offered.
+// The namespace half of the jail (docs/security.md#namespace): sandbox-runtime (srt, Apache-2.0,
+// an external the recipe installs beside the bridge like node-pty; its CLI is run, never bundled)
+// wraps the CLI in bubblewrap with its own mount, pid and network namespaces and a seccomp filter,
+// run as the CLI's uid when the bridge has one. What the CLI sees:
+// - the file system read-only, except its project dir and its areas in the state dir (cli-dirs.ts);
+// - the `.harness-bridge` dir (state dirs, tokens, journals, the network policy) hidden, except
+//   this bridge's bootstrap dir (the CLI may be installed there) and the CLI's own areas;
+// - its own pids only, so no /proc of the bridge, and `kill -9 -1` ends nothing outside;
+// - no network but srt's proxy ports, which srt connects to this bridge's egress proxy
+//   (egress-proxy.ts: the network policy, the MCP endpoint always, the host socket never).
+// The probe here runs once per bridge, in stage 2: srt and its Debian packages present, and
+// bubblewrap able to make the namespaces as the CLI's uid.
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve, sep } from 'node:path';
+import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
+import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import type { AgentUser } from './agent-user.ts';
-import type { NamespaceSupport } from './isolation.ts';
-import type { JailArgs } from './jail-args.ts';
+import { blockedAncestor } from './cli-dirs.ts';
+import type { Jailed, NamespaceWrap } from './cli-jail.ts';
+import { EgressProxy, type EgressLog } from './egress-proxy.ts';
+import { onPath } from './jail-args.ts';
+import { signalJailed } from './jail-signals.ts';
 
-export async function namespaceSupport(_options: {
+export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; egress: EgressProxy } | { ok: false; reason: string };
+
+/** Debian packages srt needs on Linux, by the binary each provides. */
+const needed: ReadonlyArray<[binary: string, pkg: string]> = [
+  ['bwrap', 'bubblewrap'],
+  ['socat', 'socat'],
+  ['rg', 'ripgrep'],
+];
+/** A probe that takes longer than this is a broken machine, not a slow one. */
+const maxProbeMs = 15_000;
+
+/** srt's package dir: `--srt` (its dist/cli.js), else resolved from the bridge file like node-pty. */
+export function findSrt(explicit: string | undefined, bridgeFile: string): { cli: string; pkg: string } | { error: string } {
+  if (explicit !== undefined) {
+    return existsSync(explicit) ? { cli: explicit, pkg: resolve(dirname(explicit), '..') } : { error: `--srt ${explicit} does not exist` };
+  }
+  try {
+    const pkg = dirname(createRequire(resolve(bridgeFile)).resolve('@anthropic-ai/sandbox-runtime/package.json'));
+    return { cli: join(pkg, 'dist', 'cli.js'), pkg };
+  } catch {
+    return { error: `sandbox-runtime (@anthropic-ai/sandbox-runtime) is not installed where the bridge ${bridgeFile} can find it` };
+  }
+}
+
+function seccompHelper(pkg: string): string | undefined {
+  const arch = process.arch === 'x64' ? 'x64' : process.arch === 'arm64' ? 'arm64' : undefined;
+  const helper = arch === undefined ? undefined : join(pkg, 'vendor', 'seccomp', arch, 'apply-seccomp');
+  return helper !== undefined && existsSync(helper) ? helper : undefined;
+}
+
+/** bubblewrap makes the namespaces srt will ask for, as `user`, and srt's seccomp helper runs inside. */
+function probe(helper: string, user: AgentUser | undefined): Promise<string | undefined> {
+  const args = ['--unshare-user', '--unshare-pid', '--unshare-net', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', helper, '/bin/true'];
+  return new Promise((done) => {
+    const child = spawn('bwrap', args, { stdio: ['ignore', 'ignore', 'pipe'], ...(user ? { uid: user.uid, gid: user.gid } : {}) });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-500)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), maxProbeMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      done(`bubblewrap could not be run: ${error.message}`);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      done(code === 0 ? undefined : `bubblewrap cannot make the namespaces here${user ? ` as uid ${user.uid}` : ''} (${stderr.trim() || `exit ${code ?? signal}`}); user namespaces may be disabled`);
+    });
+  });
+}
+
+export async function namespaceSupport(options: {
   user: AgentUser | undefined;
-  args: JailArgs;
+  srt: string | undefined;
   stateDir: string;
-  log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+  bridgeFile: string;
+  /** The network policy file (hidden from the CLI). */
+  policyFile: string | undefined;
+  log: EgressLog;
 }): Promise<NamespaceSupport> {
-  return { ok: false, reason: 'namespace isolation is not available in this build' };
+  const { user } = options;
+  if (process.platform !== 'linux') return { ok: false, reason: `namespaces are Linux only (this is ${process.platform})` };
+  const missing = needed.filter(([binary]) => onPath(binary) === undefined).map(([, pkg]) => pkg);
+  if (missing.length > 0) return { ok: false, reason: `the namespace needs the Debian packages ${missing.join(', ')} (not installed)` };
+  const found = findSrt(options.srt, options.bridgeFile);
+  if ('error' in found) return { ok: false, reason: found.error };
+  const helper = seccompHelper(found.pkg);
+  if (helper === undefined) return { ok: false, reason: `sandbox-runtime has no seccomp helper for ${process.arch}` };
+  if (user) {
+    const blocked = blockedAncestor(join(found.cli, 'x'), user);
+    if (blocked) return { ok: false, reason: `uid ${user.uid} cannot reach sandbox-runtime at ${found.pkg} (${blocked.dir} is mode ${blocked.mode.toString(8)})` };
+  }
+  const failed = await probe(helper, user);
+  if (failed !== undefined) return { ok: false, reason: failed };
+
+  const egress = new EgressProxy(options.log);
+  const stateDir = resolve(options.stateDir);
+  const settingsDir = join(stateDir, 'jail');
+  // The same port as the previous bridge on this state dir when free: a surviving CLI's srt relays to it.
+  const portFile = join(settingsDir, 'egress-port');
+  let previous: number | undefined;
+  try {
+    previous = Number(readFileSync(portFile, 'utf8'));
+  } catch {
+    previous = undefined;
+  }
+  await egress.listen(previous);
+  mkdirSync(settingsDir, { recursive: true, mode: 0o711 });
+  writeFileSync(portFile, String(egress.port), { mode: 0o600 });
+  const hidden = hiddenDirs(stateDir, options.policyFile);
+  const bootstrap = dirname(resolve(options.bridgeFile));
+  let counter = 0;
+
+  const wrap: NamespaceWrap = async (launch: LaunchSpec, dirs): Promise<Jailed> => {
+    const inHidden = (path: string) => hidden.some((dir) => path === dir || path.startsWith(dir + sep));
+    const settings = {
+      network: { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port },
+      filesystem: {
+        denyRead: hidden,
+        allowRead: [...dirs.areas, ...(inHidden(bootstrap) ? [bootstrap] : []), ...(dirs.project !== undefined && inHidden(dirs.project) ? [dirs.project] : [])],
+        allowWrite: [...dirs.areas, ...(dirs.project === undefined ? [] : [dirs.project])],
+        denyWrite: [],
+      },
+    };
+    mkdirSync(settingsDir, { recursive: true, mode: 0o711 });
+    chmodSync(settingsDir, 0o711);
+    const file = join(settingsDir, `${process.pid}-${++counter}.json`);
+    writeFileSync(file, JSON.stringify(settings), { mode: 0o644 });
+    chmodSync(file, 0o644); // srt reads it as the CLI's uid; the jail itself never sees it (the state dir is hidden)
+    // Inside, before the CLI: the MCP endpoint's loopback address made real (a socat listener that
+    // tunnels through the egress proxy, so a client that ignores proxy variables reaches its host
+    // tools too); no proxy exemptions (srt's NO_PROXY lists loopback and private ranges, which lead
+    // nowhere in an empty network namespace); the CLI's own TMPDIR over srt's shared /tmp/claude.
+    const mcpPort = mcpPortOf(launch);
+    // srt's own TMPDIR is short: it binds its relay's unix socket there, and a state dir's path is often past
+    // the ~108-byte socket path limit. The CLI gets its own TMPDIR back inside.
+    const jailEnv: Record<string, string> = {
+      TMPDIR: tmpdir(),
+      HB_JAIL_TMPDIR: launch.env?.TMPDIR ?? '',
+      HB_JAIL_MCP_PORT: mcpPort === undefined ? '' : String(mcpPort),
+    };
+    return {
+      ok: true,
+      launch: {
+        ...launch,
+        env: { ...launch.env, ...jailEnv },
+        argv: [process.execPath, found.cli, '--settings', file, '--', '/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv],
+      },
+      release: () => rmSync(file, { force: true }),
+      signal: signalJailed,
+    };
+  };
+  return { ok: true, wrap, egress };
+}
+
+/**
+ * Runs inside the jail, then execs the CLI ("$@"): the MCP forwarder (waiting until it listens, as
+ * srt waits for its own relays), the proxy exemptions cleared, the CLI's TMPDIR, the jail's own
+ * variables removed. 3128 is srt's HTTP proxy relay inside the namespace.
+ */
+const innerScript = [
+  'export NO_PROXY= no_proxy=',
+  '[ -n "$HB_JAIL_TMPDIR" ] && export TMPDIR="$HB_JAIL_TMPDIR"',
+  'if [ -n "$HB_JAIL_MCP_PORT" ]; then',
+  '  socat "TCP4-LISTEN:$HB_JAIL_MCP_PORT,bind=127.0.0.1,fork,reuseaddr" "PROXY:127.0.0.1:127.0.0.1:$HB_JAIL_MCP_PORT,proxyport=3128" </dev/null >/dev/null 2>&1 &',
+  '  want=$(printf "0100007F:%04X 00000000:0000 0A" "$HB_JAIL_MCP_PORT"); i=0',
+  '  while [ "$i" -lt 500 ] && ! grep -q "$want" /proc/net/tcp 2>/dev/null; do i=$((i + 1)); sleep 0.01; done',
+  'fi',
+  'unset HB_JAIL_TMPDIR HB_JAIL_MCP_PORT',
+  'exec "$@"',
+].join('\n');
+
+/** The MCP endpoint's port from the env the bridge merged into the launch (MCP_ENV_V1). */
+function mcpPortOf(launch: LaunchSpec): number | undefined {
+  const url = launch.env?.[MCP_ENV_V1.urlEnvVar];
+  if (url === undefined) return undefined;
+  try {
+    const port = Number(new URL(url).port);
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the jail hides: the kit's `.harness-bridge` dir above the state dir (every session's state), else the state dir; and the policy's dir. */
+function hiddenDirs(stateDir: string, policyFile: string | undefined): string[] {
+  const parts = stateDir.split(sep);
+  const at = parts.lastIndexOf('.harness-bridge');
+  const dirs = [at > 0 ? parts.slice(0, at + 1).join(sep) : stateDir];
+  if (policyFile !== undefined) {
+    const policyDir = dirname(resolve(policyFile));
+    if (!dirs.some((d) => policyDir === d || policyDir.startsWith(d + sep))) dirs.push(policyDir);
+  }
+  return dirs;
 }

@@ -34,6 +34,8 @@ export type ProcessOptions = {
   log: SupervisorLogger;
   /** The CLI's own uid/gid (docs/security.md#uid); absent: the bridge's. */
   credentials?: { uid: number; gid: number };
+  /** How signals reach the CLI when it is not the spawned process's group (a jailed CLI: jail/jail-signals.ts). */
+  signal?: (pid: number, signal: NodeJS.Signals) => boolean;
 };
 
 export interface SupervisedProcess {
@@ -180,7 +182,7 @@ export function spawnPipes(launch: LaunchSpec, options: ProcessOptions, events: 
       endStdin() {
         if (child.stdin && !child.stdin.writableEnded) child.stdin.end();
       },
-      killGroup: (signal) => killGroup(pid, signal, log),
+      killGroup: (signal) => (options.signal ? options.signal(pid, signal) : killGroup(pid, signal, log)),
       pause() {
         paused = true;
         if (drainTimer) clearTimeout(drainTimer);
@@ -265,7 +267,7 @@ export function spawnPty(
         if (!exited && stdinOpen) term.write('\x04');
         stdinOpen = false;
       },
-      killGroup: (signal) => killGroup(pid, signal, log),
+      killGroup: (signal) => (options.signal ? options.signal(pid, signal) : killGroup(pid, signal, log)),
       pause: () => term.pause(),
       resume: () => term.resume(),
     },

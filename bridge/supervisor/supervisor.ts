@@ -164,7 +164,11 @@ export class Supervisor {
     }
     if (!jailed.ok) return this.#spawnFailed(turn, jailed.message);
     const spawnAs = jailed.launch;
-    const options = { ...this.#processes.options(launch), ...(jailed.credentials ? { credentials: jailed.credentials } : {}) };
+    const options = {
+      ...this.#processes.options(launch),
+      ...(jailed.credentials ? { credentials: jailed.credentials } : {}),
+      ...(jailed.signal ? { signal: jailed.signal } : {}),
+    };
     let entry: ProcEntry;
     if (launch.io.mode === 'pty') {
       const load = await loadPty(this.#ptyImporter);

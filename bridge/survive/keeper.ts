@@ -12,7 +12,8 @@ import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 
-export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number; uid?: number; gid?: number };
+/** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
+export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number; uid?: number; gid?: number; jailed?: boolean };
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
 export const KEEPER_FILES = {

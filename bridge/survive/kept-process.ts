@@ -18,6 +18,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import { LineSplitter } from '../supervisor/line-splitter.ts';
+import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
 
@@ -65,6 +66,7 @@ export async function spawnKept(
     exitDrainMs: options.exitDrainMs,
     cwd: resolve(spawnAs.cwd ?? process.cwd()),
     ...options.credentials,
+    ...(options.signal ? { jailed: true } : {}),
   };
   writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
   const { env: _env, ...withoutEnv } = launch;
@@ -184,7 +186,14 @@ export async function adoptKept(
   options: ProcessOptions,
   events: ProcessEvents,
 ): Promise<KeptProcess> {
-  const proc = new KeptProcess(dir, pid, launch, from, options, events);
+  // A CLI its first bridge jailed is signalled through /proc here too.
+  let jailed = false;
+  try {
+    jailed = (JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec).jailed === true;
+  } catch {
+    // no readable spec: signal its group
+  }
+  const proc = new KeptProcess(dir, pid, launch, from, jailed ? { ...options, signal: signalJailed } : options, events);
   await proc.connect();
   return proc;
 }
@@ -224,6 +233,7 @@ export class KeptProcess implements SupervisedProcess {
   #stdinOpen: boolean;
   readonly #readers: Record<OutputStream, Reader>;
   readonly #log: SupervisorLogger;
+  readonly #signal: ProcessOptions['signal'];
 
   constructor(
     readonly dir: string,
@@ -238,6 +248,7 @@ export class KeptProcess implements SupervisedProcess {
     this.#stdinOpen = this.hasStdin;
     this.#paused = options.paused;
     this.#log = options.log;
+    this.#signal = options.signal;
     this.done = new Promise<void>((resolve) => (this.#markDone = resolve));
     const reader = (name: OutputStream) =>
       new Reader(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
@@ -388,7 +399,7 @@ export class KeptProcess implements SupervisedProcess {
 
   killGroup(signal: NodeJS.Signals): boolean {
     if (this.#exited) return false;
-    return killGroup(this.pid, signal, this.#log);
+    return this.#signal ? this.#signal(this.pid, signal) : killGroup(this.pid, signal, this.#log);
   }
 
   pause(): void {

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { bridgeShellCommand } from '../../bootstrap/bridge-command.mjs';
 import type { SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
-import type { IsolationRequest } from '../../protocol/v1/isolation.ts';
+import { bridgeIsolationOf, mergeIsolation, type BridgeIsolation } from './bridge-isolation.ts';
 import { BridgeSessionError } from '../session/errors.ts';
 
 export const bridgeReadySchema = z.object({
@@ -37,22 +37,8 @@ export type SpawnBridgeOptions = {
   readonly recipeIdentity?: string;
   readonly readyTimeoutMs: number;
   readonly abortSignal?: AbortSignal;
-  /** How the bridge isolates the CLI from itself (docs/security.md#settings); default: the bridge's (auto). */
+  /** How the bridge isolates the CLI from itself (docs/security.md#settings); default: what the sandbox session carries, else the bridge's (auto). */
   readonly isolation?: BridgeIsolation;
-};
-
-/** The bridge's isolation settings, as the harness passes them through. */
-export type BridgeIsolation = {
-  /** Default 'auto': the strongest mode the sandbox allows. */
-  readonly mode?: IsolationRequest;
-  /** Refuse to run a CLI without isolation (the bridge exits at start, or refuses each spawn). */
-  readonly require?: boolean;
-  /** The CLI's user when the bridge runs as root: a name (created if missing) or `UID:GID`. Default harness-agent. */
-  readonly cliUser?: string;
-  /** The sandbox's network policy file (host/sandbox/local/network-policy.ts), for the bridge's egress proxy. */
-  readonly networkPolicyFile?: string;
-  /** sandbox-runtime's CLI (dist/cli.js) inside the sandbox; default: found next to the bridge file. */
-  readonly srt?: string;
 };
 
 export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready: BridgeReady; token: string }> {
@@ -61,7 +47,7 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
   // Handed over before the spawn, in a file only the bridge's uid can read; the bridge renames it
   // to `token` once it holds the state lock (a bridge refused by the lock removes it).
   await writeToken(options.sandbox, options.stateDir, token, tokenFile);
-  const isolation = options.isolation ?? {};
+  const isolation = mergeIsolation(options.isolation, bridgeIsolationOf(options.sandbox)) ?? {};
   const process = await options.sandbox.spawn({
     // The bridge's one command line (node flags included), shared with the benchmark.
     command: bridgeShellCommand({

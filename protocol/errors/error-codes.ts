@@ -76,6 +76,10 @@ export const localSandboxErrorCodes = [
   'outside-sandbox',
   'invalid-option',
   'template-busy',
+  /** setNetworkPolicy: a live bridge of the session cannot enforce a policy (no network namespace). */
+  'network-policy-unenforced',
+  /** setNetworkPolicy: a live bridge did not apply the new policy in time. */
+  'network-policy-timeout',
 ] as const;
 export type LocalSandboxErrorCode = (typeof localSandboxErrorCodes)[number];
 

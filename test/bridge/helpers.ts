@@ -62,6 +62,8 @@ export type StartBridgeOptions = {
   bundle?: string;
   /** The node binary to run it with (default: the one running the tests). */
   node?: string;
+  /** Rewrites the command (e.g. to start the bridge inside a namespace of the test's). */
+  wrap?: (cmd: string, args: string[]) => { cmd: string; args: string[] };
   cwd?: string;
   readyTimeoutMs?: number;
 };
@@ -92,7 +94,9 @@ export async function startBridge(options: StartBridgeOptions = {}): Promise<Run
     if (value === null) delete env[key];
     else env[key] = value;
   }
-  const proc = spawn(options.node ?? process.execPath, [options.bundle ?? bridgeBundle, '--state-dir', stateDir, ...(options.args ?? [])], {
+  const command = { cmd: options.node ?? process.execPath, args: [options.bundle ?? bridgeBundle, '--state-dir', stateDir, ...(options.args ?? [])] };
+  const { cmd, args } = options.wrap ? options.wrap(command.cmd, command.args) : command;
+  const proc = spawn(cmd, args, {
     cwd: options.cwd ?? repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

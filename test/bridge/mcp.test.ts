@@ -1,7 +1,7 @@
 // bridge/mcp/endpoint.ts: the MCP endpoint on its own (fetch against a real loopback
 // listener, a fake journal) and through the real bridge (dist/bridge.mjs with a
 // fixture MCP client acting as the CLI and a raw ws host).
-import { chmodSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -398,7 +398,6 @@ describe('MCP endpoint through the real bridge', () => {
 
   beforeEach(() => {
     dir = tempDir('hb-mcp-bridge-');
-    chmodSync(dir, 0o1777); // the CLI (its own uid under a root bridge) writes secrets.json here
   });
   afterEach(async () => {
     await bridge?.kill();
@@ -406,7 +405,8 @@ describe('MCP endpoint through the real bridge', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const clientLaunch = (args: string[]) => ({ argv: [process.execPath, mcpClient, '--secrets-out', join(dir, 'secrets.json'), ...args] });
+  // dir is the CLI's project (cwd): under the bridge's default isolation the one place besides its own dirs it may write.
+  const clientLaunch = (args: string[]) => ({ argv: [process.execPath, mcpClient, '--secrets-out', join(dir, 'secrets.json'), ...args], cwd: dir });
   const secrets = (): { url: string; token: string } =>
     z.object({ url: z.string(), token: z.string().min(32) }).parse(JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8')));
   const stdoutStep = (records: JournalRecord[], step: string): Record<string, unknown> | undefined => {

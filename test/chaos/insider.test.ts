@@ -9,7 +9,7 @@
 // 0 successes in the default mode. `none` shows what isolation prevents (its kill -9 -1 is not
 // run: as root it would take the machine's processes with it).
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { IsolationReport, JournalRecord, RecordOf } from '../../protocol/v1/index.ts';
@@ -18,7 +18,7 @@ import { connectClient, fixtureCli, repoRoot, startBridge, tempDir, type Running
 const attackScript = join(repoRoot, 'test/chaos/insider/attack.mjs');
 const root = process.getuid?.() === 0;
 
-type Attempt = { attempt: string; success: boolean; refusedBy: string | null; detail?: string };
+type Attempt = { attempt: string; success: boolean; refusedBy: string | null; detail?: string; onHost?: string };
 type ModeResult = { mode: string; report: IsolationReport | undefined; attempts: Attempt[] };
 
 const bridges: RunningBridge[] = [];
@@ -78,7 +78,9 @@ async function attack(isolation: string | undefined): Promise<ModeResult & { bri
   const attempts = readFileSync(results, 'utf8')
     .split('\n')
     .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Attempt);
+    .map((l) => JSON.parse(l) as Attempt)
+    // A file the attacker created: a breach only if it is in the real state dir (a namespace gives it a private tmpfs there).
+    .map((a) => (a.onHost === undefined || existsSync(a.onHost) ? a : { ...a, success: false, refusedBy: 'mount-namespace' }));
   const bridgeAlive = (() => {
     try {
       process.kill(bridge.ready.pid, 0);
@@ -117,9 +119,10 @@ describe('insider attack suite: a command the CLI runs tries to act as the host'
     expect(result.attempts.filter((a) => a.success).map((a) => a.attempt)).toEqual(result.report?.networkPolicy ? [] : ['reach-ws-direct']);
     expect(result.bridgeAlive).toBe(true);
     expect(result.hostDisplaced).toBe(false);
-    // The forged answer never reached the journal: the only tool-result is the host's.
+    // The forged answer never reached the journal (the host's may come too late for the attacker, who hung up).
     const answers = result.records.filter((r): r is RecordOf<'tool-result'> => r.kind === 'tool-result');
-    expect(answers.map((r) => r.data.output)).toEqual(['the host answer']);
+    expect(answers.map((r) => r.data.output)).not.toContain('forged by the insider');
+    expect(result.records.some((r) => r.kind === 'tool-call'), 'the attacker\'s own host-tool call went through its MCP credential').toBe(true);
   });
 
   it.skipIf(!root)('uid mode: every attempt is refused', { timeout: 180_000 }, async () => {
@@ -129,6 +132,15 @@ describe('insider attack suite: a command the CLI runs tries to act as the host'
     expect(result.report?.mode).toBe('uid');
     // Reaching the socket is not refused (shared network), attaching is.
     expect(result.attempts.filter((a) => a.success).map((a) => a.attempt)).toEqual(['reach-ws-direct']);
+    expect(result.bridgeAlive).toBe(true);
+  });
+
+  it.skipIf(!root)('namespace mode (no uid of its own): every attempt is refused', { timeout: 180_000 }, async () => {
+    const result = await attack('namespace');
+    summary.push(result);
+    console.log(figures(result));
+    expect(result.report?.mode, `isolation reasons: ${result.report?.reasons.join('; ')}`).toBe('namespace');
+    expect(result.attempts.filter((a) => a.success).map((a) => a.attempt)).toEqual([]);
     expect(result.bridgeAlive).toBe(true);
   });
 

@@ -1,7 +1,7 @@
 // Processes of a local sandbox session: spawn (web streams, optional stdin),
 // run, wait and kill. Every process is a detached group leader, so kill() and
 // stop() reach everything it started, and it outlives the host process.
-// Isolation argv comes from bwrap.ts; the pid record from pids.ts.
+// The pid record comes from pids.ts (isolating the CLI is the bridge's: bridge/jail/).
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { stat } from 'node:fs/promises';

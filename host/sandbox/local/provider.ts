@@ -1,12 +1,16 @@
 // The embedded local sandbox provider: each session is a directory on this
-// machine (optionally behind bubblewrap), resumable by id from any host
-// process, with identity-keyed templates standing in for snapshots.
+// machine, resumable by id from any host process, with identity-keyed
+// templates standing in for snapshots. Isolation is the bridge's: the options
+// here travel to every bridge started in a session (BRIDGE_ISOLATION), which
+// jails its CLI — a uid of its own, sandbox-runtime's namespaces, the network
+// policy setNetworkPolicy writes (docs/security.md). The host's own commands
+// (bootstrap, the bridge) run as this process does.
 // Session mechanics live in ./local/; this file owns roots, ids and lifecycle.
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { HarnessV1SandboxProvider } from '../../../protocol/harness-v1/index.ts';
-import { requireBwrap, type Isolation } from './bwrap.ts';
+import { onPathOf, type LocalIsolation } from './isolation-options.ts';
 import { errnoCode } from './errno.ts';
 import { LocalSandboxError } from './errors.ts';
 import { defaultSandboxesRoot, defaultTemplatesRoot, pidFileName, sanitizeId } from './paths.ts';
@@ -14,7 +18,7 @@ import { createLocalSession, type LocalSandboxSession, type LocalSessionOrigin }
 import { startFromTemplate, type OnFirstCreate } from './templates.ts';
 
 export { LocalSandboxError, type LocalSandboxErrorCode } from './errors.ts';
-export { findBwrap, type Isolation } from './bwrap.ts';
+export type { LocalIsolation } from './isolation-options.ts';
 export { findFreeLoopbackPorts } from './ports.ts';
 export type { LocalSandboxSession, LocalSessionOrigin } from './session.ts';
 export { defaultSandboxesRoot, defaultTemplatesRoot } from './paths.ts';
@@ -22,11 +26,21 @@ export { defaultSandboxesRoot, defaultTemplatesRoot } from './paths.ts';
 export interface LocalSandboxProviderOptions {
   /** Where session directories live. Default: `<OS cache dir>/harness-bridge/sandboxes`. */
   root?: string;
-  /** 'bwrap' runs every command under bubblewrap and fails when bwrap is missing. Default 'none'. */
-  isolation?: Isolation;
+  /**
+   * How bridges started in a session isolate the CLI from themselves (docs/security.md#modes).
+   * Default 'auto': the strongest this machine allows — as root a uid of its own plus
+   * sandbox-runtime's namespaces (with the network policy), else what is possible, with a warning
+   * diagnostic when nothing is. An explicit mode is that mode or a refusal; one that needs a
+   * namespace fails createSession with 'bwrap-missing' when bubblewrap is not installed.
+   */
+  isolation?: LocalIsolation;
+  /** Refuse to run a CLI without isolation (the bridge exits at start, or refuses the turn). Default false. */
+  requireIsolation?: boolean;
+  /** The CLI's user when bridges run as root: a name (created if missing) or `UID:GID`. Default harness-agent. */
+  cliUser?: string;
   /** Where identity templates live. Default: `<OS cache dir>/harness-bridge/templates`. */
   templatesRoot?: string;
-  /** PATH used to find bwrap. Default: process.env.PATH at session creation. */
+  /** PATH used to find bwrap for an explicit namespace mode. Default: process.env.PATH at session creation. */
   bwrapSearchPath?: string;
   /** Ports every session reports in `ports` (all loopback ports are reachable regardless). */
   ports?: ReadonlyArray<number>;
@@ -36,7 +50,7 @@ export interface LocalSandboxProvider extends HarnessV1SandboxProvider {
   readonly providerId: 'local';
   readonly root: string;
   readonly templatesRoot: string;
-  readonly isolation: Isolation;
+  readonly isolation: LocalIsolation;
   readonly createSession: (options?: {
     sessionId?: string;
     abortSignal?: AbortSignal;
@@ -47,22 +61,31 @@ export interface LocalSandboxProvider extends HarnessV1SandboxProvider {
 }
 
 export function createLocalSandboxProvider(options: LocalSandboxProviderOptions = {}): LocalSandboxProvider {
-  const isolation = options.isolation ?? 'none';
-  if (isolation !== 'none' && isolation !== 'bwrap') {
-    throw new LocalSandboxError('invalid-option', `isolation must be 'none' or 'bwrap', got ${JSON.stringify(isolation)}`);
+  const isolation = options.isolation ?? 'auto';
+  const modes: readonly string[] = ['auto', 'uid+namespace', 'namespace', 'uid', 'none'];
+  if (!modes.includes(isolation)) {
+    throw new LocalSandboxError('invalid-option', `isolation must be one of ${modes.join(', ')}, got ${JSON.stringify(isolation)}`);
   }
+  const cli = { mode: isolation, require: options.requireIsolation === true, ...(options.cliUser === undefined ? {} : { cliUser: options.cliUser }) };
   const root = resolve(options.root ?? defaultSandboxesRoot());
   const templatesRoot = resolve(options.templatesRoot ?? defaultTemplatesRoot());
   const searchPath = () => options.bwrapSearchPath ?? process.env.PATH;
 
   const open = async (id: string, dir: string, origin: LocalSessionOrigin): Promise<LocalSandboxSession> => {
-    // The pid record must exist up front: bwrap bind-mounts it read-only into the sandbox.
     await writeFile(join(dir, pidFileName), '', { flag: 'a' });
-    return createLocalSession({ id, dir, isolation, bwrapPath: checkIsolation(), ports: options.ports ?? [], origin });
+    return createLocalSession({ id, dir, isolation: cli, ports: options.ports ?? [], origin });
   };
 
-  /** The bwrap executable when isolation asks for it; throws 'bwrap-missing' rather than run unisolated. */
-  const checkIsolation = (): string | undefined => (isolation === 'bwrap' ? requireBwrap(searchPath()) : undefined);
+  /** An explicit namespace mode with no bubblewrap installed fails here, before anything is created. */
+  const checkIsolation = (): void => {
+    if ((isolation === 'uid+namespace' || isolation === 'namespace') && onPathOf('bwrap', searchPath()) === undefined) {
+      throw new LocalSandboxError(
+        'bwrap-missing',
+        `isolation '${isolation}' was requested but no bwrap executable is on PATH; install it (scripts/ensure-apt.sh bubblewrap socat ripgrep) ` +
+          "or ask for isolation 'auto'. Refusing to run unisolated.",
+      );
+    }
+  };
 
   return {
     specificationVersion: 'harness-sandbox-v1',

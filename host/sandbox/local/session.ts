@@ -4,12 +4,20 @@
 // where directories live and how sessions start.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HarnessV1NetworkSandboxSession, HarnessV1PortEndpoint, HarnessV1PortOptions, SandboxSession } from '../../../protocol/harness-v1/index.ts';
+import type {
+  HarnessV1NetworkPolicy,
+  HarnessV1NetworkSandboxSession,
+  HarnessV1PortEndpoint,
+  HarnessV1PortOptions,
+  SandboxSession,
+} from '../../../protocol/harness-v1/index.ts';
+import type { NetworkPolicy } from '../../../protocol/v1/network-policy.ts';
+import { BRIDGE_ISOLATION, type BridgeIsolation } from '../../reach/bridge-isolation.ts';
 import { holdOpen } from '../../session/hold-open.ts';
-import { bwrapArgv, requireBwrap, type Isolation } from './bwrap.ts';
-import { LocalSandboxError } from './errors.ts';
 import { createFileMethods, type LocalFileExtras } from './files.ts';
-import { isInside, pidFileName, resolveIn } from './paths.ts';
+import type { LocalIsolation } from './isolation-options.ts';
+import { networkPolicyFile, readNetworkPolicy, writeNetworkPolicy } from './network-policy.ts';
+import { pidFileName, resolveIn } from './paths.ts';
 import { killRecorded, killResidentKeepers } from './pids.ts';
 import { loopbackUrl } from './ports.ts';
 import { runProcess, spawnProcess, type LiveProcess, type LocalSpawn, type ProcessHost } from './process.ts';
@@ -27,7 +35,7 @@ export interface LocalSessionOrigin {
 }
 
 /** The restricted view: the contract's SandboxSession plus the local file extras and spawn's `stdin: true`. */
-export type LocalRestrictedSession = SandboxSession & LocalFileExtras & { readonly spawn: LocalSpawn };
+export type LocalRestrictedSession = SandboxSession & LocalFileExtras & { readonly spawn: LocalSpawn; readonly [BRIDGE_ISOLATION]: BridgeIsolation };
 
 /**
  * A local session has every member of both contract releases (getPortEndpoint
@@ -36,7 +44,20 @@ export type LocalRestrictedSession = SandboxSession & LocalFileExtras & { readon
  * finished its work when it resolves (holdOpen): a script may end right after.
  */
 export interface LocalSandboxSession extends HarnessV1NetworkSandboxSession, LocalFileExtras {
-  readonly isolation: Isolation;
+  /** How bridges started here isolate their CLI (the provider's options). */
+  readonly isolation: LocalIsolation;
+  /** What bridges started here are told (BRIDGE_ISOLATION): the provider's options and this session's policy file. */
+  readonly [BRIDGE_ISOLATION]: BridgeIsolation;
+  /**
+   * The network policy for every CLI a bridge runs here and everything it spawns (the bridges'
+   * egress proxy enforces it; the bridges' own traffic to the host is never subject to it).
+   * Persisted in the session dir, so later bridges and resumed sessions keep it; resolves once every
+   * live bridge enforces it, rejects with 'network-policy-unenforced' when one cannot (no network
+   * namespace: it then refuses to start CLIs rather than run them unrestricted).
+   */
+  readonly setNetworkPolicy: (policy: HarnessV1NetworkPolicy) => Promise<void>;
+  /** Local extension: the policy in force (allow-all when none was set). */
+  readonly getNetworkPolicy: () => Promise<NetworkPolicy>;
   readonly origin: LocalSessionOrigin;
   readonly spawn: LocalSpawn;
   readonly getPortEndpoint: (options: HarnessV1PortOptions) => Promise<HarnessV1PortEndpoint>;
@@ -52,9 +73,8 @@ export interface LocalSandboxSession extends HarnessV1NetworkSandboxSession, Loc
 export interface LocalSessionOptions {
   id: string;
   dir: string;
-  isolation: Isolation;
-  /** Resolved bwrap executable; required when isolation is 'bwrap'. */
-  bwrapPath: string | undefined;
+  /** The provider's isolation options, passed on to bridges. */
+  isolation: { mode: LocalIsolation; require: boolean; cliUser?: string };
   ports: ReadonlyArray<number>;
   origin: LocalSessionOrigin;
   /** Runs after destroy removed the directory (the provider drops its bookkeeping). */
@@ -62,34 +82,28 @@ export interface LocalSessionOptions {
 }
 
 export function createLocalSession(options: LocalSessionOptions): LocalSandboxSession {
-  const { id, dir, isolation, origin } = options;
+  const { id, dir, origin } = options;
+  const isolation = options.isolation.mode;
+  const bridgeIsolation: BridgeIsolation = Object.freeze({ ...options.isolation, networkPolicyFile: networkPolicyFile(dir) });
   const pidFile = join(dir, pidFileName);
   const live = new Set<LiveProcess>();
   let ports = [...options.ports];
 
-  // In bwrap mode the sandbox sees only its own dir as writable; host-side
-  // writes elsewhere would show the caller a world the sandbox cannot see.
-  const guard = (path: string, access: 'read' | 'write'): string => {
-    const resolved = resolveIn(dir, path);
-    if (isolation === 'bwrap' && access === 'write' && !isInside(dir, resolved)) {
-      throw new LocalSandboxError('outside-sandbox', `path ${resolved} is outside the sandbox's writable directory ${dir}`);
-    }
-    return resolved;
-  };
+  // The host's own file I/O: relative paths resolve in the session dir (the CLI's jail is the bridge's).
+  const guard = (path: string): string => resolveIn(dir, path);
 
   const host: ProcessHost = {
     resolveCwd: (path) => resolveIn(dir, path ?? '.'),
-    launcher: (command, cwd) =>
-      isolation === 'bwrap'
-        ? bwrapArgv({ bwrapPath: options.bwrapPath ?? requireBwrap(process.env.PATH), sessionDir: dir, pidFile, cwd, command })
-        : { file: '/bin/sh', args: ['-c', command] },
+    launcher: (command) => ({ file: '/bin/sh', args: ['-c', command] }),
     pidFile,
     live,
   };
 
   const description =
     `Local sandbox ${id}: working directory ${dir}` +
-    (isolation === 'bwrap' ? ' (bubblewrap: only this directory is writable, /tmp is private per command)' : ' (no isolation)') +
+    (isolation === 'none'
+      ? ' (the CLI is not isolated from the bridge)'
+      : ` (the CLI runs isolated from the bridge, isolation ${isolation}: its project dir and its own home are writable, the bridge's state is hidden)`) +
     '. Servers listening on 127.0.0.1 are reachable from the host.';
 
   const restrictedView: LocalRestrictedSession = Object.freeze({
@@ -97,6 +111,7 @@ export function createLocalSession(options: LocalSessionOptions): LocalSandboxSe
     ...createFileMethods(guard),
     spawn: (spawnOptions: Parameters<LocalSpawn>[0]) => spawnProcess(host, spawnOptions),
     run: (runOptions: Parameters<SandboxSession['run']>[0]) => runProcess(host, runOptions),
+    [BRIDGE_ISOLATION]: bridgeIsolation,
   });
 
   let stopping: Promise<void> | undefined;
@@ -130,6 +145,8 @@ export function createLocalSession(options: LocalSessionOptions): LocalSandboxSe
       ports = [...next];
     },
     stop,
+    setNetworkPolicy: (policy) => holdOpen(() => writeNetworkPolicy(dir, policy)),
+    getNetworkPolicy: () => readNetworkPolicy(dir),
     destroy: () =>
       holdOpen(async () => {
         await stop();

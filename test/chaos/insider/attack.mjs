@@ -44,7 +44,9 @@ function tryRead(attempt, path, onText) {
 tryRead('read-token-file', `${hints.stateDir}/token`, (t) => candidates.add(t.trim()));
 try {
   const names = readdirSync(hints.stateDir);
-  note('list-state-dir', true, null, names.join(','));
+  // A listing that shows only the CLI's own dirs (a namespace shows an empty tmpfs plus them) reveals nothing.
+  const bridgeOwn = names.filter((n) => /^(token|journal|bridge)/.test(n) || n === 'keepers' || n === 'jail');
+  note('list-state-dir', bridgeOwn.length > 0, 'only-the-cli-own-dirs', names.join(','));
   for (const name of names.filter((n) => n.startsWith('token.new'))) tryRead(`read-${name.replace(/\.[0-9a-f]+$/, '')}`, `${hints.stateDir}/${name}`, (t) => candidates.add(t.trim()));
 } catch (error) {
   note('list-state-dir', false, code(error), hints.stateDir);
@@ -252,12 +254,14 @@ if (mcpUrl && mcpToken) {
   note('mcp-token-attaches', Boolean(asHost.answers?.some((a) => a.type === 'ack' && a.id === 'a')), asHost.error ?? 'not-attached');
 }
 
-// 4. The journal: opened for writing (nothing is written: an open that succeeds is the breach).
-for (const [attempt, flag] of [['write-journal', 'r+'], ['replace-journal', 'wx']]) {
+// 4. The journal: opened for writing (nothing is written: an open that succeeds is the breach), and a
+// file created beside it (the host checks whether it landed in the real state dir: `onHost`).
+for (const [attempt, flag] of [['write-journal', 'r+'], ['plant-in-state-dir', 'wx']]) {
   const path = attempt === 'write-journal' ? `${hints.stateDir}/journal.ndjson` : `${hints.stateDir}/journal.ndjson.attacker`;
   try {
     closeSync(openSync(path, flag));
     note(attempt, true, null, path);
+    if (attempt === 'plant-in-state-dir') results.at(-1).onHost = path;
   } catch (error) {
     note(attempt, false, code(error), path);
   }

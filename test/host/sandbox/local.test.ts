@@ -1,16 +1,20 @@
-// The local sandbox provider: every conformance case, with and without
-// bubblewrap, plus what only the local provider promises (resume keeps a
-// running server reachable, bwrap missing fails closed, templates shared by
-// concurrent processes). Real processes and dirs under os.tmpdir().
+// The local sandbox provider: every conformance case, plus what only the local
+// provider promises (resume keeps a running server reachable, an explicit
+// namespace mode without bwrap fails closed, the isolation options reach the
+// bridges, setNetworkPolicy persists and waits for live bridges, templates
+// shared by concurrent processes). Real processes and dirs under os.tmpdir().
+// Enforcing the policy is the bridge's: test/chaos/network-policy.test.ts.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../../host/sandbox/local/pids.ts';
 import { createConformanceContext, sandboxProviderConformance } from '../../../host/testing/conformance/sandbox-provider-conformance.ts';
-import { createLocalSandboxProvider, findBwrap, findFreeLoopbackPorts, LocalSandboxError } from '../../../host/sandbox/local/provider.ts';
+import { createLocalSandboxProvider, findFreeLoopbackPorts, LocalSandboxError } from '../../../host/sandbox/local/provider.ts';
+import { networkPolicyDir, writeNetworkPolicy } from '../../../host/sandbox/local/network-policy.ts';
+import { BRIDGE_ISOLATION, bridgeIsolationOf } from '../../../host/reach/bridge-isolation.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
 let tempRoot = '';
@@ -22,30 +26,20 @@ afterAll(async () => {
   await rm(tempRoot, { recursive: true, force: true });
 });
 
-const bwrap = findBwrap(process.env.PATH);
-const isolations = ['none', ...(bwrap ? ['bwrap' as const] : [])] as const;
-if (!bwrap) console.log('[skip] bwrap conformance: install bubblewrap (scripts/ensure-apt.sh bubblewrap) to run it');
-
-for (const isolation of isolations) {
-  describe(`local provider conformance (isolation: ${isolation})`, () => {
-    for (const testCase of sandboxProviderConformance) {
-      it(testCase.name, async (t) => {
-        const provider = createLocalSandboxProvider({
-          root: join(tempRoot, isolation, 'sandboxes'),
-          templatesRoot: join(tempRoot, isolation, 'templates'),
-          isolation,
-        });
-        const { ctx, cleanup } = createConformanceContext(provider);
-        try {
-          const outcome = await testCase.run(ctx);
-          if (outcome.status === 'skip') t.skip(outcome.reason);
-        } finally {
-          await cleanup();
-        }
-      });
-    }
-  });
-}
+describe('local provider conformance', () => {
+  for (const testCase of sandboxProviderConformance) {
+    it(testCase.name, async (t) => {
+      const provider = createLocalSandboxProvider({ root: join(tempRoot, 'conformance', 'sandboxes'), templatesRoot: join(tempRoot, 'conformance', 'templates') });
+      const { ctx, cleanup } = createConformanceContext(provider);
+      try {
+        const outcome = await testCase.run(ctx);
+        if (outcome.status === 'skip') t.skip(outcome.reason);
+      } finally {
+        await cleanup();
+      }
+    });
+  }
+});
 
 async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader();
@@ -177,9 +171,9 @@ server.stdout.cancel(); server.stderr.cancel();
     }
   });
 
-  it('isolation bwrap without a bwrap binary fails with a clear error and creates nothing', async () => {
+  it('an explicit namespace mode without a bwrap binary fails with a clear error and creates nothing', async () => {
     const root = join(tempRoot, 'nobwrap');
-    const provider = createLocalSandboxProvider({ root, isolation: 'bwrap', bwrapSearchPath: '/nonexistent-bin:/also-not-here' });
+    const provider = createLocalSandboxProvider({ root, isolation: 'uid+namespace', bwrapSearchPath: '/nonexistent-bin:/also-not-here' });
     const error = await provider.createSession({ sessionId: 'x' }).then(
       () => undefined,
       (e: unknown) => e,
@@ -188,24 +182,44 @@ server.stdout.cancel(); server.stderr.cancel();
     expect((error as LocalSandboxError).code).toBe('bwrap-missing');
     expect((error as Error).message).toMatch(/bwrap/);
     expect(existsSync(join(root, 'x'))).toBe(false);
+    expect(() => createLocalSandboxProvider({ root, isolation: 'bwrap' as never })).toThrow(/isolation must be one of/);
   });
 
-  it.skipIf(!bwrap)('bwrap: system read-only, private /tmp, session dir writable, pid record read-only, host-side writes outside refused', async () => {
-    const provider = createLocalSandboxProvider({ root: join(tempRoot, 'bw', 'sandboxes'), isolation: 'bwrap' });
+  it('the isolation options (default auto) travel to bridges on the session and its restricted view, with the policy file', async () => {
+    const provider = createLocalSandboxProvider({ root: join(tempRoot, 'iso', 'sandboxes'), requireIsolation: true, cliUser: 'harness-agent' });
     const session = await provider.createSession();
     try {
-      const marker = join(tmpdir(), `hb-bwrap-probe-${process.pid}`);
-      await writeFile(marker, 'host');
-      const probe = await session.run({
-        command: `touch /usr/hb-probe 2>/dev/null && echo usr-writable; test -e ${marker} && echo tmp-shared; echo x > inside.txt && echo dir-writable; echo 1 >> .sandbox-pids 2>/dev/null && echo pids-writable; true`,
-      });
-      await rm(marker, { force: true });
-      expect(probe.stdout).toBe('dir-writable\n');
-      const error = await session.writeTextFile({ path: '/usr/hb-probe', content: 'x' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect((error as LocalSandboxError).code).toBe('outside-sandbox');
+      expect(provider.isolation).toBe('auto');
+      const carried = bridgeIsolationOf(session.restricted());
+      expect(carried).toEqual({ mode: 'auto', require: true, cliUser: 'harness-agent', networkPolicyFile: join(networkPolicyDir(session.defaultWorkingDirectory), 'policy.json') });
+      expect(session[BRIDGE_ISOLATION]).toBe(carried);
+      expect(bridgeIsolationOf({ ...session.restricted() }), 'a wrapper that spreads the view keeps it').toEqual(carried);
+    } finally {
+      await session.destroy();
+    }
+  });
+
+  it('setNetworkPolicy validates, persists for later bridges, and waits for every live bridge to apply it', async () => {
+    const provider = createLocalSandboxProvider({ root: join(tempRoot, 'policy', 'sandboxes') });
+    const session = await provider.createSession();
+    try {
+      expect(await session.getNetworkPolicy()).toEqual({ mode: 'allow-all' });
+      await expect(session.setNetworkPolicy({ mode: 'custom', allowedHosts: ['not a host!'] })).rejects.toMatchObject({ code: 'invalid-option' });
+      await expect(session.setNetworkPolicy({ mode: 'custom', allowedCIDRs: ['10.0.0.0/33'] })).rejects.toMatchObject({ code: 'invalid-option' });
+      // No live bridge: written and kept (a bridge started later reads it).
+      const policy = { mode: 'custom', allowedHosts: ['Model.Test', '*.example.test'], deniedCIDRs: ['169.254.169.254/32'] } as const;
+      await session.setNetworkPolicy(policy);
+      expect(await session.getNetworkPolicy()).toEqual({ mode: 'custom', allowedHosts: ['model.test', '*.example.test'], deniedCIDRs: ['169.254.169.254/32'] });
+      const dir = networkPolicyDir(session.defaultWorkingDirectory);
+      expect((await stat(dir)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(dir, 'policy.json'))).mode & 0o777).toBe(0o600);
+      // A live bridge (this process stands in) that never acknowledges: the writer gives up, saying which.
+      await writeFile(join(dir, 'bridges', 'silent.json'), JSON.stringify({ pid: process.pid, revision: null, enforced: true, mode: 'uid+namespace' }));
+      await expect(writeNetworkPolicy(session.defaultWorkingDirectory, { mode: 'deny-all' }, { maxWaitMs: 200 })).rejects.toMatchObject({ code: 'network-policy-timeout' });
+      // A bridge whose pid is gone is forgotten.
+      await writeFile(join(dir, 'bridges', 'silent.json'), JSON.stringify({ pid: 2 ** 22 + 7, revision: null, enforced: true, mode: 'uid' }));
+      await session.setNetworkPolicy({ mode: 'deny-all' });
+      expect(existsSync(join(dir, 'bridges', 'silent.json'))).toBe(false);
     } finally {
       await session.destroy();
     }
