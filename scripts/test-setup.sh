@@ -1,12 +1,13 @@
 #!/bin/sh
 # Everything the test suite needs that npm ci does not install: system packages
-# (bubblewrap for the local sandbox's isolation mode; iproute2 for the
-# loopback-only network namespace the real-CLI tests run in) and the pinned
-# real CLIs (cached outside the repo, so a second run is instant).
+# (bubblewrap, socat and ripgrep for sandbox-runtime, which jails every CLI the
+# bridge runs — docs/security.md; iproute2 for the loopback-only network
+# namespace the real-CLI tests run in) and the pinned real CLIs (cached outside
+# the repo, so a second run is instant).
 # Runs as `npm test`'s pretest step; idempotent and quick when all is present.
 set -eu
 cd "$(dirname "$0")/.."
-if ! sh scripts/ensure-apt.sh bubblewrap iproute2; then
+if ! sh scripts/ensure-apt.sh bubblewrap socat ripgrep iproute2; then
   echo "test-setup: could not install system packages; tests that need them will say so and skip" >&2
 fi
 node scripts/install-clis.mjs all >/dev/null
