@@ -501,7 +501,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
                 textReply: /^Scripted reply \d+ \(text\): you said "conformance"\.$/,
                 long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
                 minParts: 30,
-                hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: .*HOST SAYS HI/ },
+                hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
               },
               defer,
             ),
