@@ -12,7 +12,7 @@
 // left to the sibling modules.
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { expectedHeaderLine, expectedRecordLine, hasJournalPrefix, JournalFile, scanJournalBytes, type JournalScan } from './journal-file.ts';
+import { expectedHeaderLine, hasJournalPrefix, JournalFile, scanJournalBytes, type JournalScan } from './journal-file.ts';
 import { expectedRecordingHeader, openRecordings } from './recording-file.ts';
 import { SourceError } from './source-error.ts';
 import type { JournalInput, JournalLine, RecordingSource, ReplayInput, ReplaySource, Segment } from './source-types.ts';
@@ -138,4 +138,3 @@ export function sourceName(source: ReplayInput): string {
   return basename(source.path);
 }
 
-export { expectedRecordLine };
