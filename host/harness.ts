@@ -21,6 +21,7 @@ import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter-kit/adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.ts';
 import { reachBridge, startBridge, type BridgeLink, type PortResolver, type Rung } from './reach/ladder.ts';
+import { isolationWarning, type BridgeIsolation } from './reach/bridge-isolation.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
 import { lifecycleStateSchema, parseResumeState, resumeStateSchemaFor, startStateOf, type ResumeData } from './session/resume-state.ts';
 import { BridgeSession, type OpenChannel, type SessionContext } from './session/session.ts';
@@ -44,6 +45,12 @@ export type BridgeHarnessSettings = {
   readonly recordDir?: string;
   /** Skip applying the recipe in doStart (a framework or prewarm already did). Default: apply (idempotent, cheap when applied). */
   readonly skipBootstrap?: boolean;
+  /**
+   * How the bridge isolates the CLI from itself (docs/security.md#settings): `mode` ('auto' default: the strongest
+   * the sandbox allows), `require` (refuse to run a CLI without isolation), `cliUser`, `networkPolicyFile`, `srt`.
+   * Each field given wins over what the sandbox session carries (the local provider's options).
+   */
+  readonly isolation?: BridgeIsolation;
   /**
    * How the host reaches a sandbox port when the sandbox session cannot say
    * (a basic SandboxSession has no getPortEndpoint/getPortUrl). For a sandbox
@@ -112,6 +119,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           recipeIdentity: identity,
           readyTimeoutMs: settings.readyTimeoutMs ?? HOST_SESSION_LIMITS.readyTimeoutMs,
           ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+          ...(settings.isolation ? { isolation: settings.isolation } : {}),
         },
       };
       let link: BridgeLink;
@@ -122,6 +130,19 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         rungs.push(reached.rung);
       } else {
         link = await startBridge(reach);
+      }
+      // A CLI that runs without isolation can act as the host (docs/security.md): said at start, every start.
+      const unisolated = isolationWarning(link.hello);
+      if (unisolated !== undefined) {
+        options.observability?.report?.({
+          level: 'warn',
+          message: unisolated,
+          subsystem: 'harness-bridge.isolation',
+          kind: 'event',
+          attrs: { isolation: link.hello.isolation },
+          sessionId: options.sessionId,
+          timestamp: Date.now(),
+        });
       }
       if (link.hello.recipeIdentity !== undefined && link.hello.recipeIdentity !== identity) {
         options.observability?.report?.({

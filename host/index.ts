@@ -25,7 +25,16 @@ export {
   type HarnessBridgeErrorFamily,
 } from '../protocol/errors/error-codes.ts';
 export { resumeStateSchemaFor, parseResumeState, type ResumeData } from './session/resume-state.ts';
-export { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandboxProviderOptions } from './sandbox/local/provider.ts';
+export {
+  createLocalSandboxProvider,
+  type LocalIsolation,
+  type LocalSandboxProvider,
+  type LocalSandboxProviderOptions,
+  type LocalSandboxSession,
+} from './sandbox/local/provider.ts';
+export { BRIDGE_ISOLATION, type BridgeIsolation } from './reach/bridge-isolation.ts';
+export type { IsolationMode, IsolationReport, IsolationRequest } from '../protocol/v1/isolation.ts';
+export type { NetworkPolicy } from '../protocol/v1/network-policy.ts';
 export { CHANNEL_LIMITS, HOST_SESSION_LIMITS } from './limits.ts';
 export { limitYoungGeneration } from './memory.ts';
 export { HarnessCapabilityUnsupportedError, HarnessError } from '../protocol/harness-v1/errors.ts';

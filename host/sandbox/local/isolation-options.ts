@@ -3,7 +3,8 @@
 // bridge jails the CLI at its spawn point (bridge/jail/). Replaces the hand-written bubblewrap
 // wrapper that jailed every command, the bridge included.
 import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { delimiter, dirname, join } from 'node:path';
 import type { IsolationRequest } from '../../../protocol/v1/isolation.ts';
 
 /** 'auto' (the default): the strongest mode the machine allows; or one mode exactly. */
@@ -22,4 +23,21 @@ export function onPathOf(name: string, searchPath: string | undefined): string |
     }
   }
   return undefined;
+}
+
+let srtCli: string | null | undefined;
+
+/**
+ * sandbox-runtime's CLI as this package resolves it: a local sandbox is this machine, so the bridge
+ * (whose bundle the recipe copies into the session dir, away from any node_modules) is pointed at it.
+ */
+export function localSrtCli(): string | undefined {
+  if (srtCli === undefined) {
+    try {
+      srtCli = join(dirname(createRequire(import.meta.url).resolve('@anthropic-ai/sandbox-runtime/package.json')), 'dist', 'cli.js');
+    } catch {
+      srtCli = null;
+    }
+  }
+  return srtCli ?? undefined;
 }

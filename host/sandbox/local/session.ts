@@ -15,7 +15,7 @@ import type { NetworkPolicy } from '../../../protocol/v1/network-policy.ts';
 import { BRIDGE_ISOLATION, type BridgeIsolation } from '../../reach/bridge-isolation.ts';
 import { holdOpen } from '../../session/hold-open.ts';
 import { createFileMethods, type LocalFileExtras } from './files.ts';
-import type { LocalIsolation } from './isolation-options.ts';
+import { localSrtCli, type LocalIsolation } from './isolation-options.ts';
 import { networkPolicyFile, readNetworkPolicy, writeNetworkPolicy } from './network-policy.ts';
 import { pidFileName, resolveIn } from './paths.ts';
 import { killRecorded, killResidentKeepers } from './pids.ts';
@@ -84,7 +84,8 @@ export interface LocalSessionOptions {
 export function createLocalSession(options: LocalSessionOptions): LocalSandboxSession {
   const { id, dir, origin } = options;
   const isolation = options.isolation.mode;
-  const bridgeIsolation: BridgeIsolation = Object.freeze({ ...options.isolation, networkPolicyFile: networkPolicyFile(dir) });
+  const srt = localSrtCli();
+  const bridgeIsolation: BridgeIsolation = Object.freeze({ ...options.isolation, networkPolicyFile: networkPolicyFile(dir), ...(srt ? { srt } : {}) });
   const pidFile = join(dir, pidFileName);
   const live = new Set<LiveProcess>();
   let ports = [...options.ports];

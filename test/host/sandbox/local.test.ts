@@ -191,7 +191,13 @@ server.stdout.cancel(); server.stderr.cancel();
     try {
       expect(provider.isolation).toBe('auto');
       const carried = bridgeIsolationOf(session.restricted());
-      expect(carried).toEqual({ mode: 'auto', require: true, cliUser: 'harness-agent', networkPolicyFile: join(networkPolicyDir(session.defaultWorkingDirectory), 'policy.json') });
+      expect(carried).toEqual({
+        mode: 'auto',
+        require: true,
+        cliUser: 'harness-agent',
+        networkPolicyFile: join(networkPolicyDir(session.defaultWorkingDirectory), 'policy.json'),
+        srt: join(repoRoot, 'node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js'), // the bridge bundle the recipe copies has no node_modules beside it
+      });
       expect(session[BRIDGE_ISOLATION]).toBe(carried);
       expect(bridgeIsolationOf({ ...session.restricted() }), 'a wrapper that spreads the view keeps it').toEqual(carried);
     } finally {
