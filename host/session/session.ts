@@ -91,7 +91,14 @@ export class BridgeSession<S> implements HarnessV1Session {
     this.pendingRerun = init.rungs.includes('rerun') && resume?.turn !== undefined;
     if (resume?.carry) this.consumer.carry = [...resume.carry];
     if (resume?.turn) {
-      this.consumer.turn = { ...resume.turn, translation: undefined, abortRequested: false, redeliverSet: new Set(resume.turn.redeliver) };
+      this.consumer.turn = {
+        ...resume.turn,
+        translation: undefined,
+        abortRequested: false,
+        redeliverSet: new Set(resume.turn.redeliver),
+        restored: true,
+        held: new Map(),
+      };
     }
     if (init.rungs.length > 0) {
       const recomputed = init.rungs.includes('rerun');
@@ -240,6 +247,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     const rerun = request.rerunOf !== undefined;
     const turnId = `turn-${this.cursor + 1}-${randomBytes(3).toString('hex')}`;
     const frame = startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request });
+    const previous = this.consumer.turn;
     this.consumer.turn = {
       turnId,
       prompt: request.prompt,
@@ -249,6 +257,9 @@ export class BridgeSession<S> implements HarnessV1Session {
       redeliverSet: new Set(),
       translation: undefined,
       abortRequested: false,
+      restored: false,
+      // A rerun inherits the answers the host gave for calls of the turn it recomputes (TurnState.held).
+      held: rerun && previous && previous.turnId === request.rerunOf ? previous.held : new Map(),
     };
     const channel = this.channel;
     try {

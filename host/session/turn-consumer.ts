@@ -23,6 +23,18 @@ export type TurnState<S> = InFlightTurn & {
   translation: TurnTranslation<S> | undefined;
   abortRequested: boolean;
   redeliverSet: Set<string>;
+  /**
+   * The turn came from a resume payload: this host took it over after another let go. If the replay
+   * shows it ended `stopped` (its sandbox or bridge was stopped after the suspend: @ai-sdk/harness
+   * 1.0.x's session.stop() with a turn in flight suspends it, then stops the sandbox), its producer is
+   * gone and the turn is re-driven like an interrupted one, never finished as stopped.
+   */
+  restored: boolean;
+  /**
+   * Tool results the host gave for calls whose producer was gone (the bridge no longer had the turn):
+   * kept and sent when the re-driven turn asks for the same call id; dropped when it ends.
+   */
+  held: Map<string, { output: unknown; isError: boolean }>;
 };
 
 export type Slice = {
@@ -98,8 +110,13 @@ export class TurnConsumer<S> {
   }
 
   /** One record of the in-flight turn; `cursor` is the session's cursor before it. */
-  record(turn: TurnState<S>, record: JournalRecord, cursor: number): void {
+  record(turn: TurnState<S>, given: JournalRecord, cursor: number): void {
     this.flushOwed(turn);
+    // A taken-over turn stopped under its suspended host: translated and handled as interrupted (TurnState.restored).
+    const record: JournalRecord =
+      given.kind === 'turn-end' && given.data.reason === 'stopped' && turn.restored && !turn.abortRequested
+        ? { ...given, data: { ...given.data, reason: 'interrupted' } }
+        : given;
     if (!turn.translation) {
       if (record.kind === 'turn-start') turn.firstSeq = record.seq;
       turn.translation = new TurnTranslation(this.adapter, { turnId: turn.turnId, rerun: turn.rerun }, cursor, turn.redeliverSet);
@@ -113,7 +130,21 @@ export class TurnConsumer<S> {
     }
     const slice = this.slice;
     if (slice) for (const part of parts) slice.emit(part);
+    this.answerHeld(turn, parts);
     if (record.kind === 'turn-end') this.onTurnEnd(turn, record);
+  }
+
+  /** The re-driven turn asks again for a call the host already answered (TurnState.held): the answer goes out now. */
+  private answerHeld(turn: TurnState<S>, parts: ReadonlyArray<HarnessV1StreamPart>): void {
+    if (turn.held.size === 0) return;
+    for (const part of parts) {
+      const held = part.type === 'tool-call' ? turn.held.get(part.toolCallId) : undefined;
+      if (part.type !== 'tool-call' || !held) continue;
+      turn.held.delete(part.toolCallId);
+      void this.submitToolResult({ toolCallId: part.toolCallId, ...held }).catch((error: unknown) => {
+        this.hooks.report('warn', `the held result for ${part.toolCallId} could not be sent: ${(error as Error).message}`, { toolCallId: part.toolCallId });
+      });
+    }
   }
 
   private onTurnEnd(turn: TurnState<S>, record: Extract<JournalRecord, { kind: 'turn-end' }>): void {
@@ -194,11 +225,23 @@ export class TurnConsumer<S> {
     const turn = this.requireTurn();
     const call = turn.translation?.toolCalls.get(input.toolCallId);
     const encode = this.adapter.encodeToolResult;
-    if (call?.source === 'cli' && encode) {
-      const text = encode({ toolCallId: input.toolCallId, output: input.output, isError: input.isError ?? false }, turn.translation!.adapterState);
-      await this.hooks.send({ type: 'input', turnId: turn.turnId, text });
-    } else {
-      await this.hooks.send({ type: 'tool-result', callId: input.toolCallId, output: input.output ?? null, isError: input.isError ?? false });
+    try {
+      if (call?.source === 'cli' && encode) {
+        const text = encode({ toolCallId: input.toolCallId, output: input.output, isError: input.isError ?? false }, turn.translation!.adapterState);
+        await this.hooks.send({ type: 'input', turnId: turn.turnId, text });
+      } else {
+        await this.hooks.send({ type: 'tool-result', callId: input.toolCallId, output: input.output ?? null, isError: input.isError ?? false });
+      }
+    } catch (error) {
+      // A taken-over turn whose producer is gone: keep the answer for the re-driven turn (TurnState.held).
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (!turn.restored || (code !== 'unknown-turn' && code !== 'unknown-call')) throw error;
+      turn.held.set(input.toolCallId, { output: input.output, isError: input.isError ?? false });
+      this.hooks.report('info', `the bridge no longer runs the turn that asked for ${input.toolCallId}; its result is kept for the re-driven turn`, {
+        toolCallId: input.toolCallId,
+        turnId: turn.turnId,
+      });
+      return;
     }
     if (call) call.answered = true;
     turn.redeliverSet.delete(input.toolCallId);

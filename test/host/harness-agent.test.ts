@@ -174,6 +174,36 @@ describe('HarnessAgent (@ai-sdk/harness 1.0.x) over createBridgeHarness', () => 
     expectAllPartsValid();
   });
 
+  it('stop with a turn in flight (the agent suspends, then stops the sandbox) → resumeFrom → continueStream re-drives the turn, marked recomputed; the tool result given before is not asked again', async () => {
+    const held = gateTool();
+    const agent = agentOf({ tools: { gate: held.gate } });
+    const session = await agent.createSession();
+    const prompt = 'stopped mid-turn LINES:3 TOOL:gate';
+    const result = await agent.stream({ session, prompt });
+    const reading = streamedText(result);
+    await held.entered;
+    const stopping = session.stop();
+    held.open();
+    const state = await stopping;
+    expect(await reading).toBe(fixtureLines(prompt, 3));
+    expect(state.continueFrom?.pendingToolResults?.map((pending) => pending.completedResult?.output)).toEqual(['opened']);
+
+    const calls = { count: 0 };
+    const resumedAgent = agentOf({ tools: { gate: { ...openGate, execute: async () => (calls.count++, 'again') } } });
+    const resumed = await resumedAgent.createSession({ sessionId: session.sessionId, resumeFrom: state });
+    const partsBefore = kit.parts.length;
+    const rest = await resumedAgent.continueStream({ session: resumed });
+    const tail = await streamedText(rest);
+    expect(await rest.finishReason).toBe('stop');
+    expect(tail, 'the re-driven turn prints its lines again').toBe(fixtureLines(prompt, 3));
+    expect(calls.count, 'the call id came again and got the kept result, not a second execution').toBe(0);
+    const warnings = kit.parts.slice(partsBefore).flatMap((entry) => (entry.part.type === 'stream-start' ? (entry.part.warnings ?? []) : []));
+    expect(JSON.stringify(warnings), 'the recomputed turn is marked').toMatch(/recomputed|rerun/i);
+    expect((await resumedAgent.generate({ session: resumed, prompt: 'next LINES:1' })).text).toBe(fixtureLines('next LINES:1', 1));
+    await resumed.destroy();
+    expectAllPartsValid();
+  });
+
   it('destroy removes the sandbox directory and stops its bridge', async () => {
     const agent = agentOf();
     const session = await agent.createSession();
