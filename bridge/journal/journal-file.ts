@@ -39,10 +39,16 @@ export type OpenedFile = { fd: number; journalId: string; lastSeq: number; fileB
 
 export type Recovered = { droppedBytes: number; droppedRecords: number };
 
-/** The state dir exists and is 0700 (docs/design.md#d8). Synchronous: it runs before the ready line, where a thread-pool round trip costs more than the syscall. */
+/**
+ * The state dir exists, and only its owner may list or write it (docs/design.md#d8): 0700, or 0711
+ * when a bridge's CLI has a uid of its own and passes through to its areas (docs/security.md) — a
+ * second bridge refused by the lock must not take that away from the live one's CLI. Synchronous:
+ * it runs before the ready line, where a thread-pool round trip costs more than the syscall.
+ */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if ((statSync(dir).mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+  const mode = statSync(dir).mode & 0o777;
+  if ((mode & 0o700) !== 0o700 || (mode & 0o066) !== 0) chmodSync(dir, 0o700 | (mode & 0o011));
 }
 
 /** Opens `path`, creating it if missing; truncates an invalid tail (see journal.ts for what that means). */

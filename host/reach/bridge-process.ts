@@ -122,13 +122,14 @@ export const EXIT_STATE_DIR_LOCKED = 75;
 
 /**
  * The token into `<stateDir>/<name>` (0600; written whole, then renamed). Dirs the path needs are
- * created 0711 (umask 066: a CLI of its own uid may pass through to its areas, never list them)
- * and the state dir itself 0700; the bridge opens it to 0711 when its CLI has a uid of its own.
+ * created 0711 (umask 066: a CLI of its own uid may pass through to its areas, never list them),
+ * and the state dir loses any group/other read or write; the bridge opens it to 0711 when its CLI
+ * has a uid of its own, which a later write here (a resume) leaves in place.
  */
 async function writeToken(sandbox: SandboxSession, stateDir: string, token: string, name: string): Promise<void> {
   const result = await sandbox.run({
     command:
-      'umask 066 && mkdir -p "$HB_STATE" && chmod 700 "$HB_STATE" && umask 077 && ' +
+      'umask 066 && mkdir -p "$HB_STATE" && chmod u+rwx,go-rw "$HB_STATE" && umask 077 && ' +
       'printf %s "$HB_TOKEN" > "$HB_STATE/$HB_NAME.tmp" && mv "$HB_STATE/$HB_NAME.tmp" "$HB_STATE/$HB_NAME"',
     env: { HB_STATE: stateDir, HB_TOKEN: token, HB_NAME: name },
   });

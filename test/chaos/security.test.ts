@@ -4,7 +4,7 @@
 // limits, and ownership (a host that does not own the stream cannot act on it).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +26,7 @@ let scratch: string;
 beforeAll(async () => {
   kit = await createChaosKit('security');
   scratch = await mkdtemp(join(tmpdir(), 'hb-security-'));
+  await chmod(scratch, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
 });
 afterAll(async () => {
   for (const bridge of bridges) await bridge.kill();
@@ -99,9 +100,12 @@ describe('security', () => {
     const envOut = async (target: RunningBridge, name: string): Promise<{ url: string; token: string } | null> => {
       const { client } = await connectClient(target);
       await client.attach(0);
-      const file = join(scratch, `${name}.json`);
+      // Its project dir (cwd): where an isolated CLI may write (docs/security.md#modes).
+      const project = join(scratch, name);
+      await mkdir(project, { recursive: true });
+      const file = join(project, 'env.json');
       const script = `require('fs').writeFileSync(${JSON.stringify(file)}, JSON.stringify({url: process.env.HARNESS_BRIDGE_MCP_URL ?? null, token: process.env.HARNESS_BRIDGE_MCP_TOKEN ?? null}))`;
-      await client.request({ type: 'start', id: 's', turnId: `mcp-${name}`, launch: { argv: [process.execPath, '-e', script] } });
+      await client.request({ type: 'start', id: 's', turnId: `mcp-${name}`, launch: { argv: [process.execPath, '-e', script], cwd: project } });
       await client.waitForRecord((r) => r.kind === 'turn-end');
       await client.close();
       const written = JSON.parse(await readFile(file, 'utf8')) as { url: string | null; token: string | null };
@@ -215,19 +219,30 @@ describe('security', () => {
     await resumed.dispose();
   });
 
-  it('the state dir is 0700, journal/token/ready/log files 0600', async () => {
+  it('the state dir is 0700 (0711 when the CLI has a uid of its own: passable to its dirs, never listable), journal/token/ready/log files 0600, the CLI\'s own dirs 0700 and its', async () => {
     const bridge = await startBridge({ env: { HARNESS_BRIDGE_TOKEN: null } }); // token written to the state dir
     bridges.push(bridge);
-    const { client } = await connectClient({ port: bridge.port, token: readFileSync(join(bridge.stateDir, 'token'), 'utf8').trim() });
+    const { client, hello } = await connectClient({ port: bridge.port, token: readFileSync(join(bridge.stateDir, 'token'), 'utf8').trim() });
     await client.attach(0);
     await client.request({ type: 'start', id: 's', turnId: 'modes', launch: fixtureLaunch(['--lines', '2']) });
     await client.waitForRecord((r) => r.kind === 'turn-end');
     await client.close();
     const mode = (path: string): string => (statSync(path).mode & 0o777).toString(8);
-    expect(mode(bridge.stateDir)).toBe('700');
+    const cliUid = hello.isolation?.cliUid;
+    expect(mode(bridge.stateDir)).toBe(cliUid === undefined ? '700' : '711');
     figures.modes++;
     for (const name of readdirSync(bridge.stateDir)) {
-      expect(`${name} ${mode(join(bridge.stateDir, name))}`).toBe(`${name} 600`);
+      const info = statSync(join(bridge.stateDir, name));
+      if (name === 'home' || name === 'tmp') {
+        // The CLI's own HOME and TMPDIR (docs/security.md#modes): its uid's, closed to everyone else.
+        expect(`${name} ${mode(join(bridge.stateDir, name))} ${info.uid}`).toBe(`${name} 700 ${cliUid ?? process.getuid?.()}`);
+      } else if (name === 'jail') {
+        // sandbox-runtime's settings (read by the CLI's uid before the jail hides the state dir) and the egress port.
+        expect(`${name} ${mode(join(bridge.stateDir, name))} ${info.uid}`).toBe(`${name} 711 ${process.getuid?.()}`);
+        for (const inner of readdirSync(join(bridge.stateDir, name))) expect(mode(join(bridge.stateDir, name, inner))).toMatch(/^6[04]{2}$/);
+      } else {
+        expect(`${name} ${mode(join(bridge.stateDir, name))}`).toBe(`${name} 600`);
+      }
       figures.modes++;
     }
     for (const name of ['journal.ndjson', 'token', 'bridge.json', 'bridge.log']) expect(readdirSync(bridge.stateDir)).toContain(name);
@@ -236,8 +251,9 @@ describe('security', () => {
     execFileSync('sh', ['-c', `umask 000 && mkdir -p "${loose}"`]);
     const permissive = await startBridge({ stateDir: loose });
     bridges.push(permissive);
-    expect(mode(loose)).toBe('700');
-    for (const name of readdirSync(loose)) expect(`${name} ${mode(join(loose, name))}`).toBe(`${name} 600`);
+    expect(mode(loose)).toMatch(cliUid === undefined ? /^700$/ : /^7[01]{2}$/);
+    expect(Number.parseInt(mode(loose), 8) & 0o066, 'no group/other read or write').toBe(0);
+    for (const name of readdirSync(loose).filter((n) => n !== 'jail')) expect(`${name} ${mode(join(loose, name))}`).toBe(`${name} 600`);
     figures.modes += 1 + readdirSync(loose).length;
   });
 
