@@ -78,7 +78,9 @@ async function untilStopping(port: number, token: string): Promise<void> {
  * SIGTERM stays pending) before it SIGKILLs the CLI and exits.
  */
 async function suspendedWithFrozenCli(sessionId: string): Promise<{ state: HarnessV1ResumeState; stateDir: string; bridge: BridgeFile; cliPid: number }> {
-  const { session } = await kit.start(sessionId);
+  // Isolation 'uid' keeps the CLI the spawned process itself, so the SIGSTOP below freezes the CLI (in a
+  // namespace jail the spawned pid is the sandbox runtime, which passes a SIGTERM on to the CLI).
+  const { session } = await kit.start(sessionId, { settings: { isolation: { mode: 'uid' } } });
   const { parts } = await startTurn(session, 'a long turn LINES:400 INTERVAL:50');
   await until(() => parts.filter((part) => part.type === 'text-delta').length >= 3, 20_000, 'three deltas');
   const state = await session.doSuspendTurn();
