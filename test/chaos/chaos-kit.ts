@@ -6,7 +6,7 @@
 // a prompt emits, computed by the adapter's own translator over synthetic
 // records, plus the check that a concatenation of slices equals it (or, where
 // the ladder reran, an interrupted prefix + a recomputed marker + a full run).
-import { readFile, mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -163,6 +163,7 @@ export type ChaosKit = {
 /** `survive`: the fixture CLI runs under a keeper and outlives a SIGKILLed bridge (launch spec `survive`). */
 export async function createChaosKit(name: string, options: { survive?: boolean } = {}): Promise<ChaosKit> {
   const root = await mkdtemp(join(tmpdir(), `hb-chaos-${name}-`));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   const diagnostics: HarnessV1Diagnostic[] = [];
   const sessionIds = new Set<string>();
