@@ -9,16 +9,16 @@
 // 0 successes in the default mode. `none` shows what isolation prevents (its kill -9 -1 is not
 // run: as root it would take the machine's processes with it).
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { IsolationReport, JournalRecord, RecordOf } from '../../protocol/v1/index.ts';
 import { connectClient, fixtureCli, repoRoot, startBridge, tempDir, type RunningBridge } from '../bridge/helpers.ts';
+import { alive, figuresLine, killAllAttempt, readAttempts, type Attempt } from './insider/figures.ts';
 
 const attackScript = join(repoRoot, 'test/chaos/insider/attack.mjs');
 const root = process.getuid?.() === 0;
 
-type Attempt = { attempt: string; success: boolean; refusedBy: string | null; detail?: string; onHost?: string };
 type ModeResult = { mode: string; report: IsolationReport | undefined; attempts: Attempt[] };
 
 const bridges: RunningBridge[] = [];
@@ -75,22 +75,9 @@ async function attack(isolation: string | undefined): Promise<ModeResult & { bri
   host.send({ type: 'tool-result', id: 'host-answer', callId: call.data.callId, output: 'the host answer' });
   const end = (await host.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'insider', 60_000).catch(() => undefined)) as RecordOf<'turn-end'> | undefined;
   expect(end, 'the turn ended').toBeDefined();
-  const attempts = readFileSync(results, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Attempt)
-    // A file the attacker created: a breach only if it is in the real state dir (a namespace gives it a private tmpfs there).
-    .map((a) => (a.onHost === undefined || existsSync(a.onHost) ? a : { ...a, success: false, refusedBy: 'mount-namespace' }));
-  const bridgeAlive = (() => {
-    try {
-      process.kill(bridge.ready.pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  if (hints.killAll) attempts.push({ attempt: 'kill-all', success: !bridgeAlive, refusedBy: bridgeAlive ? (mode === 'uid' ? 'uid' : 'pid-namespace') : null });
-  else attempts.push({ attempt: 'kill-all', success: true, refusedBy: null, detail: 'not run: with the bridge\'s uid and pid namespace it kills the bridge (and, as root, everything)' });
+  const attempts = readAttempts(results);
+  const bridgeAlive = alive(bridge.ready.pid);
+  attempts.push(killAllAttempt(hints.killAll, bridgeAlive, mode));
   const records = host.records();
   await host.close();
   if (host !== client) await client.close();
@@ -98,14 +85,7 @@ async function attack(isolation: string | undefined): Promise<ModeResult & { bri
 }
 
 function figures(result: ModeResult): string {
-  const refused = new Map<string, number>();
-  for (const a of result.attempts) if (!a.success) refused.set(a.refusedBy ?? '?', (refused.get(a.refusedBy ?? '?') ?? 0) + 1);
-  const successes = result.attempts.filter((a) => a.success);
-  return (
-    `[figures] insider mode=${result.mode} attempts=${result.attempts.length} successes=${successes.length}` +
-    (successes.length ? ` (${successes.map((a) => a.attempt).join(',')})` : '') +
-    ` refused-by=${[...refused].map(([k, v]) => `${k}:${v}`).join(',')}`
-  );
+  return figuresLine(`mode=${result.mode}`, result.attempts);
 }
 
 describe('insider attack suite: a command the CLI runs tries to act as the host', () => {

@@ -13,6 +13,7 @@ import { normalizeIds } from '../../host/testing/conformance/adapter-conformance
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
+import { insiderE2eCase } from './insider-case.ts';
 import { textOf, turn, useE2eEnv, type Control, type Part } from './support.ts';
 
 /** What each translator restore did, in order: 'restored', or the error that made the session replay the turn. */
@@ -43,6 +44,7 @@ const env = useE2eEnv({
 });
 
 sharedE2eCases(env, { name: 'claude-code', modelId: 'claude-opus-5-5', deniedResult: 'host said no', compactionSummary: /Scripted summary/, translatorSnapshots: true });
+insiderE2eCase(env, 'claude-code');
 
 /** One slice: `start` the turn (prompt or continue), suspend after `deltas` text deltas of this slice; the payload, or undefined when the turn ended first. */
 async function slice(session: HarnessV1Session, parts: Part[], deltas: number, start: (emit: (part: Part) => void) => PromiseLike<Control>) {

@@ -6,6 +6,7 @@ import { codexAdapter } from '../../host/adapters/codex/codex.ts';
 import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
+import { insiderE2eCase } from './insider-case.ts';
 import { useE2eEnv } from './support.ts';
 
 const env = useE2eEnv({
@@ -26,3 +27,4 @@ sharedE2eCases(env, {
   compactionSummary: /^$/,
   translatorSnapshots: true,
 });
+insiderE2eCase(env, 'codex');

@@ -10,6 +10,7 @@ import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
+import { insiderE2eCase } from './insider-case.ts';
 import { expectValid, ofType, textOf, turn, useE2eEnv } from './support.ts';
 
 const env = useE2eEnv({
@@ -32,6 +33,7 @@ sharedE2eCases(env, {
   compactionKeepsRecent: true,
   translatorSnapshots: true,
 });
+insiderE2eCase(env, 'pi');
 
 /** The chat messages' texts of a recorded Chat Completions request. */
 const texts = (body: unknown) =>

@@ -1,6 +1,7 @@
 // What every real-CLI E2E suite needs, whatever the adapter: the scripted model server in its own
-// loopback-only network namespace, the local sandbox provider with every sandbox command joined to
-// that namespace (nsenter) and the bridge reached through a unix-socket forwarder, sessions opened
+// loopback-only network namespace (answering to model.test), the local sandbox provider with every
+// sandbox command joined to that namespace (nsenter) and a network policy allowing the scripted
+// model only (the bridge isolates the CLI: docs/security.md), the bridge reached through a unix-socket forwarder, sessions opened
 // through createBridgeHarness as a fresh host process would, and turn helpers. The adapter and the
 // cases are the caller's (test/e2e/cases.ts holds the shared list). Without root/unshare the
 // namespace is skipped and the reason printed.
@@ -8,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { CliAdapter } from '../../host/adapter-kit/adapter.ts';
@@ -31,6 +32,8 @@ export const ofType = <T extends Part['type']>(parts: Part[], type: T) => parts.
 export const textOf = (parts: Part[]) => ofType(parts, 'text-delta').map((p) => p.delta).join('');
 
 const unixForward = fileURLToPath(new URL('../fixtures/unix-forward.mjs', import.meta.url));
+/** The scripted model's name inside the namespace (test/model-server/netns.ts maps it to loopback). */
+export const scriptedModelHost = 'model.test';
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** Adapter options a case can choose per session (a fresh harness is built with them). Unset: the adapter's default. */
@@ -77,7 +80,8 @@ export function useE2eEnv(options: {
     root = await mkdtemp(join(tmpdir(), `hb-e2e-${options.name}-`));
     await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
     bin = (await options.install()).binPath;
-    model = await startIsolatedModelServer({ logFile: join(root, 'requests.jsonl') });
+    // The scripted model answers to model.test inside the namespace: each sandbox's network policy allows that name only.
+    model = await startIsolatedModelServer({ logFile: join(root, 'requests.jsonl'), hostName: scriptedModelHost });
     if (!model.isolated) console.warn(`${options.name} e2e: running WITHOUT a network namespace: ${model.reason}`);
     provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   }, 300_000);
@@ -135,15 +139,15 @@ export function useE2eEnv(options: {
   function inNamespace(session: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession {
     const m = isolated();
     if (!m.isolated) return session;
-    const nsenter = (command: string) => {
-      const w = m.wrap('sh', ['-c', command]);
+    const nsenter = (command: string, workingDirectory: string | undefined) => {
+      const w = m.wrap('sh', ['-c', command], resolve(session.defaultWorkingDirectory, workingDirectory ?? '.'));
       return `exec ${[w.cmd, ...w.args].map(quote).join(' ')}`;
     };
     const restricted = session.restricted();
     const wrapped: SandboxSession = {
       ...restricted,
-      spawn: ((o) => restricted.spawn({ ...o, command: nsenter(o.command) })) as SandboxSession['spawn'],
-      run: (o) => restricted.run({ ...o, command: nsenter(o.command) }),
+      spawn: ((o) => restricted.spawn({ ...o, command: nsenter(o.command, o.workingDirectory) })) as SandboxSession['spawn'],
+      run: (o) => restricted.run({ ...o, command: nsenter(o.command, o.workingDirectory) }),
     };
     return {
       ...session,
@@ -158,6 +162,8 @@ export function useE2eEnv(options: {
   async function sandbox(sessionId: string, resume: boolean, defer: (cleanup: () => unknown) => void) {
     const raw = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
     defer(() => raw.stop());
+    // The CLI (isolated by the bridge, issue 21) may reach the scripted model and nothing else; kept across resumes.
+    if (!resume && isolated().hostName !== undefined) await raw.setNetworkPolicy({ mode: 'custom', allowedHosts: [isolated().hostName!] });
     const wrapped = inNamespace(raw);
     const workDir = join(wrapped.defaultWorkingDirectory, `${options.name}-${sessionId}`);
     await mkdir(workDir, { recursive: true });

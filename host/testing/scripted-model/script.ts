@@ -30,7 +30,7 @@ const SHELL_CMD_FILE = 'f.txt';
 export function parseMarkers(texts: string[]): Markers {
   const found = new Map<string, string>();
   for (const text of texts) {
-    for (const m of text.matchAll(/\b(SCENARIO|PATH|INTERVAL|CHUNKS|LINES|TOOL):(\S+)/g)) {
+    for (const m of text.matchAll(/\b(SCENARIO|PATH|INTERVAL|CHUNKS|LINES|TOOL|CMD):(\S+)/g)) {
       found.set(m[1]!, m[2]!);
     }
   }
@@ -52,6 +52,8 @@ export function parseMarkers(texts: string[]): Markers {
   if (chunks !== undefined) markers.chunks = chunks;
   const tool = found.get('TOOL');
   if (tool !== undefined) markers.tool = tool;
+  const command = found.get('CMD');
+  if (command !== undefined) markers.command = Buffer.from(command, 'base64url').toString('utf8');
   return markers;
 }
 
@@ -88,7 +90,7 @@ function plan(m: Markers, conv: Conversation, history: Item[], profiles: Readonl
   const shell = (file: string): Action => ({ kind: 'shell', command: `echo hi > ${file} && cat ${file}` });
   switch (m.scenario) {
     case 'shell':
-      return [[shell(m.path ?? SHELL_CMD_FILE)]];
+      return [[m.command !== undefined ? { kind: 'shell', command: m.command } : shell(m.path ?? SHELL_CMD_FILE)]];
     case 'write':
       return [[{ kind: 'write', path: m.path ?? 'written.txt' }]];
     case 'edit':

@@ -45,6 +45,8 @@ export type Reply =
 export interface Markers {
   scenario: string;
   path?: string;
+  /** `CMD:<base64url>`: the command `shell` runs instead of its echo (decoded; a marker value has no whitespace). */
+  command?: string;
   intervalMs: number;
   chunks?: number;
   lines: number;

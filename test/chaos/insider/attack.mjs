@@ -9,7 +9,7 @@
 // outside, by whether the bridge survived.
 //
 //   node attack.mjs '<hints JSON>'   hints: {stateDir, bridgePid, port, results, killAll}
-import { closeSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { createRequire } from 'node:module';
@@ -267,14 +267,34 @@ for (const [attempt, flag] of [['write-journal', 'r+'], ['plant-in-state-dir', '
   }
 }
 
-// 5. The CLI's own stdin (/proc/<cli>/fd/0): a forged approval written where the CLI reads the host's answers.
-try {
-  const fd = openSync(`/proc/${process.ppid}/fd/0`, 'w');
-  writeSync(fd, '');
-  closeSync(fd);
-  note('inject-cli-stdin', true, null, `pid ${process.ppid}`);
-} catch (error) {
-  note('inject-cli-stdin', false, code(error), `pid ${process.ppid}`);
+// 5. The CLI's own stdin (/proc/<cli>/fd/0): a forged approval written where the CLI reads the host's
+// answers. The CLI is the topmost ancestor whose stdin is a pipe or socket (the bridge's channel); a
+// tool's own shell in between has a stdin of its CLI's, which feeds nothing of the host's.
+{
+  let cli;
+  for (let pid = process.ppid; pid > 1; ) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      break;
+    }
+    try {
+      if (/^(socket|pipe):/.test(readlinkSync(`/proc/${pid}/fd/0`))) cli = pid;
+    } catch {
+      // not ours to look at
+    }
+    pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  }
+  try {
+    if (cli === undefined) throw Object.assign(new Error('no ancestor reads a pipe or socket'), { code: 'not-found' });
+    const fd = openSync(`/proc/${cli}/fd/0`, 'w');
+    writeSync(fd, '');
+    closeSync(fd);
+    note('inject-cli-stdin', true, null, `pid ${cli}`);
+  } catch (error) {
+    note('inject-cli-stdin', false, code(error), `pid ${cli}`);
+  }
 }
 
 // 6. Signals: may this uid signal the bridge at all (signal 0 sends nothing)? Then kill -9 -1.
