@@ -79,6 +79,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       send: (frame) => this.send(frame),
       rerun: (turn, tools, slice) => this.rerun(turn, tools, slice),
       report: (level, message, attrs) => this.report(level, message, attrs),
+      turnRunning: (turnId) => this.channel?.hello?.turns.some((turn) => turn.turnId === turnId && turn.status === 'running') ?? true,
     });
     const resume = init.resume;
     this.cursor = resume?.cursor ?? 0;

@@ -52,6 +52,8 @@ export type TurnConsumerHooks<S> = {
   /** Rung 3: re-drive the interrupted `turn` into `slice`. */
   rerun(turn: TurnState<S>, tools: ReadonlyArray<HarnessV1ToolSpec>, slice: Slice): Promise<void>;
   report(level: HarnessV1Diagnostic['level'], message: string, attrs: Record<string, unknown>): void;
+  /** Whether the bridge, as its current hello tells, runs `turnId` (true when unknown). */
+  turnRunning(turnId: string): boolean;
 };
 
 export class TurnConsumer<S> {
@@ -233,9 +235,10 @@ export class TurnConsumer<S> {
         await this.hooks.send({ type: 'tool-result', callId: input.toolCallId, output: input.output ?? null, isError: input.isError ?? false });
       }
     } catch (error) {
-      // A taken-over turn whose producer is gone: keep the answer for the re-driven turn (TurnState.held).
+      // A taken-over turn whose producer is gone (the bridge does not run it): keep the answer for the
+      // re-driven turn (TurnState.held). A turn the bridge still runs (an adopted CLI) refuses for real.
       const code = (error as { cause?: { code?: string } }).cause?.code;
-      if (!turn.restored || (code !== 'unknown-turn' && code !== 'unknown-call')) throw error;
+      if (!turn.restored || (code !== 'unknown-turn' && code !== 'unknown-call') || this.hooks.turnRunning(turn.turnId)) throw error;
       turn.held.set(input.toolCallId, { output: input.output, isError: input.isError ?? false });
       this.hooks.report('info', `the bridge no longer runs the turn that asked for ${input.toolCallId}; its result is kept for the re-driven turn`, {
         toolCallId: input.toolCallId,
