@@ -21,7 +21,7 @@ async function loadOurCode(dir) {
   writeFileSync(
     entry,
     `export * from ${JSON.stringify(path.join(REPO, 'bootstrap/index.ts'))};\n` +
-      `export { createLocalSandboxProvider, findBwrap } from ${JSON.stringify(path.join(REPO, 'host/sandbox/local/provider.ts'))};\n`,
+      `export { createLocalSandboxProvider } from ${JSON.stringify(path.join(REPO, 'host/sandbox/local/provider.ts'))};\n`,
   );
   await build({ entryPoints: [entry], outfile: out, bundle: true, platform: 'node', format: 'esm', target: 'node20', external: ['node-pty', 'bufferutil', 'utf-8-validate'], logLevel: 'error' }); // packages bundled too: the bundle runs from a temp dir with no node_modules
   return import(pathToFileURL(out).href);
@@ -63,17 +63,6 @@ await runScenario(async () => {
     await session.destroy();
   }
 
-  // The same under bubblewrap (every run/spawn pays for a bwrap exec), when bwrap is installed.
-  const bwrapApplyMs = [];
-  if (ours.findBwrap(process.env.PATH)) {
-    const isolated = ours.createLocalSandboxProvider({ root: path.join(work, 'bwrap'), isolation: 'bwrap' });
-    for (let i = 0; i < RUNS; i++) {
-      const session = await isolated.createSession({});
-      bwrapApplyMs.push((await ours.applyBootstrap(session.restricted(), recipe)).elapsedMs);
-      await session.destroy();
-    }
-  }
-
   // Template path: prewarm once (a 300 ms stand-in install command), then sessions start as copies.
   const slowRecipe = await ours.bridgeRecipe({ harnessId: 'bench', bridgeSource: source, commands: [{ command: 'sleep 0.3' }] });
   const prewarm = await ours.prewarmHarness({ harness: { getBootstrap: async () => slowRecipe }, sandboxProvider: provider, dispose: 'destroy' });
@@ -92,7 +81,6 @@ await runScenario(async () => {
   const apply = median(applyMs);
   console.log(`  identity (SHA-256 of the recipe):            ${fmt(median(identityMs), 2)} ms median`);
   console.log(`  apply, fresh sandbox (median of ${RUNS}):         ${fmt(apply, 1)} ms (min ${fmt(Math.min(...applyMs), 1)}, max ${fmt(Math.max(...applyMs), 1)})`);
-  console.log(`  apply, fresh sandbox, bwrap isolation:       ${bwrapApplyMs.length ? `${fmt(median(bwrapApplyMs), 1)} ms median` : 'skipped (no bwrap; scripts/ensure-apt.sh bubblewrap)'}`);
   console.log(`  apply again, marker present:                 ${fmt(median(markerMs), 2)} ms median`);
   console.log(`  prewarm with a 300 ms install command:       ${fmt(prewarm.elapsedMs, 1)} ms once`);
   console.log(`  session from template + apply (marker hit):  ${fmt(median(fromTemplateMs), 1)} ms median (copy ${fmt(median(copyMs), 1)} ms)`);

@@ -1,7 +1,7 @@
 // Shared plumbing for the benchmark scenarios: scale, environment banner,
 // statistics, temp dirs, child-process bookkeeping (every child is killed on
 // any exit path), bundling, /proc sampling and the closing `[bench]` line.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,7 @@ export function fmt(value, digits = 0) {
 const tempDirs = new Set();
 export function tempDir(label = 'x') {
   const dir = mkdtempSync(path.join(os.tmpdir(), `hb-bench-${label}-`));
+  chmodSync(dir, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   tempDirs.add(dir);
   return dir;
 }
