@@ -106,6 +106,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
         await supervisor.stop(graceMs);
         policy.stop();
         await egress?.close();
+        jail.close?.();
         await recordPath.close();
       },
       async destroy() {
@@ -113,6 +114,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
         await supervisor.stop(0);
         policy.stop();
         await egress?.close();
+        jail.close?.();
         await recordPath.close();
         ctx.removeStateDir();
       },

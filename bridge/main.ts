@@ -24,6 +24,7 @@ import { EarlyLog } from './early-log.ts';
 import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './journal/state-lock.ts';
 import { ensurePrivateDir } from './journal/journal-file.ts';
 import { KEEPER_FILES, keeperSocketPath, runKeeper } from './survive/keeper.ts';
+import { runJailHelper } from './jail/jail-helper-main.ts';
 import { SERVER_LIMITS } from './limits.ts';
 import { prepareRandom, randomUUID } from './random.ts';
 import { RecordPath } from './record-path.ts';
@@ -271,6 +272,9 @@ function installCrashHandlers(log: EarlyLog): void {
 if (process.argv[2] === '--keeper' && process.argv[3] !== undefined) {
   // Keeper mode (launch `survive`): this same file runs a CLI for bridges (keeper.ts).
   runKeeper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
+} else if (process.argv[2] === '--jail-helper' && process.argv[3] !== undefined) {
+  // Jail helper mode: sandbox-runtime as a library for one bridge, as its CLIs' uid (jail/jail-helper.ts).
+  runJailHelper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `jail helper failed: ${error instanceof Error ? error.message : String(error)}`));
 } else {
   main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
 }

@@ -30,6 +30,8 @@ export interface CliJail {
   readonly report: IsolationReport;
   /** The egress proxy every jailed CLI's traffic goes through (namespace modes). */
   readonly egress?: EgressProxy;
+  /** Ends what the jail runs beside the bridge (the namespace's helper); stop and destroy call it. */
+  close?(): void;
   /** What to spawn for `launch`, or why it must not be spawned (the turn then ends spawn-failed). Synchronous when there is nothing to prepare. */
   prepare(launch: LaunchSpec): Jailed | Promise<Jailed>;
 }
@@ -52,6 +54,7 @@ export type JailOptions = {
   readonly user?: AgentUser;
   readonly wrap?: NamespaceWrap;
   readonly egress?: EgressProxy;
+  readonly close?: () => void;
   /** The network policy in force, re-read before each spawn; anything but allow-all needs a namespace. */
   readonly policy?: () => PolicyState;
   readonly log: { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
@@ -68,6 +71,7 @@ export function createJail(options: JailOptions): CliJail {
   return {
     report,
     ...(options.egress ? { egress: options.egress } : {}),
+    ...(options.close ? { close: options.close } : {}),
     async prepare(launch) {
       if (report.mode === 'none' && report.required) {
         return refuse(`the CLI would run without isolation, which this bridge was told to refuse: ${report.reasons.join('; ') || 'no isolation is available'}`);

@@ -29,6 +29,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   let user: AgentUser | undefined;
   let wrap: NamespaceWrap | undefined;
   let egress: EgressProxy | undefined;
+  let closeNamespace: (() => void) | undefined;
   if (requested === 'none') return jail('none', undefined, undefined);
 
   if (process.getuid?.() !== 0) {
@@ -44,7 +45,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   }
   if (requested !== 'uid') {
     const support = await options.namespace(user);
-    if (support.ok) ({ wrap, egress } = support);
+    if (support.ok) ({ wrap, egress, close: closeNamespace } = support);
     else reasons.push(support.reason);
   }
   const available: IsolationMode = user && wrap ? 'uid+namespace' : wrap ? 'namespace' : user ? 'uid' : 'none';
@@ -54,6 +55,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   if (fits) return jail(requested, modeHasUid(requested) ? user : undefined, modeHasNamespace(requested) ? wrap : undefined);
   reasons.unshift(`isolation ${requested} was asked for and is not available here`);
   void egress?.close();
+  closeNamespace?.();
   return createJail({ report: report('none', true), stateDir: options.stateDir, bridgeFile: options.bridgeFile, log });
 
   function report(mode: IsolationMode, mustRefuse: boolean): IsolationReport {
@@ -69,7 +71,10 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
 
   function jail(mode: IsolationMode, withUser: AgentUser | undefined, withWrap: NamespaceWrap | undefined): CliJail {
     const r = report(mode, false);
-    if (!withWrap) void egress?.close();
+    if (!withWrap) {
+      void egress?.close();
+      closeNamespace?.();
+    }
     if (mode === 'none') log.warn({ isolation: r }, 'isolation: the CLI runs with the bridge\'s uid and namespaces; it can read the token and act as the host');
     else log.info({ isolation: r }, 'isolation');
     return createJail({
@@ -77,7 +82,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
       stateDir: options.stateDir,
       bridgeFile: options.bridgeFile,
       ...(withUser ? { user: withUser } : {}),
-      ...(withWrap && egress ? { wrap: withWrap, egress } : {}),
+      ...(withWrap && egress ? { wrap: withWrap, egress, ...(closeNamespace ? { close: closeNamespace } : {}) } : {}),
       ...(options.policy ? { policy: options.policy } : {}),
       log,
     });

@@ -23,8 +23,9 @@ import type { Jailed, NamespaceWrap } from './cli-jail.ts';
 import { EgressProxy, type EgressLog } from './egress-proxy.ts';
 import { onPath } from './jail-args.ts';
 import { signalJailed } from './jail-signals.ts';
+import { JailHelper } from './jail-helper.ts';
 
-export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; egress: EgressProxy } | { ok: false; reason: string };
+export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; egress: EgressProxy; close(): void } | { ok: false; reason: string };
 
 /** Debian packages srt needs on Linux, by the binary each provides. */
 const needed: ReadonlyArray<[binary: string, pkg: string]> = [
@@ -113,12 +114,22 @@ export async function namespaceSupport(options: {
   writeFileSync(portFile, String(egress.port), { mode: 0o600 });
   const hidden = hiddenDirs(stateDir, options.policyFile);
   const bootstrap = dirname(resolve(options.bridgeFile));
+  const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
+  // srt as a library, once (jail-helper.ts): each CLI spawn then costs a wrap and bubblewrap, not srt's start.
+  // Not awaited: the first spawn waits for it; hello does not. A helper that fails makes every spawn fail, saying why.
+  const jailHelper = new JailHelper({
+    bridgeFile: resolve(options.bridgeFile),
+    srtIndex: join(found.pkg, 'dist', 'index.js'),
+    config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] } },
+    ...(user ? { credentials: { uid: user.uid, gid: user.gid } } : {}),
+    env: { ...process.env, TMPDIR: tmpdir() },
+  });
   let counter = 0;
 
   const wrap: NamespaceWrap = async (launch: LaunchSpec, dirs): Promise<Jailed> => {
     const inHidden = (path: string) => hidden.some((dir) => path === dir || path.startsWith(dir + sep));
     const settings = {
-      network: { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port },
+      network,
       filesystem: {
         denyRead: hidden,
         allowRead: [...dirs.areas, ...(inHidden(bootstrap) ? [bootstrap] : []), ...(dirs.project !== undefined && inHidden(dirs.project) ? [dirs.project] : [])],
@@ -126,11 +137,6 @@ export async function namespaceSupport(options: {
         denyWrite: [],
       },
     };
-    mkdirSync(settingsDir, { recursive: true, mode: 0o711 });
-    chmodSync(settingsDir, 0o711);
-    const file = join(settingsDir, `${process.pid}-${++counter}.json`);
-    writeFileSync(file, JSON.stringify(settings), { mode: 0o644 });
-    chmodSync(file, 0o644); // srt reads it as the CLI's uid; the jail itself never sees it (the state dir is hidden)
     // Inside, before the CLI: the MCP endpoint's loopback address made real (a socat listener that
     // tunnels through the egress proxy, so a client that ignores proxy variables reaches its host
     // tools too); no proxy exemptions (srt's NO_PROXY lists loopback and private ranges, which lead
@@ -143,18 +149,46 @@ export async function namespaceSupport(options: {
       HB_JAIL_TMPDIR: launch.env?.TMPDIR ?? '',
       HB_JAIL_MCP_PORT: mcpPort === undefined ? '' : String(mcpPort),
     };
+    const inner = ['/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv];
+    if (launch.survive !== true) {
+      let wrapped: string;
+      try {
+        wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem);
+      } catch (error) {
+        return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
+      }
+      jailHelper.started();
+      let released = false;
+      return {
+        ok: true,
+        launch: { ...launch, env: { ...launch.env, ...jailEnv }, argv: ['/bin/sh', '-c', wrapped] },
+        release: () => {
+          if (!released) jailHelper.ended();
+          released = true;
+        },
+        signal: signalJailed,
+      };
+    }
+    // A CLI that outlives the bridge (launch survive) gets an srt process of its own, which lives as long
+    // as it does: the helper's relays end with the bridge.
+    mkdirSync(settingsDir, { recursive: true, mode: 0o711 });
+    chmodSync(settingsDir, 0o711);
+    const file = join(settingsDir, `${process.pid}-${++counter}.json`);
+    writeFileSync(file, JSON.stringify(settings), { mode: 0o644 });
+    chmodSync(file, 0o644); // srt reads it as the CLI's uid; the jail itself never sees it (the state dir is hidden)
     return {
       ok: true,
-      launch: {
-        ...launch,
-        env: { ...launch.env, ...jailEnv },
-        argv: [process.execPath, found.cli, '--settings', file, '--', '/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv],
-      },
+      launch: { ...launch, env: { ...launch.env, ...jailEnv }, argv: [process.execPath, found.cli, '--settings', file, '--', ...inner] },
       release: () => rmSync(file, { force: true }),
       signal: signalJailed,
     };
   };
-  return { ok: true, wrap, egress };
+  return { ok: true, wrap, egress, close: () => jailHelper.close() };
+}
+
+/** One POSIX shell word. */
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -1,0 +1,97 @@
+// The jail helper: sandbox-runtime used as a library, once per bridge. Starting srt's CLI for every
+// CLI spawn costs a Node start and srt's whole module graph and set-up (1–2 s on a loaded 2-core
+// machine); the helper pays that once, in stage 2, and then turns each launch into the bubblewrap
+// command line srt would run (SandboxManager.wrapWithSandbox) in milliseconds. It is the same
+// bridge file in another mode (`--jail-helper SRT_INDEX`, like the keeper), run as the CLI's uid so
+// that srt's relays and files are the CLI's, and it lives as long as the bridge: the command lines
+// it hands out point at its relays. Protocol: JSON lines on stdin/stdout.
+//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…}  {"t":"cleanup"}
+//   helper → bridge  {"t":"ready"}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
+// The helper's own side is jail-helper-main.ts (reached from stage 1, so it imports lazily).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export type JailHelperReply = { t: 'ready' } | { t: 'wrapped'; id: number; command: string } | { t: 'error'; id?: number; message: string };
+
+/** Bridge side: one helper process, started once; `wrap` resolves the command line for one launch. */
+export class JailHelper {
+  readonly #child: ChildProcess;
+  readonly #pending = new Map<number, { resolve: (command: string) => void; reject: (error: Error) => void }>();
+  readonly ready: Promise<void>;
+  #next = 0;
+  #failed: Error | null = null;
+  /** Jailed processes still running: srt's clean-up (its mount-point files) waits until none is. */
+  #active = 0;
+
+  constructor(options: { bridgeFile: string; srtIndex: string; config: unknown; credentials?: { uid: number; gid: number }; env: NodeJS.ProcessEnv }) {
+    this.#child = spawn(process.execPath, [options.bridgeFile, '--jail-helper', options.srtIndex], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: options.env,
+      ...options.credentials,
+    });
+    let stderr = '';
+    this.#child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
+    this.#child.stdin!.on('error', () => undefined);
+    this.ready = new Promise<void>((resolve, reject) => {
+      const fail = (error: Error) => {
+        this.#failed ??= error;
+        reject(error);
+        for (const waiter of this.#pending.values()) waiter.reject(error);
+        this.#pending.clear();
+      };
+      this.#child.once('error', (error) => fail(new Error(`the jail helper did not start: ${error.message}`)));
+      this.#child.once('exit', (code, signal) => fail(new Error(`the jail helper exited (${code ?? signal})${stderr.trim() ? `: ${stderr.trim().slice(-500)}` : ''}`)));
+      createInterface({ input: this.#child.stdout! }).on('line', (line) => {
+        let reply: JailHelperReply;
+        try {
+          reply = JSON.parse(line) as JailHelperReply;
+        } catch {
+          return;
+        }
+        if (reply.t === 'ready') resolve();
+        else if (reply.t === 'wrapped') this.#settle(reply.id, (w) => w.resolve(reply.command));
+        else if (reply.id === undefined) fail(new Error(reply.message));
+        else this.#settle(reply.id, (w) => w.reject(new Error(reply.message)));
+      });
+    });
+    this.ready.catch(() => undefined);
+    this.#send({ t: 'init', config: options.config });
+  }
+
+  /** The bubblewrap command line (for `/bin/sh -c`) that runs `command` under the given filesystem rules. */
+  async wrap(command: string, filesystem: unknown): Promise<string> {
+    await this.ready;
+    if (this.#failed) throw this.#failed;
+    const id = ++this.#next;
+    const wrapped = new Promise<string>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    this.#send({ t: 'wrap', id, command, filesystem });
+    return wrapped;
+  }
+
+  /** A jailed process started (its wrap is in use). */
+  started(): void {
+    this.#active++;
+  }
+
+  /** A jailed process ended; with none left, srt removes the mount-point files it made. */
+  ended(): void {
+    this.#active = Math.max(0, this.#active - 1);
+    if (this.#active === 0) this.#send({ t: 'cleanup' });
+  }
+
+  close(): void {
+    this.#child.stdin?.end();
+    this.#child.kill('SIGTERM');
+  }
+
+  #send(message: object): void {
+    if (this.#child.stdin?.writable) this.#child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  #settle(id: number, act: (waiter: { resolve: (command: string) => void; reject: (error: Error) => void }) => void): void {
+    const waiter = this.#pending.get(id);
+    if (!waiter) return;
+    this.#pending.delete(id);
+    act(waiter);
+  }
+}

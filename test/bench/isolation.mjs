@@ -1,0 +1,120 @@
+// isolation: what separating the CLI from the bridge costs (issues 14 and 21; docs/security.md), on
+// the real path: createBridgeHarness(fixture adapter) on a fresh local sandbox, isolation 'none'
+// against the default ('auto': as root a uid of its own plus sandbox-runtime's namespaces and the
+// egress proxy). Two figures per mode, each a median over fresh sessions:
+//   start      doStart → resolved (recipe applied, bridge spawned, ready, hello: the namespace probe
+//              runs after the ready line, before the server attaches)
+//   first part doPromptTurn → the first text part (the CLI's spawn: under isolation, waiting for
+//              sandbox-runtime's helper to be up, then bubblewrap)
+//   next spawn the same for the session's second CLI process (a warm jail: a wrap and bubblewrap)
+// The bridge's cold start (spawn → ready line) is the cold-start scenario: isolation is decided after
+// the ready line, so it is the same in both modes.
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { REPO, banner, fmt, median, runScenario, tempDir, withTimeout } from './lib/common.mjs';
+
+const SCENARIO = 'isolation';
+const ENTRY = `
+export { createBridgeHarness } from './host/harness.ts';
+export { createLocalSandboxProvider } from './host/sandbox/local/provider.ts';
+export { fixtureAdapter } from './host/testing/fixture/fixture-adapter.ts';
+`;
+
+async function loadHost() {
+  const { build } = await import('esbuild');
+  const dir = tempDir('isolation-host');
+  const file = path.join(dir, 'host.mjs');
+  const result = await build({
+    stdin: { contents: ENTRY, resolveDir: REPO, loader: 'ts', sourcefile: 'isolation-entry.ts' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    external: ['node-pty', 'bufferutil', 'utf-8-validate', '@anthropic-ai/sandbox-runtime', 'esbuild'],
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    logLevel: 'silent',
+  });
+  writeFileSync(file, result.outputFiles[0].text);
+  // The fixture adapter runs the fixture CLI that sits beside its module; the CLI's uid must reach both.
+  copyFileSync(path.join(REPO, 'host/testing/fixture/fixture-cli.mjs'), path.join(dir, 'fixture-cli.mjs'));
+  chmodSync(dir, 0o755);
+  return import(file);
+}
+
+async function once(host, isolation, n) {
+  const root = tempDir(`isolation-${isolation}`);
+  chmodSync(root, 0o711); // a root bridge runs the CLI under a uid of its own: it must pass through
+  const provider = host.createLocalSandboxProvider({ root: path.join(root, 'sandboxes'), templatesRoot: path.join(root, 'templates'), isolation });
+  const sandbox = await provider.createSession({ sessionId: `s${n}` });
+  const workDir = path.join(sandbox.defaultWorkingDirectory, 'work');
+  mkdirSync(workDir, { recursive: true });
+  // The bundled kit runs from a temp dir, where it cannot resolve sandbox-runtime itself: point the bridge at the repo's.
+  const srt = path.join(REPO, 'node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js');
+  const harness = host.createBridgeHarness(host.fixtureAdapter(), { bridgeFile: path.join(REPO, 'dist/bridge.mjs'), probeTimeoutMs: 5_000, isolation: { srt } });
+  const reports = [];
+  const t0 = performance.now();
+  const session = await harness.doStart({ sessionId: `s${n}`, sandboxSession: sandbox, sessionWorkDir: workDir, observability: { report: (d) => reports.push(d) } });
+  const startMs = performance.now() - t0;
+  let first;
+  const firstPart = new Promise((resolve) => (first = resolve));
+  const t1 = performance.now();
+  // The first part the CLI produced (stream-start stands on the turn-start record, before any spawn).
+  const control = await session.doPromptTurn({ prompt: 'LINES:1', emit: (part) => part.type === 'text-delta' && first(performance.now() - t1) });
+  const firstMs = await withTimeout(firstPart, 60_000, 'first part');
+  await control.done;
+  // Turn 2 names the CLI's thread (--resume-id), so the bridge spawns a second CLI: a spawn once the jail is warm.
+  let second;
+  const secondPart = new Promise((resolve) => (second = resolve));
+  const t2 = performance.now();
+  const again = await session.doPromptTurn({ prompt: 'LINES:1', emit: (part) => part.type === 'text-delta' && second(performance.now() - t2) });
+  const spawnMs = await withTimeout(secondPart, 60_000, 'second spawn first part');
+  await again.done;
+  const mode = JSON.parse(
+    readFileSync(path.join(sandbox.defaultWorkingDirectory, '.harness-bridge', 'sessions', `fixture-s${n}`, 'bridge.log'), 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"isolation":{')) ?? '{}',
+  ).isolation?.mode;
+  await session.doDestroy();
+  await sandbox.destroy();
+  return { startMs, firstMs, spawnMs, mode };
+}
+
+await runScenario(async () => {
+  const repeats = Number(process.env.BENCH_REPEATS ?? 7);
+  banner(SCENARIO, 'fresh local sandbox + fixture CLI session: doStart, then the first part of the first turn; none vs auto', repeats);
+  const host = await loadHost();
+  const modes = ['none', 'auto'];
+  const runs = Object.fromEntries(modes.map((m) => [m, { start: [], first: [], spawn: [], modes: new Set() }]));
+  await once(host, 'none', 0); // warm the page cache and the bundle
+  for (let rep = 1; rep <= repeats; rep++) {
+    for (const mode of modes) {
+      const got = await once(host, mode, rep);
+      runs[mode].start.push(got.startMs);
+      runs[mode].first.push(got.firstMs);
+      runs[mode].spawn.push(got.spawnMs);
+      runs[mode].modes.add(got.mode);
+    }
+  }
+  const results = {};
+  for (const mode of modes) {
+    const start = median(runs[mode].start);
+    const first = median(runs[mode].first);
+    results[`${mode}-start`] = start;
+    results[`${mode}-first-part`] = first;
+    results[`${mode}-spawn`] = median(runs[mode].spawn);
+    console.log(`  ${mode.padEnd(5)} (bridge: ${[...runs[mode].modes].join('/')}) start median ${fmt(start, 1)} ms   first part median ${fmt(first, 1)} ms   next spawn median ${fmt(results[`${mode}-spawn`], 1)} ms   (start runs: ${runs[mode].start.map((v) => fmt(v, 0)).join(', ')}; first: ${runs[mode].first.map((v) => fmt(v, 0)).join(', ')}; next spawn: ${runs[mode].spawn.map((v) => fmt(v, 0)).join(', ')})`);
+  }
+  const extraStart = results['auto-start'] - results['none-start'];
+  const extraFirst = results['auto-first-part'] - results['none-first-part'];
+  const extraSpawn = results['auto-spawn'] - results['none-spawn'];
+  console.log(
+    `  isolation costs +${fmt(extraStart, 0)} ms at session start (the probe), +${fmt(extraFirst, 0)} ms to the first part ` +
+      `(sandbox-runtime's helper starting, then bubblewrap) and +${fmt(extraSpawn, 0)} ms per later CLI spawn (a wrap and bubblewrap)`,
+  );
+  console.log(
+    `[bench] ${SCENARIO} start none=${fmt(results['none-start'], 1)}ms auto=${fmt(results['auto-start'], 1)}ms (+${fmt(extraStart, 0)}ms) ` +
+      `first-part none=${fmt(results['none-first-part'], 1)}ms auto=${fmt(results['auto-first-part'], 1)}ms (+${fmt(extraFirst, 0)}ms) ` +
+      `next-spawn none=${fmt(results['none-spawn'], 1)}ms auto=${fmt(results['auto-spawn'], 1)}ms (+${fmt(extraSpawn, 0)}ms)`,
+  );
+});
