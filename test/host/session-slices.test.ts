@@ -16,10 +16,10 @@ beforeAll(async () => {
   kit = await createKit('slices');
   replayKit = await createKit('slices-replay', { snapshots: false });
 });
+// Hundreds of sandboxes to stop, each bridge with its jailed CLI: a hang guard, not a speed check.
 afterAll(async () => {
-  await kit.cleanup();
-  await replayKit.cleanup();
-});
+  await Promise.all([kit.cleanup(), replayKit.cleanup()]);
+}, 600_000);
 
 type InFlight = { turn?: unknown };
 
