@@ -1,6 +1,6 @@
 // The jail helper: sandbox-runtime used as a library, once per bridge. Starting srt's CLI for every
 // CLI spawn costs a Node start and srt's whole module graph and set-up (1–2 s on a loaded 2-core
-// machine); the helper pays that once, in stage 2, and then turns each launch into the bubblewrap
+// machine); the helper pays that once, at the bridge's first CLI spawn, and then turns each launch into the bubblewrap
 // command line srt would run (SandboxManager.wrapWithSandbox) in milliseconds. It is the same
 // bridge file in another mode (`--jail-helper SRT_INDEX`, like the keeper), run as the CLI's uid so
 // that srt's relays and files are the CLI's, and it lives as long as the bridge: the command lines

@@ -116,14 +116,17 @@ export async function namespaceSupport(options: {
   const bootstrap = dirname(resolve(options.bridgeFile));
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
   // srt as a library, once (jail-helper.ts): each CLI spawn then costs a wrap and bubblewrap, not srt's start.
-  // Not awaited: the first spawn waits for it; hello does not. A helper that fails makes every spawn fail, saying why.
-  const jailHelper = new JailHelper({
-    bridgeFile: resolve(options.bridgeFile),
-    srtIndex: join(found.pkg, 'dist', 'index.js'),
-    config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] } },
-    ...(user ? { credentials: { uid: user.uid, gid: user.gid } } : {}),
-    env: { ...process.env, TMPDIR: tmpdir() },
-  });
+  // Started by the first spawn: a bridge that only serves replays and resumes never pays its start (a second of
+  // CPU on a small machine). A helper that fails makes every spawn fail, saying why.
+  let started: JailHelper | undefined;
+  const jailHelperOf = (): JailHelper =>
+    (started ??= new JailHelper({
+      bridgeFile: resolve(options.bridgeFile),
+      srtIndex: join(found.pkg, 'dist', 'index.js'),
+      config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] } },
+      ...(user ? { credentials: { uid: user.uid, gid: user.gid } } : {}),
+      env: { ...process.env, TMPDIR: tmpdir() },
+    }));
   let counter = 0;
 
   const wrap: NamespaceWrap = async (launch: LaunchSpec, dirs): Promise<Jailed> => {
@@ -151,6 +154,7 @@ export async function namespaceSupport(options: {
     };
     const inner = ['/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv];
     if (launch.survive !== true) {
+      const jailHelper = jailHelperOf();
       let wrapped: string;
       try {
         wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem);
@@ -183,7 +187,7 @@ export async function namespaceSupport(options: {
       signal: signalJailed,
     };
   };
-  return { ok: true, wrap, egress, close: () => jailHelper.close() };
+  return { ok: true, wrap, egress, close: () => started?.close() };
 }
 
 /** One POSIX shell word. */
