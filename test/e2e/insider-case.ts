@@ -24,7 +24,7 @@ export function insiderE2eCase(env: E2eEnv, cli: string): void {
     const command = `${process.execPath} ${attackScript} '${JSON.stringify(hints)}'`;
     const prompt = `SCENARIO:shell CMD:${Buffer.from(command).toString('base64url')} run the check`;
     const control = await session.doPromptTurn({ prompt, emit: () => undefined });
-    await control.done.catch(() => undefined); // kill -9 -1 ends the CLI mid-tool
+    await Promise.resolve(control.done).catch(() => undefined); // kill -9 -1 ends the CLI mid-tool
     const bridgeAlive = alive(ready.pid);
     const attempts = [...readAttempts(results), killAllAttempt(true, bridgeAlive, 'namespace')];
     console.log(figuresLine(`cli=${cli}`, attempts));
