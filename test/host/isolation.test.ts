@@ -1,0 +1,73 @@
+// What the host sees of the CLI's isolation (docs/security.md#settings): a session whose CLI runs
+// without isolation is reported with a warning diagnostic at start; requireIsolation refuses it; a
+// network policy a live bridge cannot enforce makes setNetworkPolicy reject and the bridge refuse to
+// start a CLI under it, rather than run one unrestricted; the default (auto) reports nothing.
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBridgeHarness } from '../../host/harness.ts';
+import { createLocalSandboxProvider, type LocalIsolation } from '../../host/sandbox/local/provider.ts';
+import { fixtureAdapter } from '../../host/testing/fixture/fixture-adapter.ts';
+import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
+
+let root = '';
+const cleanups: Array<() => Promise<unknown>> = [];
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'hb-isolation-'));
+  await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own: it must pass through
+});
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  await rm(root, { recursive: true, force: true });
+});
+
+async function open(name: string, isolation: LocalIsolation, requireIsolation = false) {
+  const provider = createLocalSandboxProvider({ root: join(root, name, 'sandboxes'), templatesRoot: join(root, name, 'templates'), isolation, requireIsolation });
+  const sandbox = await provider.createSession({ sessionId: name });
+  cleanups.push(() => sandbox.destroy());
+  const workDir = join(sandbox.defaultWorkingDirectory, 'work');
+  await mkdir(workDir, { recursive: true });
+  const diagnostics: HarnessV1Diagnostic[] = [];
+  const start = () =>
+    createBridgeHarness(fixtureAdapter()).doStart({ sessionId: name, sandboxSession: sandbox, sessionWorkDir: workDir, observability: { report: (d) => void diagnostics.push(d) } });
+  return { sandbox, diagnostics, start };
+}
+
+const isolationWarnings = (diagnostics: HarnessV1Diagnostic[]) => diagnostics.filter((d) => d.subsystem === 'harness-bridge.isolation');
+
+describe('isolation as the host sees it', () => {
+  it('none: a warning diagnostic at start; the turn runs; a deny-all policy is refused as unenforceable, and so is the next CLI', async () => {
+    const { sandbox, diagnostics, start } = await open('none', 'none');
+    const session = await start();
+    cleanups.push(() => session.doDestroy());
+    expect(isolationWarnings(diagnostics)).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringMatching(/without isolation.*act as the host/) })]);
+    const first = await session.doPromptTurn({ prompt: 'x LINES:1', emit: () => undefined });
+    await first.done;
+    await expect(sandbox.setNetworkPolicy({ mode: 'deny-all' })).rejects.toMatchObject({ code: 'network-policy-unenforced' });
+    // The next turn names the CLI's thread, so the bridge spawns a new CLI: refused under the policy, saying why.
+    const seen: string[] = [];
+    const outcome = await session.doPromptTurn({ prompt: 'y LINES:1', emit: (part) => void seen.push(JSON.stringify(part)) }).then(
+      (control) => control.done.then(() => 'done', (error: unknown) => String(error)),
+      (error: unknown) => String(error),
+    );
+    expect(`${outcome} ${seen.join(' ')}`).toMatch(/network policy \(deny-all\) cannot be enforced without a network namespace/);
+    await sandbox.setNetworkPolicy({ mode: 'allow-all' });
+    const again = await session.doPromptTurn({ prompt: 'z LINES:1', emit: () => undefined });
+    await again.done;
+  });
+
+  it('requireIsolation with isolation none: the bridge refuses to start, and doStart says why', async () => {
+    const { start } = await open('required', 'none', true);
+    await expect(start()).rejects.toThrow(/isolation is required and not possible here/);
+  });
+
+  it('auto (the default): no warning where the machine isolates', async () => {
+    const { diagnostics, start } = await open('auto', 'auto');
+    const session = await start();
+    cleanups.push(() => session.doDestroy());
+    const control = await session.doPromptTurn({ prompt: 'z LINES:1', emit: () => undefined });
+    await control.done;
+    if (process.getuid?.() === 0) expect(isolationWarnings(diagnostics)).toEqual([]);
+  });
+});
