@@ -40,7 +40,7 @@ describe('isolation as the host sees it', () => {
   it('none: a warning diagnostic at start; the turn runs; a deny-all policy is refused as unenforceable, and so is the next CLI', async () => {
     const { sandbox, diagnostics, start } = await open('none', 'none');
     const session = await start();
-    cleanups.push(() => session.doDestroy());
+    cleanups.push(() => Promise.resolve(session.doDestroy()));
     expect(isolationWarnings(diagnostics)).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringMatching(/without isolation.*act as the host/) })]);
     const first = await session.doPromptTurn({ prompt: 'x LINES:1', emit: () => undefined });
     await first.done;
@@ -65,7 +65,7 @@ describe('isolation as the host sees it', () => {
   it('auto (the default): no warning where the machine isolates', async () => {
     const { diagnostics, start } = await open('auto', 'auto');
     const session = await start();
-    cleanups.push(() => session.doDestroy());
+    cleanups.push(() => Promise.resolve(session.doDestroy()));
     const control = await session.doPromptTurn({ prompt: 'z LINES:1', emit: () => undefined });
     await control.done;
     if (process.getuid?.() === 0) expect(isolationWarnings(diagnostics)).toEqual([]);
