@@ -88,20 +88,39 @@ export function handOverRefusal(dir: string, keep: readonly string[]): string | 
  */
 export function handOver(dir: string, user: AgentUser, skip: readonly string[]): { changed: number } {
   let changed = 0;
+  // Entries may vanish while we walk (a running CLI's, or the mount-point files a jail makes and removes).
+  const gone = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
   const visit = (path: string, info: Stats) => {
     if (info.uid !== user.uid || info.gid !== user.gid) {
       if (!(info.isFile() && info.nlink > 1)) {
-        lchownSync(path, user.uid, user.gid);
-        changed++;
+        try {
+          lchownSync(path, user.uid, user.gid);
+          changed++;
+        } catch (error) {
+          if (!gone(error)) throw error;
+        }
       }
     }
     if (!info.isDirectory()) return;
-    const handle = opendirSync(path);
+    let handle: ReturnType<typeof opendirSync>;
+    try {
+      handle = opendirSync(path);
+    } catch (error) {
+      if (gone(error)) return;
+      throw error;
+    }
     try {
       for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
         const child = join(path, entry.name);
         if (entry.name === '.harness-bridge' || skip.some((s) => inside(s, child) || inside(child, s))) continue;
-        visit(child, lstatSync(child));
+        let childInfo: Stats;
+        try {
+          childInfo = lstatSync(child);
+        } catch (error) {
+          if (gone(error)) continue;
+          throw error;
+        }
+        visit(child, childInfo);
       }
     } finally {
       handle.closeSync();
