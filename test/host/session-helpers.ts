@@ -61,7 +61,10 @@ export async function createKit(name: string, adapterOptions: Parameters<typeof 
     start: async (sessionId, options) => open(sessionId, await provider.createSession({ sessionId }), undefined, options),
     resume: async (sessionId, state, options) => open(sessionId, await provider.resumeSession({ sessionId }), state, options),
     cleanup: async () => {
-      for (const sandbox of sandboxes) await sandbox.stop();
+      // One stop per sandbox: every instance of it kills the same recorded groups, and a suite that resumes
+      // hundreds of times would otherwise spend minutes scanning /proc for the same keepers.
+      const byId = new Map(sandboxes.map((sandbox) => [sandbox.id, sandbox]));
+      for (const sandbox of byId.values()) await sandbox.stop();
       await rm(root, { recursive: true, force: true });
     },
   };
