@@ -25,6 +25,8 @@ export class JailHelper {
 
   constructor(options: { bridgeFile: string; srtIndex: string; config: unknown; credentials?: { uid: number; gid: number }; env: NodeJS.ProcessEnv }) {
     this.#child = spawn(process.execPath, [options.bridgeFile, '--jail-helper', options.srtIndex], {
+      // Not the bridge's cwd, which the CLI's uid may not be able to enter (srt reads its cwd); every path it gets is absolute.
+      cwd: '/',
       stdio: ['pipe', 'pipe', 'pipe'],
       env: options.env,
       ...options.credentials,
