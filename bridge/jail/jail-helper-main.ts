@@ -19,9 +19,26 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
   // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their relays).
   process.stdin.on('end', () => process.exit(0));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => process.exit(0));
+  // srt reads the dangerous files to protect from its cwd, walking it a few levels deep: each wrap runs in
+  // the CLI's cwd, or, where this uid cannot enter it, in an empty dir of the helper's own (never `/`, whose
+  // walk takes seconds). Wraps take turns, since the cwd is the process's.
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const empty = mkdtempSync(join(tmpdir(), 'hb-jail-'));
+  process.chdir(empty);
+  process.on('exit', () => rmSync(empty, { recursive: true, force: true }));
+  const enter = (cwd: unknown): void => {
+    try {
+      process.chdir(typeof cwd === 'string' ? cwd : empty);
+    } catch {
+      process.chdir(empty);
+    }
+  };
   let ready: Promise<void> | undefined;
+  let turn: Promise<void> = Promise.resolve();
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-    let message: { t?: string; id?: number; config?: unknown; command?: string; filesystem?: unknown };
+    let message: { t?: string; id?: number; config?: unknown; command?: string; filesystem?: unknown; cwd?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
@@ -37,14 +54,16 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
       const id = message.id;
       const command = message.command;
       const filesystem = message.filesystem;
-      void (async () => {
+      const cwd = message.cwd;
+      turn = turn.then(async () => {
         try {
           await ready;
+          enter(cwd);
           say({ t: 'wrapped', id, command: await srt.SandboxManager.wrapWithSandbox(command, undefined, { filesystem }) });
         } catch (error) {
           say({ t: 'error', id, message: (error as Error).message });
         }
-      })();
+      });
     } else if (message.t === 'cleanup') {
       try {
         srt.SandboxManager.cleanupAfterCommand();

@@ -5,7 +5,7 @@
 // bridge file in another mode (`--jail-helper SRT_INDEX`, like the keeper), run as the CLI's uid so
 // that srt's relays and files are the CLI's, and it lives as long as the bridge: the command lines
 // it hands out point at its relays. Protocol: JSON lines on stdin/stdout.
-//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…}  {"t":"cleanup"}
+//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…}  {"t":"cleanup"}
 //   helper → bridge  {"t":"ready"}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
 // The helper's own side is jail-helper-main.ts (reached from stage 1, so it imports lazily).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,7 +25,7 @@ export class JailHelper {
 
   constructor(options: { bridgeFile: string; srtIndex: string; config: unknown; credentials?: { uid: number; gid: number }; env: NodeJS.ProcessEnv }) {
     this.#child = spawn(process.execPath, [options.bridgeFile, '--jail-helper', options.srtIndex], {
-      // Not the bridge's cwd, which the CLI's uid may not be able to enter (srt reads its cwd); every path it gets is absolute.
+      // Not the bridge's cwd, which the CLI's uid may not be able to enter; each wrap names the dir srt walks (jail-helper-main.ts).
       cwd: '/',
       stdio: ['pipe', 'pipe', 'pipe'],
       env: options.env,
@@ -60,13 +60,16 @@ export class JailHelper {
     this.#send({ t: 'init', config: options.config });
   }
 
-  /** The bubblewrap command line (for `/bin/sh -c`) that runs `command` under the given filesystem rules. */
-  async wrap(command: string, filesystem: unknown): Promise<string> {
+  /**
+   * The bubblewrap command line (for `/bin/sh -c`) that runs `command` under the given filesystem rules.
+   * `cwd` is the CLI's working directory: srt keeps the dangerous files it finds there (git hooks, shell rc files) read-only.
+   */
+  async wrap(command: string, filesystem: unknown, cwd?: string): Promise<string> {
     await this.ready;
     if (this.#failed) throw this.#failed;
     const id = ++this.#next;
     const wrapped = new Promise<string>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
-    this.#send({ t: 'wrap', id, command, filesystem });
+    this.#send({ t: 'wrap', id, command, filesystem, ...(cwd === undefined ? {} : { cwd }) });
     return wrapped;
   }
 

@@ -157,7 +157,7 @@ export async function namespaceSupport(options: {
       const jailHelper = jailHelperOf();
       let wrapped: string;
       try {
-        wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem);
+        wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd);
       } catch (error) {
         return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
       }

@@ -1,13 +1,16 @@
 // What the host sees of the CLI's isolation (docs/security.md#settings): a session whose CLI runs
 // without isolation is reported with a warning diagnostic at start; requireIsolation refuses it; a
 // network policy a live bridge cannot enforce makes setNetworkPolicy reject and the bridge refuse to
-// start a CLI under it, rather than run one unrestricted; the default (auto) reports nothing.
-import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+// start a CLI under it, rather than run one unrestricted; the default (auto) reports nothing; a
+// namespaced CLI may write its project but not the git hooks or shell rc files in it, which run on the host.
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { createLocalSandboxProvider, type LocalIsolation } from '../../host/sandbox/local/provider.ts';
+import { defineCliAdapter } from '../../host/adapter-kit/index.ts';
 import { fixtureAdapter } from '../../host/testing/fixture/fixture-adapter.ts';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
 
@@ -22,7 +25,13 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function open(name: string, isolation: LocalIsolation, requireIsolation = false) {
+/** The fixture CLI with its shell tool: the prompt's text is the command it runs, as a coding CLI's shell tool would. */
+function shellAdapter() {
+  const { kind: _kind, ...base } = fixtureAdapter();
+  return defineCliAdapter({ ...base, encodePrompt: ({ text }) => `${JSON.stringify({ type: 'prompt', text: 'run it', lines: 0, shell: text })}\n` });
+}
+
+async function open(name: string, isolation: LocalIsolation, requireIsolation = false, adapter = fixtureAdapter()) {
   const provider = createLocalSandboxProvider({ root: join(root, name, 'sandboxes'), templatesRoot: join(root, name, 'templates'), isolation, requireIsolation });
   const sandbox = await provider.createSession({ sessionId: name });
   cleanups.push(() => sandbox.destroy());
@@ -30,7 +39,7 @@ async function open(name: string, isolation: LocalIsolation, requireIsolation = 
   await mkdir(workDir, { recursive: true });
   const diagnostics: HarnessV1Diagnostic[] = [];
   const start = () =>
-    createBridgeHarness(fixtureAdapter()).doStart({ sessionId: name, sandboxSession: sandbox, sessionWorkDir: workDir, observability: { report: (d) => void diagnostics.push(d) } });
+    createBridgeHarness(adapter).doStart({ sessionId: name, sandboxSession: sandbox, sessionWorkDir: workDir, observability: { report: (d) => void diagnostics.push(d) } });
   return { sandbox, diagnostics, start };
 }
 
@@ -69,5 +78,19 @@ describe('isolation as the host sees it', () => {
     const control = await session.doPromptTurn({ prompt: 'z LINES:1', emit: () => undefined });
     await control.done;
     if (process.getuid?.() === 0) expect(isolationWarnings(diagnostics)).toEqual([]);
+  });
+
+  it.each(['namespace', 'auto'] as const)('%s: the CLI writes its project, but not its git hooks or shell rc files (they would run on the host)', async (mode) => {
+    const { sandbox, start } = await open(`hooks-${mode}`, mode, false, shellAdapter());
+    const workDir = join(sandbox.defaultWorkingDirectory, 'work');
+    await mkdir(join(workDir, '.git', 'hooks'), { recursive: true });
+    const session = await start();
+    cleanups.push(() => Promise.resolve(session.doDestroy()));
+    const command = 'echo ok > written.txt; echo evil > .git/hooks/pre-commit; echo evil >> .bashrc; true';
+    const control = await session.doPromptTurn({ prompt: command, emit: () => undefined });
+    await control.done;
+    expect(await readFile(join(workDir, 'written.txt'), 'utf8'), 'an ordinary write in the project').toBe('ok\n');
+    expect(existsSync(join(workDir, '.git', 'hooks', 'pre-commit')), 'a git hook').toBe(false);
+    expect(await readFile(join(workDir, '.bashrc'), 'utf8').catch(() => ''), 'a shell rc file').not.toContain('evil');
   });
 });
