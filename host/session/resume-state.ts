@@ -119,11 +119,21 @@ export function toResumeSessionState(harnessId: string, data: ResumeData): Harne
  * itself (a parked session, or canary.3's state of any kind).
  */
 export function startStateOf(options: Pick<HarnessV1StartOptions, 'continueFrom' | 'resumeFrom'>): HarnessV1ResumeState | undefined {
+  // Only `undefined` means "no state": a present but falsy one ('' or null from a store the application
+  // never filled) would otherwise start a fresh session beside the old one.
+  refuseFalsy(options, 'continueFrom');
+  refuseFalsy(options, 'resumeFrom');
   if (options.continueFrom) return options.continueFrom;
   const resumeFrom = options.resumeFrom;
   if (!resumeFrom) return undefined;
   const nested = (resumeFrom as { continueFrom?: HarnessV1ContinueTurnState }).continueFrom;
   return nested ?? resumeFrom;
+}
+
+function refuseFalsy(options: Pick<HarnessV1StartOptions, 'continueFrom' | 'resumeFrom'>, key: 'continueFrom' | 'resumeFrom'): void {
+  const value: unknown = options[key];
+  if (value === undefined || (typeof value === 'object' && value !== null)) return;
+  throw new ResumeStateError(`${key} is ${JSON.stringify(value) ?? String(value)}, not a resume state: leave it undefined for a fresh session`);
 }
 
 /** Validates a resume payload for this harness; throws ResumeStateError naming what is wrong. */
