@@ -5,6 +5,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { hashKey } from '../survive/kept-process.ts';
 import type { OutputStream } from './output-line.ts';
+import { StartGate } from './process-start.ts';
 import type { ProcessEvents, SupervisedProcess } from './supervised-process.ts';
 
 /** One spawned process and what the supervisor tracks about its output. */
@@ -18,6 +19,8 @@ export type ProcEntry = {
   /** pty only: text of the current line, for turnEnd matching. */
   ptyLine: string;
   ptyLineOverlong: boolean;
+  /** launch `start`: the handshake still holding writes back (process-start.ts); null once done or without one. */
+  gate: StartGate | null;
 };
 
 /** What the supervisor does with an entry's process events. */
@@ -45,6 +48,7 @@ export function newEntry(launch: LaunchSpec, handlers: EntryHandlers): { events:
         cont: { stdout: false, stderr: false },
         ptyLine: '',
         ptyLineOverlong: false,
+        gate: launch.start && launch.lifetime === 'session' ? new StartGate(launch.start) : null,
       };
       return entry;
     },

@@ -38,6 +38,7 @@ import { entryKey, newEntry, ptyLines, survivorKey, type EntryHandlers, type Pro
 import { ProcessSet } from './process-set.ts';
 import { Turn, type TurnContext, type TurnEndReason } from './turn.ts';
 import { NO_JAIL, type CliJail, type Jailed } from '../jail/cli-jail.ts';
+import { withStdinSecrets, type GateWrite } from './process-start.ts';
 
 export type { SupervisorLogger } from './supervised-process.ts';
 
@@ -212,6 +213,8 @@ export class Supervisor {
     });
     kept?.begin();
     if (kept && turn.ending === 'aborted' && this.#turn === turn) turn.abortNow(entry, this.limits.abortGraceMs);
+    entry.gate?.advance(turnId, (w) => this.#gateWrite(entry, w)); // launch `start`: the handshake goes first
+    if (entry.gate && !entry.gate.closed) entry.gate = null;
     this.#writeInput(turn, entry, input);
     return { ok: true };
   }
@@ -220,7 +223,9 @@ export class Supervisor {
   write(turnId: string, text: string): TurnCommandResult {
     const found = this.#running(turnId);
     if (!found.ok) return found;
-    if (!found.entry.proc.write(text)) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
+    if (!found.entry.proc.hasStdin) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
+    if (found.entry.gate?.hold({ turnId, text, ack: true })) return { ok: true }; // written once the handshake is done
+    if (!found.entry.proc.write(withStdinSecrets(text, this.#turn!.launch))) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
     this.#emit({ kind: 'stdin', turnId, data: { text } });
     this.#turn!.awaitAcks(text);
     return { ok: true };
@@ -351,9 +356,18 @@ export class Supervisor {
 
   #writeInput(turn: Turn, entry: ProcEntry, input: string | undefined): void {
     if (input === undefined || input === '' || !entry.proc.hasStdin) return;
-    if (!entry.proc.write(input)) return;
-    this.#emit({ kind: 'stdin', turnId: turn.turnId, data: { text: input } });
-    turn.awaitAcks(input);
+    if (entry.gate?.hold({ turnId: turn.turnId, text: input, ack: true })) return; // written once the handshake is done
+    this.#gateWrite(entry, { turnId: turn.turnId, text: input, ack: true });
+  }
+
+  /** One stdin write (placeholders substituted, the text as given journaled); `ack` registers inputAck ids. */
+  #gateWrite(entry: ProcEntry, w: GateWrite): void {
+    const turn = this.#turn;
+    const launch = turn?.entry === entry ? turn.launch : null;
+    if (!entry.proc.hasStdin || !entry.proc.write(launch ? withStdinSecrets(w.text, launch) : w.text)) return;
+    const turnId = turn?.entry === entry ? turn.turnId : null;
+    this.#emit({ kind: 'stdin', turnId, data: { text: w.text } });
+    if (w.ack && turn && turnId === w.turnId) turn.awaitAcks(w.text);
   }
 
   #spawnFailed(turn: Turn, message: string, release?: () => void): StartResult {
@@ -381,6 +395,11 @@ export class Supervisor {
     this.#emit(stream === 'stdout' ? { kind: 'stdout', turnId, data } : { kind: 'stderr', turnId, data });
     const first = !entry.cont[stream];
     entry.cont[stream] = cont;
+    // launch `start`: a whole stdout line may be the one a handshake step waits for.
+    if (entry.gate && stream === 'stdout' && first && !cont && entry.gate.line(text)) {
+      entry.gate.advance(turnId, (w) => this.#gateWrite(entry, w));
+      if (!entry.gate.closed) entry.gate = null;
+    }
     const turn = this.#turn;
     if (turn === null || turnId === null || turn.test === null || entry.lifetime !== 'session') return;
     turn.piece(stream, text, first, cont);

@@ -49,6 +49,27 @@ export const inputAckSchema = z.object({
 });
 export type InputAck = z.infer<typeof inputAckSchema>;
 
+/**
+ * lifetime 'session' only: the per-process handshake (docs/bridge-internals.md#process-start). Each
+ * step's `input` is written to stdin of EVERY process the bridge spawns for the launch (never to a
+ * reused live one), before the turn's own input; a step with `until` holds everything after it
+ * (the next step, the turn's input, input frames) until a whole stdout line meets every condition
+ * (e.g. the JSON-RPC answer to the step's request). Each write is journaled as a `stdin` record.
+ */
+export const startStepSchema = z.object({
+  input: z.string().min(1).max(1_000_000),
+  until: z.array(jsonEqualsSchema).min(1).max(8).optional(),
+});
+export type StartStep = z.infer<typeof startStepSchema>;
+
+/**
+ * Env var names whose `${NAME}` placeholders the bridge substitutes in every stdin write to the
+ * process (start steps, the turn's input, input frames) with the value in the CLI's env, escaped as
+ * the contents of a JSON string; the journal and recordings keep the placeholder (for the MCP
+ * endpoint's URL and token a JSON-RPC CLI takes on stdin, e.g. ACP's session/new).
+ */
+export const stdinSecretsSchema = z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(16);
+
 export const ioSpecSchema = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('pipes'), maxLineBytes: z.number().int().positive().optional() }),
   z.object({ mode: z.literal('pty'), cols: z.number().int().min(10).max(1000), rows: z.number().int().min(2).max(1000) }),
@@ -76,6 +97,10 @@ export const launchSpecSchema = z.object({
   turnEnd: z.array(turnEndMatcherSchema).max(8).default([]),
   /** Holds turnEnd matches back until the CLI has acknowledged the turn's inputs (see inputAckSchema). */
   inputAck: inputAckSchema.optional(),
+  /** The per-process handshake (see startStepSchema). */
+  start: z.array(startStepSchema).min(1).max(8).optional(),
+  /** Placeholders substituted in stdin writes (see stdinSecretsSchema). */
+  stdinSecrets: stdinSecretsSchema.optional(),
   /** How `abort` interrupts: write this to stdin, or send this signal (default SIGINT). */
   interrupt: z
     .union([z.object({ input: z.string() }), z.object({ signal: signalNameSchema })])
