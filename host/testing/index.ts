@@ -1,11 +1,13 @@
 // harness-bridge/testing: what an adapter or sandbox-provider author tests
 // with — the conformance lists (adapterConformance, sandboxProviderConformance),
 // the fixture adapter (a deterministic CLI adapter over the fixture CLI, no
-// model), and the scripted model server (startModelServer: Anthropic Messages,
-// OpenAI Responses and Chat Completions on 127.0.0.1, answering from markers in
-// the prompt; scripted-model/README.md) with the profiles that tell it about a
-// CLI (CliProfile, referenceProfiles, profileFromBuiltinTools), and the pure
-// script under it (planReply, parseMarkers) for servers of other flavours.
+// model), the every-cut-point snapshot check (checkEveryCutResumes over
+// journalOfLines: a translator test that needs no test framework), and the
+// scripted model server (startModelServer: Anthropic Messages, OpenAI
+// Responses and Chat Completions on 127.0.0.1, answering from markers in the
+// prompt; scripted-model/README.md) with the profiles that tell it about a CLI
+// (CliProfile, referenceProfiles, profileFromBuiltinTools), and the pure script
+// under it (planReply, parseMarkers) for servers of other flavours.
 export {
   adapterConformance,
   cannotStartMessage,
@@ -22,6 +24,7 @@ export {
   type SandboxConformanceCase,
   type SandboxConformanceContext,
 } from './conformance/sandbox-provider-conformance.ts';
+export { checkEveryCutResumes, journalOfLines } from './every-cut.ts';
 export { fixtureAdapter, fixtureCliPath } from './fixture/fixture-adapter.ts';
 export { planDemoReply, startDemoModel, type DemoModel } from '../cli/demo-model.ts';
 export {

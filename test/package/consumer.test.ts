@@ -15,7 +15,10 @@
 //   the session's sandbox is gone and no process it started is left;
 // - consumer.ts type-checked against the published .d.ts with skipLibCheck
 //   off, under moduleResolution node16 and bundler (errors inside other
-//   packages' .d.ts are printed, not failed on: they are upstream's).
+//   packages' .d.ts are printed, not failed on: they are upstream's);
+// - every ```ts block of docs/writing-an-adapter.md, one module each,
+//   type-checked against the installed package (what an adapter author
+//   outside this repo compiles).
 // Runs in the heavy pass (npm run test:heavy). The lib/ build fails on type
 // errors; HARNESS_BRIDGE_ALLOW_TYPE_ERRORS=1 builds it anyway (trying the
 // package while the tree is being fixed). HARNESS_BRIDGE_KEEP_CONSUMER=1 keeps
@@ -227,10 +230,14 @@ describe('the published package, installed in a fresh project', () => {
     expect(exported['./adapters/claude-code']).toContain('claudeCodeAdapter');
     expect(exported['./adapters/codex']).toContain('codexAdapter');
     expect(exported['./adapters/pi']).toContain('piAdapter');
-    expect(exported['./adapter-kit']).toEqual(expect.arrayContaining(['defineCliAdapter', 'readJsonLine', 'partWriter', 'takeSnapshot', 'usageFromCounts']));
+    expect(exported['./adapter-kit']).toEqual(
+      expect.arrayContaining(['defineCliAdapter', 'readJsonLine', 'completeLine', 'partWriter', 'takeSnapshot', 'readSnapshot', 'usageFromCounts', 'ensureCli', 'cliPaths']),
+    );
     expect(exported['./bootstrap']).toEqual(expect.arrayContaining(['bridgeRecipe', 'applyBootstrap', 'defaultBridgeFile']));
     expect(exported['./protocol']).toEqual(expect.arrayContaining(['PROTOCOL_VERSION_V1', 'recordSchema']));
-    expect(exported['./testing']).toEqual(expect.arrayContaining(['fixtureAdapter', 'adapterConformance', 'sandboxProviderConformance', 'startDemoModel']));
+    expect(exported['./testing']).toEqual(
+      expect.arrayContaining(['fixtureAdapter', 'adapterConformance', 'sandboxProviderConformance', 'startDemoModel', 'startModelServer', 'checkEveryCutResumes', 'journalOfLines']),
+    );
     // The kit finds the bridge it ships by itself.
     const bridgeFile = ok(
       await run(process.execPath, ['--input-type=module', '-e', "import { defaultBridgeFile } from 'harness-bridge/bootstrap'; console.log(defaultBridgeFile());"], {
@@ -290,6 +297,27 @@ describe('the published package, installed in a fresh project', () => {
     expect({ text: facts.nextText, finishReason: facts.nextFinishReason }).toEqual({ text: fixtureLines('next LINES:2', 0, 2), finishReason: 'stop' });
     await expectCleanedUp('abort');
   }, 120_000);
+
+  it("docs/writing-an-adapter.md: every ```ts block type-checks against the installed package", async () => {
+    const guide = readFileSync(join(repo, 'docs/writing-an-adapter.md'), 'utf8');
+    const blocks = [...guide.matchAll(/^( *)```ts\n([\s\S]*?)^\1```$/gm)].map(([, indent, body]) =>
+      body!.split('\n').map((line) => line.slice(indent!.length)).join('\n'),
+    );
+    expect(blocks.length, 'the guide has ts blocks').toBeGreaterThan(1);
+    const dir = join(app, 'guide');
+    mkdirSync(dir, { recursive: true });
+    const files = blocks.map((body, i) => {
+      writeFileSync(join(dir, `block-${i}.ts`), body);
+      return `guide/block-${i}.ts`;
+    });
+    const config = { compilerOptions: { target: 'ES2022', module: 'node16', moduleResolution: 'node16', moduleDetection: 'force', types: ['node'], strict: true, skipLibCheck: true, noEmit: true }, files };
+    writeFileSync(join(app, 'tsconfig.guide.json'), JSON.stringify(config, null, 2));
+    const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+    const checked = await run(process.execPath, [tsc, '-p', 'tsconfig.guide.json', '--pretty', 'false'], { cwd: app, timeoutMs: 180_000 });
+    console.log(`[figures] docs/writing-an-adapter.md: ${blocks.length} ts blocks type-checked against ${pack.filename}`);
+    expect(`${checked.stdout}${checked.stderr}`.trim(), 'tsc over the guide\'s blocks').toBe('');
+    expect(checked.code).toBe(0);
+  }, 240_000);
 
   for (const mode of ['node16', 'bundler'] as const) {
     it(`consumer.ts type-checks against the published .d.ts (moduleResolution ${mode}, skipLibCheck off)`, async () => {
