@@ -13,6 +13,7 @@ import { inheritedMcpEnv, keeperDir, removeStaleKeeperDirs } from './survive/kep
 import { createBridgeLogger } from './logger.ts';
 import { McpEndpoint } from './mcp/endpoint.ts';
 import { withMcp } from './mcp/with-mcp.ts';
+import { ownerPolicyFromEnv } from './server/owner-watch.ts';
 import { createBridgeServer } from './server/server.ts';
 import { Supervisor } from './supervisor/supervisor.ts';
 import { resolveIsolation } from './jail/isolation.ts';
@@ -28,6 +29,10 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   const envLevel = process.env.HARNESS_BRIDGE_LOG_LEVEL ?? 'info';
   const level = (logLevels as readonly string[]).includes(envLevel) ? (envLevel as LogLevel) : 'info';
   const logger = createBridgeLogger({ stateDir: ctx.stateDir, token: ctx.token, level });
+  // Idle exit and owner-less tool calls (server/owner-watch.ts), set by the host kit at spawn; not passed on to CLIs.
+  const ownerPolicy = ownerPolicyFromEnv(process.env);
+  delete process.env.HARNESS_BRIDGE_IDLE_EXIT_MS;
+  delete process.env.HARNESS_BRIDGE_OWNERLESS_TOOL_MS;
   const mainLog = ctx.log.loaded(logger);
   await ctx.synced;
   mainLog.info(
@@ -100,6 +105,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     supervisor: withMcp(supervisor, mcp),
     turns: recordPath.turns,
     logger,
+    policy: ownerPolicy,
     lifecycle: {
       async stop(graceMs) {
         await mcp.close();

@@ -61,6 +61,16 @@ export type BridgeHarnessSettings = {
   readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
 };
 
+  /**
+   * A bridge this harness starts exits after this long with no host attached and no turn running,
+   * keeping its journal (the next resume takes the replay rung). Default 30 minutes (docs/guarantees.md#host-crash).
+   */
+  readonly idleExitMs?: number;
+  /**
+   * A host tool call that has had no host attached for this long is failed with an error result the
+   * CLI sees. Default: it waits for a host however long (a suspended turn's call is answered later).
+   */
+  readonly ownerlessToolTimeoutMs?: number;
 export type BridgeHarness = HarnessV1 & {
   /** The identity of this harness's recipe (what sandbox snapshots are keyed by). */
   getRecipeIdentity(): Promise<string>;
@@ -126,6 +136,8 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
       const rungs: Rung[] = [];
       if (resume) {
         const reached = await reachBridge({ ...reach, journalId: resume.journalId });
+          ...(settings.idleExitMs === undefined ? {} : { idleExitMs: positiveMs('idleExitMs', settings.idleExitMs) }),
+          ...(settings.ownerlessToolTimeoutMs === undefined ? {} : { ownerlessToolTimeoutMs: positiveMs('ownerlessToolTimeoutMs', settings.ownerlessToolTimeoutMs) }),
         link = reached.link;
         rungs.push(reached.rung);
       } else {
@@ -243,6 +255,11 @@ async function workingDirectoryOf(box: HarnessV1NetworkSandboxSession | SandboxS
 }
 
 function absolute(base: string, path: string): string {
+function positiveMs(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`createBridgeHarness: ${name} must be a positive integer (ms), got ${value}`);
+  return value;
+}
+
   return path.startsWith('/') ? path : posix.join(base, path);
 }
 

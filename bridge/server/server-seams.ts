@@ -42,6 +42,14 @@ export type PendingCall =
   | { kind: 'tool-call'; answer(frame: ToolResultFrame): void }
   | { kind: 'approval-request'; answer(frame: ApprovalFrame): void };
 
+/** What the bridge does while no host owns its stream (owner-watch.ts). */
+export type OwnerPolicy = {
+  /** Detached and idle this long → stop (journal kept). Default OWNER_WATCH_DEFAULTS.idleExitMs. */
+  readonly idleExitMs?: number;
+  /** A host tool call with no owner this long is failed with an error result. Default: never. */
+  readonly ownerlessToolMs?: number;
+};
+
 /** Process-level steps of stop/destroy, provided by main.ts. */
 export type Lifecycle = {
   /** Stop the CLI (grace, then kill; the supervisor's default grace when undefined) and close the journal (flush + fsync). */
@@ -67,6 +75,8 @@ export type BridgeServerOptions = {
   logger: BridgeLogger;
   lifecycle: Lifecycle;
   limits?: Partial<ServerLimits>;
+  /** What happens while no host owns the stream: idle exit, owner-less tool calls (owner-watch.ts). */
+  policy?: OwnerPolicy;
   /**
    * A TCP server already listening, created with `pauseOnConnect` (main.ts
    * binds before loading node:http, ws and the protocol, to print the ready

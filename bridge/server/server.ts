@@ -28,6 +28,7 @@ import { createTokenCheck, presentedToken } from '../auth/token-check.ts';
 import { resolveServerLimits, type ServerLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { Connection, delay } from './connection.ts';
+import { OwnerWatch } from './owner-watch.ts';
 import { RecordStream, type DurableBatch } from './record-stream.ts';
 import type { BridgeServerOptions, CommandResult, PendingCall } from './server-seams.ts';
 
@@ -57,6 +58,7 @@ export class BridgeServer {
   #owner: Connection | null = null;
   #nextConnectionId = 1;
   #heartbeat: NodeJS.Timeout | null = null;
+  #watch: OwnerWatch | null = null;
   #shuttingDown: ShutdownKind | null = null;
 
   constructor(options: BridgeServerOptions) {
@@ -114,6 +116,12 @@ export class BridgeServer {
     this.#heartbeat.unref();
     this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
   }
+    this.#watch = new OwnerWatch(this.#options.policy ?? {}, {
+      hasOwner: () => this.#owner !== null,
+      idle: () => this.#options.supervisor.state === 'idle',
+      pendingCalls: this.pendingCalls,
+      stop: () => void this.shutdown('stop'),
+    }, this.#log);
 
   /** journal onDurable → the owner's stream (main wires this). */
   onDurable(batch: DurableBatch): void {
@@ -165,6 +173,7 @@ export class BridgeServer {
   }
 
   #upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.#watch?.close();
     socket.on('error', (error) => this.#log.debug({ err: error }, 'upgrade socket error'));
     if (!this.#tokenMatches(presentedToken(request))) {
       this.#log.warn({ remote: request.socket.remoteAddress }, 'refused a connection: wrong or missing token');

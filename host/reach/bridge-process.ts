@@ -39,6 +39,9 @@ export type SpawnBridgeOptions = {
   readonly abortSignal?: AbortSignal;
   /** How the bridge isolates the CLI from itself (docs/security.md#settings); default: what the sandbox session carries, else the bridge's (auto). */
   readonly isolation?: BridgeIsolation;
+  /** While no host owns it (bridge/server/owner-watch.ts): exit after this long idle; fail a host tool call waiting this long. */
+  readonly idleExitMs?: number;
+  readonly ownerlessToolTimeoutMs?: number;
 };
 
 export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready: BridgeReady; token: string }> {
@@ -72,6 +75,8 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
       HB_CLI_USER: isolation.cliUser ?? '',
       HB_NETWORK_POLICY: isolation.networkPolicyFile ?? '',
       HB_SRT: isolation.srt ?? '',
+      ...(options.idleExitMs === undefined ? {} : { HARNESS_BRIDGE_IDLE_EXIT_MS: String(options.idleExitMs) }),
+      ...(options.ownerlessToolTimeoutMs === undefined ? {} : { HARNESS_BRIDGE_OWNERLESS_TOOL_MS: String(options.ownerlessToolTimeoutMs) }),
     },
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
   });
