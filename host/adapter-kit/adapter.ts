@@ -16,6 +16,7 @@ import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
 import type { McpEnvNames } from '../../protocol/v1/mcp-env.ts';
+import type { Responder } from './responder.ts';
 
 /** Why the kit is asking for a launch spec. */
 export type LaunchMode =
@@ -181,6 +182,12 @@ export type CliAdapterDefinition<S> = {
   skillFiles?(skills: ReadonlyArray<HarnessV1Skill>, sessionWorkDir: string): ReadonlyArray<HarnessV1BootstrapFile>;
   /** The CLI's thread id, if this record reveals it. */
   threadId(record: JournalRecord): string | undefined;
+  /**
+   * Answers requests the CLI sends its host on stdout (JSON-RPC CLIs: ACP's fs/* and
+   * session/request_permission): the kit runs it for the running turn's records, answering each
+   * request once, after catching up with the journal (host/adapter-kit/responder.ts).
+   */
+  readonly responder?: Responder;
   readonly translator: Translator<S>;
 };
 

@@ -36,3 +36,13 @@ export type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 export type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
 export type { McpEnvNames } from '../../protocol/v1/mcp-env.ts';
 export type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+export {
+  ConfinementError,
+  jsonRpc,
+  maxResponderFileChars,
+  sandboxResponderIo,
+  type CliRequest,
+  type Responder,
+  type ResponderIo,
+} from './responder.ts';
+export type { StartStep } from '../../protocol/v1/launch-spec.ts';

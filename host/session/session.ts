@@ -30,6 +30,8 @@ import { forceDestroy } from './force-destroy.ts';
 import { promptText } from './prompt.ts';
 import { toContinueState, toResumeSessionState, type ResumeData } from './resume-state.ts';
 import { removeSandboxFiles } from './remove-files.ts';
+import { ResponderRun } from './responder-run.ts';
+import { sandboxResponderIo } from '../adapter-kit/responder.ts';
 import { sendRequest, type SendContext } from './send-request.ts';
 import type { SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 import { startFrame, type TurnRequest } from './start-frame.ts';
@@ -53,6 +55,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private prompted: boolean;
   /** The in-flight turn, the slice consuming it, and compaction parts carried to the next turn. */
   private readonly consumer: TurnConsumer<S>;
+  /** adapter.responder: answers the CLI's requests to its host (responder-run.ts). */
+  private readonly responder: ResponderRun | undefined;
   private pendingRerun: boolean;
   private closed = false;
   /** Started from a suspend's state and not yet continued: a continue that finds no turn (it ended before the suspend took) finishes empty. */
@@ -81,6 +85,14 @@ export class BridgeSession<S> implements HarnessV1Session {
       report: (level, message, attrs) => this.report(level, message, attrs),
       turnRunning: (turnId) => this.channel?.hello?.turns.some((turn) => turn.turnId === turnId && turn.status === 'running') ?? true,
     });
+    this.responder = ctx.adapter.responder
+      ? new ResponderRun(ctx.adapter.responder, sandboxResponderIo(ctx.sandbox, ctx.sessionWorkDir, ctx.permissionMode), {
+          whenLive: () => (this.channel ? this.channel.whenLive() : Promise.reject(new Error('no channel'))),
+          input: async (turnId, text) => void (await this.send({ type: 'input', turnId, text })),
+          currentTurn: () => this.consumer.turn?.turnId ?? null,
+          warn: (message, attrs) => this.report('warn', message, attrs),
+        })
+      : undefined;
     const resume = init.resume;
     this.cursor = resume?.cursor ?? 0;
     this.threadId = resume?.threadId;
@@ -339,7 +351,10 @@ export class BridgeSession<S> implements HarnessV1Session {
       if (thread !== undefined) this.threadId = thread;
       if (record.kind === 'turn-start' || record.kind === 'stdin') this.writes.remember(record);
       const turn = this.consumer.turn;
-      if (turn && record.turnId === turn.turnId) this.consumer.record(turn, record, this.cursor);
+      if (turn && record.turnId === turn.turnId) {
+        this.consumer.record(turn, record, this.cursor);
+        this.responder?.observe(record);
+      }
       if (record.seq > this.cursor) this.cursor = record.seq;
     }
   }
