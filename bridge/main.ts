@@ -25,6 +25,7 @@ import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './journal/state-lock.ts
 import { ensurePrivateDir } from './journal/journal-file.ts';
 import { KEEPER_FILES, keeperSocketPath, runKeeper } from './survive/keeper.ts';
 import { runJailHelper } from './jail/jail-helper-main.ts';
+import { runRelay } from './relay/relay.ts';
 import { SERVER_LIMITS } from './limits.ts';
 import { prepareRandom, randomUUID } from './random.ts';
 import { RecordPath } from './record-path.ts';
@@ -275,6 +276,9 @@ if (process.argv[2] === '--keeper' && process.argv[3] !== undefined) {
 } else if (process.argv[2] === '--jail-helper' && process.argv[3] !== undefined) {
   // Jail helper mode: sandbox-runtime as a library for one bridge, as its CLIs' uid (jail/jail-helper.ts).
   runJailHelper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `jail helper failed: ${error instanceof Error ? error.message : String(error)}`));
+} else if (process.argv[2] === '--relay' && process.argv[3] !== undefined) {
+  // Relay mode: the host's socket to this sandbox's bridge, carried over the exec stream's stdio (relay/relay.ts).
+  runRelay(process.argv[3]);
 } else {
   main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
 }

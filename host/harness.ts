@@ -8,7 +8,6 @@
 import { posix } from 'node:path';
 import { applyBootstrap, bridgeRecipe, recipeIdentity, type BootstrapProgress } from '../bootstrap/index.ts';
 import type { HarnessV1Bootstrap } from '../protocol/harness-v1/bootstrap.ts';
-import { HarnessCapabilityUnsupportedError } from '../protocol/harness-v1/errors.ts';
 import {
   isNetworkSandboxSession,
   type HarnessV1NetworkSandboxSession,
@@ -21,6 +20,7 @@ import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter-kit/adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.ts';
 import { reachBridge, startBridge, type BridgeLink, type PortResolver, type Rung } from './reach/ladder.ts';
+import { execRelayConnection, execRelayUrl, requireSpawnStdin } from './reach/exec-relay.ts';
 import { isolationWarning, type BridgeIsolation } from './reach/bridge-isolation.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
 import { lifecycleStateSchema, parseResumeState, resumeStateSchemaFor, startStateOf, type ResumeData } from './session/resume-state.ts';
@@ -55,7 +55,9 @@ export type BridgeHarnessSettings = {
    * How the host reaches a sandbox port when the sandbox session cannot say
    * (a basic SandboxSession has no getPortEndpoint/getPortUrl). For a sandbox
    * that shares this host's loopback: `({ port }) => ({ url: \`ws://127.0.0.1:${port}\` })`.
-   * Without it, such a session is refused with HarnessCapabilityUnsupportedError.
+   * Without it, such a session is reached through its exec stream (spawn with stdin: the
+   * exec transport, docs/remote-providers.md), and refused with HarnessCapabilityUnsupportedError
+   * when its spawn gives no stdin.
    */
   readonly resolvePort?: (options: HarnessV1PortOptions) => PromiseLike<HarnessV1PortEndpoint>;
   readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
@@ -102,7 +104,8 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
       const box = options.sandboxSession;
       const network = isNetworkSandboxSession(box) ? box : undefined;
       const sandbox = network ? network.restricted() : box;
-      const endpoint = portResolver(adapter.harnessId, box, settings.resolvePort);
+      const portEndpoint = portResolver(box, settings.resolvePort);
+      if (!portEndpoint) await requireSpawnStdin(sandbox, adapter.harnessId);
       const startState = startStateOf(options);
       const resume: ResumeData | undefined = startState ? parseResumeState(adapter.harnessId, startState) : undefined;
       const defaultWorkingDirectory = await workingDirectoryOf(box, sandbox, options.abortSignal);
@@ -116,6 +119,9 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
       }
       const bootstrapDir = absolute(defaultWorkingDirectory, bootstrap.bootstrapDir);
       const stateDir = resume?.stateDir ?? defaultStateDir(defaultWorkingDirectory, adapter.harnessId, options.sessionId);
+      // No port to reach: the exec transport, a relay over the sandbox's spawn stdio (docs/remote-providers.md#exec-transport).
+      const relay = { sandbox, nodeCommand: settings.nodeCommand ?? 'node', bridgeFile: posix.join(bootstrapDir, 'bridge.mjs') };
+      const endpoint: PortResolver = portEndpoint ?? (async (port) => ({ url: execRelayUrl(port), createConnection: execRelayConnection(relay, port) }));
       const reach = {
         endpoint,
         sandbox,
@@ -172,6 +178,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           ...settings.channel,
           url: channelOptions.url,
           headers: link.headers,
+          ...(link.createConnection ? { createConnection: link.createConnection } : {}),
           token: channelOptions.token,
           cursor: channelOptions.cursor,
           journalId: channelOptions.journalId,
@@ -217,12 +224,11 @@ export function defaultStateDir(defaultWorkingDirectory: string, harnessId: stri
   return posix.join(defaultWorkingDirectory, '.harness-bridge', 'sessions', `${harnessId}-${safeName(sessionId)}`);
 }
 
-/** How the host reaches the bridge's port: the session's getPortEndpoint (1.0.x), its getPortUrl (canary.3), or settings.resolvePort. */
-function portResolver(
-  harnessId: string,
-  box: HarnessV1NetworkSandboxSession | SandboxSession,
-  fallback: BridgeHarnessSettings['resolvePort'],
-): PortResolver {
+/**
+ * How the host reaches the bridge's port: the session's getPortEndpoint (1.0.x), its getPortUrl (canary.3), or
+ * settings.resolvePort; undefined when none can say (the exec transport then carries the connection).
+ */
+function portResolver(box: HarnessV1NetworkSandboxSession | SandboxSession, fallback: BridgeHarnessSettings['resolvePort']): PortResolver | undefined {
   const session = box as Partial<Pick<HarnessV1NetworkSandboxSession, 'getPortEndpoint' | 'getPortUrl'>>;
   if (typeof session.getPortEndpoint === 'function') {
     const getPortEndpoint = session.getPortEndpoint;
@@ -233,13 +239,7 @@ function portResolver(
     return async (port) => ({ url: await getPortUrl({ port, protocol: 'ws' }) });
   }
   if (fallback) return async (port) => fallback({ port, protocol: 'ws' });
-  throw new HarnessCapabilityUnsupportedError({
-    message:
-      `${harnessId} over harness-bridge needs to reach its bridge's port inside the sandbox, and this sandbox session ` +
-      'cannot resolve ports (no getPortEndpoint or getPortUrl). Pass a network sandbox session (a HarnessV1SandboxProvider), ' +
-      'or createBridgeHarness(adapter, { resolvePort }) when the sandbox shares a network with this host.',
-    harnessId,
-  });
+  return undefined;
 }
 
 /** The sandbox's default working directory: the network session says; a basic session is asked (`pwd`), as the framework does. */

@@ -135,7 +135,7 @@ class Channel implements BridgeChannel {
     this.status({ state: 'connecting', attempt });
     this.recorder?.event(attempt === 1 ? 'connect' : 'reconnect', { attempt, cursor: this.cursor });
     const connection = new BridgeConnection(
-      { url: this.options.url, token: this.options.token, headers: this.options.headers, connectTimeoutMs: this.connectTimeoutMs, WebSocket: this.options.WebSocket },
+      { url: this.options.url, token: this.options.token, headers: this.options.headers, connectTimeoutMs: this.connectTimeoutMs, createConnection: this.options.createConnection, WebSocket: this.options.WebSocket },
       {
         open: () => {
           this.phase = 'awaiting-hello';

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { CLOSE_CODES_V1 } from '../../protocol/v1/index.ts';
 import type { BridgeChannelErrorCode } from './errors.ts';
 import { CHANNEL_LIMITS } from '../limits.ts';
-import type { ChannelSocket, ChannelSocketConstructor } from './types.ts';
+import type { ChannelSocket, ChannelSocketConstructor, CreateConnection } from './types.ts';
 
 /** How long close() waits for the peer's close frame before cutting the TCP connection. */
 const closeHandshakeMs = 1_000;
@@ -22,6 +22,8 @@ export type ConnectionOptions = {
   /** Extra upgrade headers (a sandbox port endpoint's); the bearer token always wins. */
   headers?: Readonly<Record<string, string>> | undefined;
   connectTimeoutMs: number;
+  /** The byte stream to run over instead of TCP (the exec transport). */
+  createConnection?: CreateConnection | undefined;
   /** Defaults to `ws`. */
   WebSocket?: ChannelSocketConstructor | undefined;
 };
@@ -55,6 +57,7 @@ export class BridgeConnection {
       handshakeTimeout: options.connectTimeoutMs,
       maxPayload: CHANNEL_LIMITS.maxInboundFrameBytes,
       perMessageDeflate: false,
+      ...(options.createConnection ? { createConnection: options.createConnection } : {}),
     });
     this.socket = socket;
     socket.on('unexpected-response', (_req, res) => {

@@ -21,6 +21,7 @@ export type {
   ChannelSocketConstructor,
   ChannelSocketOptions,
   ChannelStatus,
+  CreateConnection,
   RecordsInfo,
 } from './types.ts';
 export { REQUEST_DELIVERY, type ChannelRequest, type ChannelRequestType } from './requests.ts';

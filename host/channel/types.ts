@@ -3,6 +3,7 @@
 // values live here; host/channel/index.ts re-exports every name, and that is the
 // import path callers use.
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
 import type { AckFrame, HelloFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import type { BridgeChannelError } from './errors.ts';
@@ -28,7 +29,11 @@ export type ChannelSocketOptions = {
   handshakeTimeout: number;
   maxPayload: number;
   perMessageDeflate: boolean;
+  /** Opens the byte stream the upgrade runs over instead of a TCP connection to the URL (Node's http `createConnection`). */
+  createConnection?: CreateConnection;
 };
+/** A byte stream to the bridge other than TCP: the exec transport's relay (host/reach/exec-relay.ts). */
+export type CreateConnection = (options: object) => Duplex;
 export type ChannelSocketConstructor = new (url: string, options: ChannelSocketOptions) => ChannelSocket;
 
 export type ChannelStatus =
@@ -46,6 +51,8 @@ export type BridgeChannelOptions = {
   token: string;
   /** Headers the sandbox's port endpoint requires on every upgrade (HarnessV1PortEndpoint.headers). */
   headers?: Readonly<Record<string, string>>;
+  /** How to open each connection when the bridge is not reached over TCP (the exec transport, docs/remote-providers.md). */
+  createConnection?: CreateConnection;
   /** Highest seq the consumer already has; delivery starts at cursor+1. */
   cursor: number;
   /** Expected journal; when unset the first hello's journalId is pinned for later reconnects. */

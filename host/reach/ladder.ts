@@ -8,6 +8,7 @@
 // decides whether the in-flight turn needs the rerun on top.
 import type { HarnessV1PortEndpoint, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HelloFrame } from '../../protocol/v1/index.ts';
+import type { CreateConnection } from '../channel/index.ts';
 import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
 import { probeBridge, type ProbeResult } from './probe.ts';
@@ -22,10 +23,15 @@ export type BridgeLink = {
   readonly token: string;
   readonly port: number;
   readonly hello: HelloFrame;
+  /** Set when the bridge is reached through the sandbox's exec stream, not a port (reach/exec-relay.ts). */
+  readonly createConnection?: CreateConnection;
 };
 
-/** A sandbox port as the host reaches it, for a WebSocket (the sandbox session's getPortEndpoint or getPortUrl). */
-export type PortResolver = (port: number) => Promise<HarnessV1PortEndpoint>;
+/** How the host reaches a bridge port: a URL (+ headers), and the byte stream to use when it is not TCP (the exec transport). */
+export type ReachEndpoint = HarnessV1PortEndpoint & { readonly createConnection?: CreateConnection };
+
+/** A sandbox port as the host reaches it, for a WebSocket (the sandbox session's getPortEndpoint or getPortUrl, or the exec relay). */
+export type PortResolver = (port: number) => Promise<ReachEndpoint>;
 
 export type ReachOptions = {
   readonly endpoint: PortResolver;
@@ -38,12 +44,12 @@ export type ReachOptions = {
 
 export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink> {
   const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
-  const { url, headers = {} } = await options.endpoint(ready.port);
-  const probe = await probeBridge(url, token, options.probeTimeoutMs, headers);
+  const { url, headers = {}, createConnection } = await options.endpoint(ready.port);
+  const probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection);
   if (!probe.ok) {
     throw new BridgeSessionError('bridge-start-failed', `bridge printed its ready line but its socket failed: ${probe.detail}`);
   }
-  return { url, headers, token, port: ready.port, hello: probe.hello };
+  return { url, headers, token, port: ready.port, hello: probe.hello, ...(createConnection ? { createConnection } : {}) };
 }
 
 /** Reaches the bridge for a resume: the live one (attach) or a new one on the same state dir. */
@@ -52,16 +58,16 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
   const stateDir = options.spawn.stateDir;
   const [prior, token] = await Promise.all([readBridgeState(sandbox, stateDir), readToken(sandbox, stateDir)]);
   if (prior && token) {
-    const { url, headers = {} } = await options.endpoint(prior.port);
-    let probe = await probeLiveBridge(url, token, options.probeTimeoutMs, headers);
+    const { url, headers = {}, createConnection } = await options.endpoint(prior.port);
+    let probe = await probeLiveBridge(url, token, options.probeTimeoutMs, headers, createConnection);
     // A bridge that is stopping (SIGTERM, stop, destroy) is about to exit: attaching would leave the
     // channel retrying a dead port. A fresh connection gets 503 on upgrade (handled below, as a
     // bridge that does not answer); one whose upgrade won the race gets a hello with state
     // 'stopping'. Wait for it to go, then replace it.
-    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers);
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers, createConnection);
     // Still stopping past stoppingBridgeWaitMs: replace it, which the state-dir lock refuses while it lives.
     if (probe.ok && probe.hello.state !== 'stopping') {
-      const link = { url, headers, token, port: prior.port, hello: probe.hello };
+      const link = { url, headers, token, port: prior.port, hello: probe.hello, ...(createConnection ? { createConnection } : {}) };
       return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
     }
   }
@@ -82,11 +88,17 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
 }
 
 /** Probes a stopping bridge until it no longer answers (or stops stopping); returns the last probe. */
-async function untilGone(url: string, token: string, timeoutMs: number, headers: Readonly<Record<string, string>>): Promise<ProbeResult> {
+async function untilGone(
+  url: string,
+  token: string,
+  timeoutMs: number,
+  headers: Readonly<Record<string, string>>,
+  createConnection: CreateConnection | undefined,
+): Promise<ProbeResult> {
   const deadline = Date.now() + HOST_SESSION_LIMITS.stoppingBridgeWaitMs;
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const probe = await probeBridge(url, token, timeoutMs, headers);
+    const probe = await probeBridge(url, token, timeoutMs, headers, createConnection);
     if (!probe.ok || probe.hello.state !== 'stopping' || Date.now() > deadline) return probe;
   }
 }
@@ -97,15 +109,17 @@ async function awaitLockedBridge(
   token: string,
   refusal: unknown,
 ): Promise<{ link: BridgeLink; replaced: boolean }> {
-  const { url, headers = {} } = await options.endpoint(port);
+  const { url, headers = {}, createConnection } = await options.endpoint(port);
   const deadline = Date.now() + HOST_SESSION_LIMITS.lockedBridgeWaitMs;
   let delayMs = 250;
   let last = 'not probed';
   while (Date.now() < deadline) {
-    let probe = await probeBridge(url, token, options.probeTimeoutMs, headers);
+    let probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection);
     // The holder is on its way out: once it exits (and releases the lock) a new bridge can start.
-    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers);
-    if (probe.ok && probe.hello.state !== 'stopping') return { link: { url, headers, token, port, hello: probe.hello }, replaced: false };
+    if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers, createConnection);
+    if (probe.ok && probe.hello.state !== 'stopping') {
+      return { link: { url, headers, token, port, hello: probe.hello, ...(createConnection ? { createConnection } : {}) }, replaced: false };
+    }
     last = probe.ok ? 'the bridge holding the state dir is still stopping' : probe.detail;
     // It did not answer, or is still stopping: it may have exited meanwhile (a stopping bridge answers
     // 503 until it exits, then nothing answers at all), so try again to start one; the lock decides.
@@ -140,12 +154,18 @@ async function startUnlessLocked(options: Omit<ReachOptions, 'journalId'>): Prom
  */
 const probeRetryDelaysMs = [100, 300, 600] as const;
 
-async function probeLiveBridge(url: string, token: string, timeoutMs: number, headers: Readonly<Record<string, string>>): Promise<ProbeResult> {
-  let probe = await probeBridge(url, token, timeoutMs, headers);
+async function probeLiveBridge(
+  url: string,
+  token: string,
+  timeoutMs: number,
+  headers: Readonly<Record<string, string>>,
+  createConnection: CreateConnection | undefined,
+): Promise<ProbeResult> {
+  let probe = await probeBridge(url, token, timeoutMs, headers, createConnection);
   for (const delayMs of probeRetryDelaysMs) {
     if (probe.ok || (probe.reason !== 'http-error' && probe.reason !== 'refused')) return probe;
     await new Promise((resolve) => setTimeout(resolve, delayMs));
-    probe = await probeBridge(url, token, timeoutMs, headers);
+    probe = await probeBridge(url, token, timeoutMs, headers, createConnection);
   }
   return probe;
 }

@@ -2,19 +2,30 @@
 // The ladder uses it to tell "alive, same journal" from "gone" before it
 // commits to a rung; it never attaches, so it displaces no owner.
 import WebSocket from 'ws';
+import type { CreateConnection } from '../channel/index.ts';
 import { bridgeFrameSchema, decodeFrame, PROTOCOL_LIMITS_V1, type HelloFrame } from '../../protocol/v1/index.ts';
 
 export type ProbeResult =
   | { ok: true; hello: HelloFrame }
   | { ok: false; reason: 'refused' | 'unauthorized' | 'timeout' | 'bad-hello' | 'http-error'; detail: string };
 
-/** `headers`: what the sandbox's port endpoint says the connection must carry (a port proxy's own auth). */
-export function probeBridge(url: string, token: string, timeoutMs: number, headers: Readonly<Record<string, string>> = {}): Promise<ProbeResult> {
+/**
+ * `headers`: what the sandbox's port endpoint says the connection must carry (a port proxy's own auth).
+ * `createConnection`: the byte stream to probe over instead of TCP (the exec transport, exec-relay.ts).
+ */
+export function probeBridge(
+  url: string,
+  token: string,
+  timeoutMs: number,
+  headers: Readonly<Record<string, string>> = {},
+  createConnection?: CreateConnection,
+): Promise<ProbeResult> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, {
       headers: { ...headers, authorization: `Bearer ${token}` },
       maxPayload: PROTOCOL_LIMITS_V1.maxPayloadBytes,
       handshakeTimeout: timeoutMs,
+      ...(createConnection ? { createConnection: createConnection as never } : {}),
     });
     let settled = false;
     const finish = (result: ProbeResult) => {

@@ -343,11 +343,14 @@ describe('HarnessAgent (@ai-sdk/harness 1.0.x) over createBridgeHarness', () => 
     }
   });
 
-  it('a basic SandboxSession is refused with HarnessCapabilityUnsupportedError unless resolvePort says how to reach its ports; with it, turns run', async () => {
+  it('a basic SandboxSession whose spawn gives no stdin is refused with HarnessCapabilityUnsupportedError unless resolvePort says how to reach its ports; with it, turns run', async () => {
     const box = await kit.provider.createSession({ sessionId: 'basic-box' });
     try {
+      // With stdin on its spawn the exec transport would carry it (test/host/exec-transport.test.ts); without, nothing can.
+      const basic = box.restricted();
+      const noStdin = { ...basic, spawn: (options: Parameters<typeof basic.spawn>[0]) => basic.spawn({ ...options, stdin: false }) };
       const refusing = new HarnessAgent({ harness: kit.harness() });
-      const error = await refusing.createSession({ sandboxSession: box.restricted() }).then(() => undefined, (e: unknown) => e);
+      const error = await refusing.createSession({ sandboxSession: noStdin }).then(() => undefined, (e: unknown) => e);
       expect(HarnessCapabilityUnsupportedError.isInstance(error), String(error)).toBe(true);
       expect((error as Error).message).toMatch(/getPortEndpoint/);
 
