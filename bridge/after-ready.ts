@@ -121,7 +121,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
         policy.stop();
         await egress?.close();
         jail.close?.();
-        await recordPath.close();
+        await recordPath.close({ discardUnwritten: true }); // the file goes anyway: a full disk must not keep destroy from freeing it
         ctx.removeStateDir();
       },
       exit(code) {

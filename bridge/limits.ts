@@ -67,6 +67,19 @@ export const JOURNAL_LIMITS = {
    * rather than write what the next open would drop.
    */
   maxRecordChars: 16 * 1024 * 1024,
+  /**
+   * A write that failed on a full disk is retried this often (from where it
+   * stopped). One failing write(2) per interval costs nothing; 250 ms is how
+   * late the CLI resumes after space returns, at most.
+   */
+  diskFullRetryMs: 250,
+  /**
+   * How long the bridge waits for space before it gives up and exits naming
+   * ENOSPC (`--disk-full-exit-ms`). Meanwhile the CLI is paused and the host
+   * holds a `disk-full` error; 10 min leaves an operator time to free space,
+   * and bounds how long a host tool or an abort can wait on the disk.
+   */
+  diskFullExitMs: 10 * 60_000,
 } as const;
 
 /** server/server.ts / server/record-stream.ts / main.ts: sockets, replay, hello, heartbeat, wiring. */

@@ -18,6 +18,12 @@
 //              sync() and on close(). Hosts may have seen those records, so
 //              after a power loss a host can be ahead of the journal.
 //   'never'    — everything since the last explicit sync(); close() skips fsync.
+// - Disk full (ENOSPC, EDQUOT on a write): not a crash. The unwritten records stay in the window
+//   (never reported to onDurable, so never sent or acked), onStall reports the error, and the write
+//   is retried every diskFullRetryMs from exactly where it stopped; the first one that succeeds
+//   reports onStall(null) and everything goes out in seq order. Past diskFullExitMs the stall
+//   becomes a failure (onFatal). A torn line a partial write left on disk is completed by the
+//   retry, or truncated at the next open like any torn tail.
 // - A torn or corrupt line (bad crc, missing newline, seq not previous+1) and
 //   everything after it are truncated at the next open and counted in
 //   `recovered`. A corrupt header makes the whole file unusable: it is replaced
@@ -57,7 +63,20 @@ export type JournalOptions = {
   onFatal?: (error: Error) => void;
   /** Fill AppendedBatch.lines (default false). */
   keepBatchLines?: boolean;
+  /**
+   * A write failed because the disk is full (the error; writes are retried every
+   * JOURNAL_LIMITS.diskFullRetryMs) or succeeded again after that (null). Default: nothing.
+   */
+  onStall?: (error: Error | null) => void;
+  /** A disk-full stall longer than this fails the journal (onFatal). Default JOURNAL_LIMITS.diskFullExitMs. */
+  diskFullExitMs?: number;
 };
+
+/** Write errors that mean "no space now" (full disk, quota): retried, not fatal. */
+export function isDiskFull(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
 
 const noLines: string[] = [];
 
@@ -76,6 +95,8 @@ export class Journal {
   private readonly fsyncPolicy: FsyncPolicy;
   private readonly onDurable: (batch: AppendedBatch) => void;
   private readonly onFatal: (error: Error) => void;
+  private readonly onStall: (error: Error | null) => void;
+  private readonly diskFullExitMs: number;
   private readonly keepLines: boolean;
   private readonly window: RecordWindow;
   /** index[k] = file offset of the line of seq k*indexEveryRecords + 1. */
@@ -102,6 +123,12 @@ export class Journal {
   private scheduled = false;
   private closed = false;
   private failure: Error | null = null;
+  /** The disk-full error writes are stalled on (retried by stallTimer), and since when. */
+  private stall: Error | null = null;
+  private stallSince = 0;
+  private stallTimer: NodeJS.Timeout | null = null;
+  /** Bytes a stalled write put in the file past writtenBytes (part of the batch it could not finish). */
+  private partialBytes = 0;
   private waiters: Waiter[] = [];
   /** What durable-reads.ts reads through: the file, the window, the index, and how far they are written. */
   private readonly durable: DurableView;
@@ -114,6 +141,8 @@ export class Journal {
     this.fsyncPolicy = options.fsyncPolicy ?? 'turn-end';
     this.onDurable = options.onDurable;
     this.onFatal = options.onFatal ?? exitOnFatal;
+    this.onStall = options.onStall ?? (() => undefined);
+    this.diskFullExitMs = options.diskFullExitMs ?? JOURNAL_LIMITS.diskFullExitMs;
     this.keepLines = options.keepBatchLines === true;
     this.window = new RecordWindow(maxWindowRecords, JOURNAL_LIMITS.maxWindowBytes, file.lastSeq, JOURNAL_LIMITS.windowBlockBytes, JOURNAL_LIMITS.windowSpareBytes);
     this.index = file.index;
@@ -140,6 +169,9 @@ export class Journal {
     const policy = options.fsyncPolicy ?? 'turn-end';
     if (policy !== 'turn-end' && policy !== 'always' && policy !== 'never') {
       throw new RangeError(`fsyncPolicy must be turn-end, always or never, got ${String(policy)}`);
+    }
+    if (options.diskFullExitMs !== undefined && (!Number.isSafeInteger(options.diskFullExitMs) || options.diskFullExitMs < 1)) {
+      throw new RangeError(`diskFullExitMs must be a positive integer, got ${options.diskFullExitMs}`);
     }
     ensurePrivateDir(options.stateDir);
     const { file, recovered } = await openJournalFile(join(options.stateDir, journalFileName));
@@ -213,10 +245,32 @@ export class Journal {
     if (!this.closed) await this.datasync();
   }
 
-  /** flush + fdatasync (skipped under 'never') + close the fd. Appending afterwards throws. */
-  async close(): Promise<void> {
+  /** The disk-full error writes are stalled on, or null. */
+  get diskFull(): Error | null {
+    return this.stall;
+  }
+
+  /**
+   * flush + fdatasync (skipped under 'never') + close the fd. Appending afterwards throws.
+   * While the disk is full: `discardUnwritten` (destroy: the file goes anyway) closes at once; otherwise
+   * the stall fails the journal (onFatal, the rejection): records never written were never sent or acked.
+   */
+  async close(options: { discardUnwritten?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true; // appends from here on throw; the flush below covers everything before
+    if (this.stall !== null) {
+      if (this.stallTimer) clearTimeout(this.stallTimer);
+      this.stallTimer = null;
+      if (options.discardUnwritten === true) {
+        this.failure = this.stall;
+        for (const waiter of this.waiters) waiter.reject(this.stall);
+        this.waiters = [];
+        await closeAsync(this.fd);
+        return;
+      }
+      this.fail(this.stall);
+      throw this.stall;
+    }
     await this.flush();
     if (this.fsyncPolicy !== 'never') await this.datasync();
     await closeAsync(this.fd);
@@ -265,8 +319,9 @@ export class Journal {
    * and whatever is appended meanwhile waits for it). Loops until nothing is
    * left: appends made inside onDurable go out in the same call.
    */
-  private writeNext(): void {
-    if (this.draining || this.syncing || this.failure) return;
+  private writeNext(retry = false): void {
+    // While stalled on a full disk only the retry timer writes (an append per tick must not hammer it).
+    if (this.draining || this.syncing || this.failure || (this.stall !== null && !retry)) return;
     this.draining = true;
     try {
       while (this.writtenSeq < this.assignedSeq && !this.syncing && this.failure === null) {
@@ -274,12 +329,19 @@ export class Journal {
         const lastSeq = this.assignedSeq;
         const lines = this.keepLines ? this.pendingLines : noLines;
         if (this.keepLines) this.pendingLines = [];
-        let length: number;
-        try {
-          length = this.window.writeTo(this.fd, this.writtenBytes);
-        } catch (error) {
-          this.fail(error instanceof Error ? error : new Error(String(error)));
+        const written = this.window.writeTo(this.fd, this.writtenBytes + this.partialBytes);
+        this.partialBytes += written.bytes;
+        if (written.error !== null) {
+          if (this.keepLines) this.pendingLines = lines; // not reported: they go with the batch that succeeds
+          if (isDiskFull(written.error)) this.stalled(written.error);
+          else this.fail(written.error);
           return;
+        }
+        const length = this.partialBytes;
+        this.partialBytes = 0;
+        if (this.stall !== null) {
+          this.stall = null;
+          this.onStall(null);
         }
         if (this.syncSeq >= firstSeq) {
           this.syncing = true;
@@ -331,7 +393,26 @@ export class Journal {
     this.waiters = still;
   }
 
+  /** A write hit a full disk: report it (once per stall), retry later, give up past diskFullExitMs. */
+  private stalled(error: Error): void {
+    const now = Date.now();
+    if (this.stall === null) {
+      this.stall = error;
+      this.stallSince = now;
+      this.onStall(error);
+    } else if (now - this.stallSince >= this.diskFullExitMs) {
+      this.fail(error);
+      return;
+    }
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = null;
+      this.writeNext(true);
+    }, JOURNAL_LIMITS.diskFullRetryMs);
+  }
+
   private fail(error: Error): void {
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = null;
     this.failure = error;
     for (const waiter of this.waiters) waiter.reject(error);
     this.waiters = [];

@@ -78,18 +78,26 @@ export class RecordWindow {
     return end - start;
   }
 
-  /** Writes every byte not yet written, at file `position` onwards, synchronously; returns the byte count. */
-  writeTo(fd: number, position: number): number {
+  /**
+   * Writes every byte not yet written, at file `position` onwards, synchronously. Returns the
+   * bytes written and the error that stopped it (a full disk): what was written before the error
+   * counts as written, so a retry at `position + bytes` continues exactly where this one stopped.
+   */
+  writeTo(fd: number, position: number): { bytes: number; error: Error | null } {
     let total = 0;
-    for (let b = this.firstUnwritten(); b < this.blocks.length; b++) {
-      const block = this.blocks[b]!;
-      while (block.written < block.used) {
-        const n = writeSync(fd, block.buf, block.written, block.used - block.written, position + total);
-        block.written += n;
-        total += n;
+    try {
+      for (let b = this.firstUnwritten(); b < this.blocks.length; b++) {
+        const block = this.blocks[b]!;
+        while (block.written < block.used) {
+          const n = writeSync(fd, block.buf, block.written, block.used - block.written, position + total);
+          block.written += n;
+          total += n;
+        }
       }
+    } catch (error) {
+      return { bytes: total, error: error instanceof Error ? error : new Error(String(error)) };
     }
-    return total;
+    return { bytes: total, error: null };
   }
 
   /** Drops the oldest blocks while the rest still hold maxRecords records and maxBytes bytes (only written blocks go). */

@@ -60,6 +60,8 @@ export class BridgeServer {
   #heartbeat: NodeJS.Timeout | null = null;
   #watch: OwnerWatch | null = null;
   #shuttingDown: ShutdownKind | null = null;
+  /** What `error disk-full` says while the journal waits for space. */
+  #diskFull: string | null = null;
 
   constructor(options: BridgeServerOptions) {
     this.#options = options;
@@ -126,6 +128,19 @@ export class BridgeServer {
   /** journal onDurable → the owner's stream (main wires this). */
   onDurable(batch: DurableBatch): void {
     this.#owner?.stream?.offer(batch);
+  }
+
+  /**
+   * The record path's disk-full report (docs/bridge-internals.md#disk-full): the owner gets
+   * `error disk-full` naming the errno now, and each new owner on attach, until space returns
+   * (null), which the owner hears as an info diagnostic.
+   */
+  diskFull(error: Error | null): void {
+    this.#diskFull = error === null ? null : diskFullText(error);
+    const owner = this.#owner;
+    if (owner === null) return;
+    if (this.#diskFull !== null) owner.error('disk-full', this.#diskFull);
+    else owner.send(JSON.stringify(diskBackDiagnostic()));
   }
 
   /** Stop or destroy the bridge: lifecycle step, ack the requester, close sockets, exit. Also SIGTERM's path. */
@@ -330,6 +345,7 @@ export class BridgeServer {
     this.#log.info({ connection: connection.id, cursor: frame.cursor, lastSeq }, 'attached');
     if (frame.id !== undefined) connection.send(JSON.stringify({ type: 'ack', id: frame.id, of: 'attach', lastSeq } satisfies AckFrame));
     stream.start(frame.cursor);
+    if (this.#diskFull !== null) connection.error('disk-full', this.#diskFull);
   }
 
   /** Acks a command once its records are durable (and so already on their way to the owner), or reports its error. */
@@ -383,6 +399,15 @@ export class BridgeServer {
   readonly #beat = (): void => {
     for (const connection of this.#connections) connection.beat();
   };
+}
+
+/** `ENOSPC: no space left on device, write` → what the owner reads, errno first. */
+function diskFullText(error: Error): string {
+  return `the journal cannot be written: ${error.message}; the CLI's output is paused and the write is retried until space returns`;
+}
+
+function diskBackDiagnostic(): DiagnosticFrame {
+  return { type: 'diagnostic', level: 'info', subsystem: 'journal', message: "journal writes resumed: space is back; the CLI's output continues", ts: Date.now(), attrs: { code: 'disk-ok' } };
 }
 
 function tools(list: HostToolSpec[] | undefined): { tools?: HostToolSpec[] } {

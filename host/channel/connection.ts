@@ -126,6 +126,7 @@ const terminalCloseCodes: Partial<Record<number, BridgeChannelErrorCode>> = {
   [CLOSE_CODES_V1.displaced]: 'displaced',
   [CLOSE_CODES_V1.versionMismatch]: 'version-mismatch',
   [CLOSE_CODES_V1.stopping]: 'bridge-stopped',
+  [CLOSE_CODES_V1.failed]: 'bridge-failed',
 };
 
 const terminalCloseText: Record<string, string> = {
@@ -149,6 +150,8 @@ export function classifyLoss(loss: Loss, context: { stopAcked: boolean; cursor: 
   }
   const code = loss.closeCode !== undefined ? terminalCloseCodes[loss.closeCode] : undefined;
   if (code === 'bridge-stopped' && context.stopAcked) return { kind: 'stopped' };
+  // 4005: the bridge is exiting and its close reason says why (ENOSPC…): retrying a dead port would only hide that.
+  if (code === 'bridge-failed') return { kind: 'terminal', code, message: `the bridge exited: ${loss.reason}; last cursor ${context.cursor}` };
   if (code) return { kind: 'terminal', code, message: `${terminalCloseText[code] ?? loss.reason}; last cursor ${context.cursor}` };
   return { kind: 'retry' };
 }

@@ -14,6 +14,7 @@ import { errorCodeSchema, type ErrorCode } from '../v1/error-codes.ts';
  * - displaced: another host attached (close 4000 / error not-owner).
  * - reconnect-deadline: no attach succeeded within reconnectDeadlineMs of the first failure.
  * - bridge-stopped: the bridge closed with 4003 (stop/destroy in progress).
+ * - bridge-failed: the bridge closed with 4005: it is exiting on a fatal error its close reason names (ENOSPC…).
  * - protocol-violation: the bridge kept sending gaps / broke the protocol past our retries.
  * - consumer-failed: onRecords threw or rejected; the channel stops rather than skip records.
  * - closed: close() was called (only seen by whenLive() waiters; `closed` resolves null).
@@ -27,6 +28,7 @@ export const channelErrorCodes = [
   'displaced',
   'reconnect-deadline',
   'bridge-stopped',
+  'bridge-failed',
   'protocol-violation',
   'consumer-failed',
   'closed',

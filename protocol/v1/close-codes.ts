@@ -8,5 +8,6 @@ export const CLOSE_CODES_V1 = {
   heartbeatTimeout: 4002,
   stopping: 4003, // the bridge is stopping or being destroyed
   slowConsumer: 4004, // the socket stayed behind past maxBufferedBytes for too long
+  failed: 4005, // the bridge is exiting on a fatal error (the journal cannot be written: ENOSPC…); the reason names it
 } as const;
 export type CloseCode = (typeof CLOSE_CODES_V1)[keyof typeof CLOSE_CODES_V1];

@@ -18,6 +18,7 @@ export const errorCodeSchema = z.enum([
   'too-large', // frame over maxFrameBytes
   'queue-full', // a bounded queue refused the frame
   'stopping', // the bridge is stopping or destroying
+  'disk-full', // unsolicited: the journal cannot be written (ENOSPC); the CLI is paused until space returns
   'internal', // a bug in the bridge; the session carries on
 ]);
 export type ErrorCode = z.infer<typeof errorCodeSchema>;
