@@ -72,6 +72,13 @@ export type PromptContext = {
   readonly permissionMode?: HarnessV1PermissionMode;
 };
 
+/** What a thread-start request may have to name (ACP's session/new takes the cwd and the MCP servers). */
+export type ThreadStartContext = {
+  readonly sessionWorkDir: string;
+  /** As in LaunchContext: env var NAMES (put them in stdin as `${NAME}` placeholders with launch stdinSecrets). */
+  readonly mcp: McpEnvNames | undefined;
+};
+
 export type CompactContext = {
   /** The CLI's own thread id, once a record has revealed it. */
   readonly threadId: string | undefined;
@@ -151,7 +158,7 @@ export type CliAdapterDefinition<S> = {
    * matcher must end it, and `threadId` must read the id from its output), then
    * the prompt, whose context then carries the thread id.
    */
-  encodeThreadStart?(): string;
+  encodeThreadStart?(context?: ThreadStartContext): string;
   /**
    * Stdin input that interrupts the running turn when it must name ids only the
    * translator state knows (Codex's turn/interrupt {threadId, turnId}). On abort

@@ -15,6 +15,7 @@ export {
   type LaunchContext,
   type LaunchMode,
   type PromptContext,
+  type ThreadStartContext,
   type Translator,
 } from './adapter.ts';
 export {

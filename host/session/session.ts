@@ -19,7 +19,7 @@ import type {
   HarnessV1ToolSpec,
 } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import type { AckFrame, JournalRecord } from '../../protocol/v1/index.ts';
+import type { AckFrame, HelloFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import { TurnTranslation } from '../adapter-kit/turn-translation.ts';
 import type { ChannelRequest } from '../channel/index.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
@@ -58,6 +58,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   /** adapter.responder: answers the CLI's requests to its host (responder-run.ts). */
   private readonly responder: ResponderRun | undefined;
   private pendingRerun: boolean;
+  /** The journal was gone or behind at resume (rebaseOnLostJournal): a rerun of a turn it does not hold goes out as a start. */
+  private journalRebased = false;
   private closed = false;
   /** Started from a suspend's state and not yet continued: a continue that finds no turn (it ended before the suspend took) finishes empty. */
   private fromSuspend: boolean;
@@ -113,6 +115,8 @@ export class BridgeSession<S> implements HarnessV1Session {
         held: new Map(),
       };
     }
+    // A journal that is gone or older than our cursor (docs/design.md#d5, journal epochs): go on from its end.
+    if (resume) this.rebaseOnLostJournal(resume, init.link.hello);
     if (init.rungs.length > 0) {
       const recomputed = init.rungs.includes('rerun');
       this.report(recomputed ? 'warn' : 'info', `resumed via ${init.rungs.join(' → ')}${recomputed ? ' (the in-flight turn will be recomputed)' : ''}`, {
@@ -121,6 +125,35 @@ export class BridgeSession<S> implements HarnessV1Session {
         cursor: this.cursor,
       });
     }
+  }
+
+  /**
+   * The bridge's journal is another one (gone: a new bridge started a fresh journal) or ends before
+   * our cursor (behind: a sandbox restored from an earlier snapshot). Attaching at our cursor would be
+   * refused with cursor-ahead on every start, so this host opens a new journal epoch: its cursor
+   * becomes the journal's end, and the in-flight turn is re-driven from the host's own state (its
+   * prompt, the CLI thread), marked recomputed. Records the journal lost are not delivered again.
+   */
+  private rebaseOnLostJournal(resume: ResumeData, hello: HelloFrame): void {
+    const gone = hello.journalId !== resume.journalId;
+    if (!gone && hello.lastSeq >= resume.cursor) return;
+    const lost = gone ? 'gone' : 'behind';
+    this.cursor = hello.lastSeq;
+    this.journalRebased = true;
+    const turn = this.consumer.turn;
+    if (turn) {
+      delete turn.firstSeq;
+      delete turn.snapshot;
+      this.pendingRerun = true;
+    }
+    if (!this.rungs.includes('rerun')) this.rungs.push('rerun');
+    this.report('warn', `the journal is ${lost}: this host's cursor is ${resume.cursor} in journal ${resume.journalId}, the bridge holds journal ${hello.journalId} ending at seq ${hello.lastSeq}; continuing from there${turn ? `, turn ${turn.turnId} recomputed` : ''}`, {
+      journal: lost,
+      cursor: resume.cursor,
+      journalId: hello.journalId,
+      lastSeq: hello.lastSeq,
+      recomputed: turn !== null,
+    });
   }
 
   // ---- turns -------------------------------------------------------------
@@ -319,7 +352,8 @@ export class BridgeSession<S> implements HarnessV1Session {
     // Suspended or detached since the rerun was decided: no new turn from this slice (it would open
     // a channel the suspend just closed); the resume state still holds the interrupted turn.
     if (this.consumer.slice !== slice || this.closed) return;
-    await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.turnId });
+    const unknownToJournal = this.journalRebased && !(this.channel?.hello ?? this.link.hello).turns.some((known) => known.turnId === turn.turnId);
+    await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.turnId, ...(unknownToJournal ? { originLost: true } : {}) });
   }
 
   /**
@@ -333,7 +367,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     // Its parts are dropped but for what says why it failed (error parts, raw stderr): a CLI that cannot start is named by its own words.
     const said: string[] = [];
     const { done } = this.consumer.begin((part) => void (said.length < 5 && pushSaid(said, part)), tools, true);
-    await this.startTurn({ prompt: '', instructions: undefined, tools, rerunOf: undefined, input: encode() });
+    await this.startTurn({ prompt: '', instructions: undefined, tools, rerunOf: undefined, input: encode({ sessionWorkDir: this.ctx.sessionWorkDir, mcp: this.ctx.mcp }) });
     await done;
     if (this.threadId === undefined) {
       const why = said.length > 0 ? ` (the CLI said: ${said.join('; ')})` : '';

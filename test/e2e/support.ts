@@ -68,6 +68,8 @@ export function useE2eEnv(options: {
   adapter(bin: string, modelUrl: string, variant: E2eVariant): CliAdapter<any>;
   /** The API path this CLI's model requests hit (/v1/messages, /v1/chat/completions, /v1/responses). */
   requestPath: string;
+  /** The model server's `--profile` values (reference names or module paths); default the reference profiles. */
+  profiles?: ReadonlyArray<string>;
 }): E2eEnv {
   let root = '';
   let bin = '';
@@ -81,7 +83,7 @@ export function useE2eEnv(options: {
     await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
     bin = (await options.install()).binPath;
     // The scripted model answers to model.test inside the namespace: each sandbox's network policy allows that name only.
-    model = await startIsolatedModelServer({ logFile: join(root, 'requests.jsonl'), hostName: scriptedModelHost });
+    model = await startIsolatedModelServer({ logFile: join(root, 'requests.jsonl'), hostName: scriptedModelHost, ...(options.profiles ? { profiles: options.profiles } : {}) });
     if (!model.isolated) console.warn(`${options.name} e2e: running WITHOUT a network namespace: ${model.reason}`);
     provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   }, 300_000);

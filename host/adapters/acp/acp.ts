@@ -1,0 +1,253 @@
+// Any Agent Client Protocol agent as a harness-bridge adapter (docs/acp.md): one long-lived agent
+// process per session, parameterised by the agent's command. Every spawned process gets the
+// handshake as launch `start` (initialize; plus session/load when the session has a thread), the
+// first prompt of a session runs session/new as the kit's thread-start exchange (thread id = the
+// ACP sessionId), prompts are session/prompt, abort is session/cancel. The agent's requests are
+// answered by the kit's responder (fs confined to the project dir; permissions under allow-all)
+// or, for permissions otherwise, become HarnessV1 approvals. The translator is a pure reducer of
+// session/update notifications.
+import { posix } from 'node:path';
+import type { JSONValue } from '@ai-sdk/provider';
+import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
+import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
+import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
+import { defineCliAdapter, type CliAdapter, type CliPackage, type LaunchContext } from '../../adapter-kit/adapter.ts';
+import { createLineBuffers, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
+import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
+import { jsonRpc, type CliRequest, type Responder, type ResponderIo } from '../../adapter-kit/responder.ts';
+import { usageFromCounts } from '../../adapter-kit/usage.ts';
+import { acpBuiltinTools, acpToolName } from './tools.ts';
+import * as rpc from './rpc.ts';
+
+export type AcpAgentOptions = {
+  /** The adapter's harnessId (kebab-case): `claude-code-acp`, `codex-acp`, `my-agent`. */
+  id: string;
+  /** The agent's command line; `binPath` (when given) replaces argv[0]. */
+  command: ReadonlyArray<string>;
+  binPath?: string;
+  /** The npm package the agent comes from, pinned (the kit installs and caches it). */
+  cli?: CliPackage;
+  /** Env for the agent (its model endpoint and key go here). HOME defaults to `<stateDir>/acp-home`. */
+  env?: Record<string, string>;
+  /** The model to report on stream-start, and to pass in `modelEnvVar` when set. */
+  modelId?: string;
+  /** The env var through which the agent takes its model (ANTHROPIC_MODEL for claude-code-acp); unset: the agent's default. */
+  modelEnvVar?: string;
+  /**
+   * The agent has ACP's loadSession (default true): a new process on a session with a thread resumes it
+   * with session/load. False: docs/acp.md#resume (the live process keeps the thread; a new one refuses).
+   */
+  loadSession?: boolean;
+  /** Advertise fs/read_text_file and fs/write_text_file (default true): the kit answers them inside the project dir. */
+  clientFs?: boolean;
+  /** Launch `survive` (pipes only), as the reference adapters take it. */
+  survive?: boolean;
+};
+
+type ToolCall = { name: string; input: JSONValue; emitted: boolean };
+
+export type AcpState = {
+  lines: LineBuffers;
+  stream: StreamState;
+  modelId: string | undefined;
+  /** The ACP sessionId this turn prompts (read from our session/prompt or session/load). */
+  sessionId: string | null;
+  /** Our session/load is in flight in this turn: the history it replays as updates is not this turn's. */
+  loading: boolean;
+  /** The prompt said allow-all: the responder answers permission requests, no approval part. */
+  allowAll: boolean;
+  tools: Record<string, ToolCall>;
+  /** approvalId → the request's JSON-RPC id and the options to pick. */
+  approvals: Record<string, { id: string | number; allow: string | null; reject: string | null }>;
+};
+
+const hostServerPrefix = 'mcp__host__';
+
+function launchOf(o: AcpAgentOptions, ctx: LaunchContext): LaunchSpecInput {
+  const argv = [...o.command];
+  if (o.binPath) argv[0] = o.binPath;
+  const model = ctx.modelId ?? o.modelId;
+  const steps: NonNullable<LaunchSpecInput['start']> = [{ input: rpc.initialize(o.clientFs !== false), until: [{ path: ['id'], equals: rpc.acpIds.initialize }] }];
+  // A process on an existing thread loads it first (docs/acp.md#resume); session/new is the kit's thread-start turn.
+  if (ctx.threadId !== undefined) steps.push({ input: rpc.loadSession(ctx.threadId, ctx.sessionWorkDir, ctx.mcp), until: [{ path: ['id'], equals: rpc.acpIds.loadSession }] });
+  return {
+    argv,
+    env: { HOME: posix.join(ctx.stateDir, 'acp-home'), ...(o.modelEnvVar && model ? { [o.modelEnvVar]: model } : {}), ...o.env },
+    cwd: ctx.sessionWorkDir,
+    stdin: 'pipe',
+    lifetime: 'session',
+    start: steps,
+    ...(ctx.mcp ? { stdinSecrets: [ctx.mcp.urlEnvVar, ctx.mcp.tokenEnvVar] } : {}),
+    turnEnd: [{ json: { path: ['id'], equals: rpc.acpIds.prompt } }, { json: { path: ['id'], equals: rpc.acpIds.newSession } }],
+    interrupt: { input: '' }, // session/cancel names the session: encodeInterrupt sends it
+    ...(o.survive === true ? { survive: true } : {}),
+  };
+}
+
+const finishOf = (stopReason: string | undefined) =>
+  stopReason === 'end_turn'
+    ? ({ unified: 'stop', raw: stopReason } as const)
+    : stopReason === 'max_tokens'
+      ? ({ unified: 'length', raw: stopReason } as const)
+      : stopReason === 'refusal'
+        ? ({ unified: 'content-filter', raw: stopReason } as const)
+        : ({ unified: 'other', raw: stopReason ?? 'unknown' } as const);
+
+/** Session-level updates with no place in the stream. */
+const noise = new Set(['available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update', 'usage_update', 'user_message_chunk']);
+
+function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: HarnessV1StreamPart[] } {
+  const parts: HarnessV1StreamPart[] = [];
+  const out = partWriter(s.stream, parts);
+  if (s.stream.finished) return { state: s, parts };
+  if (record.kind === 'turn-start') {
+    const input = record.data.input ?? '';
+    s.sessionId = /"sessionId":"([^"]+)"/.exec(input)?.[1] ?? s.sessionId;
+    s.allowAll = input.includes(`"${rpc.metaKey}":{"permissionMode":"allow-all"}`);
+    out.start(s.modelId);
+  }
+  if (record.kind === 'stdin' && record.data.text.includes(`"id":"${rpc.acpIds.loadSession}"`)) s.loading = true;
+  if (record.kind === 'turn-end') out.endTurn(record, 'acp');
+  const line = readJsonLine(s.lines, record, rpc.lineSchema);
+  if (!line) return { state: s, parts };
+  if (!line.ok || line.stream === 'stderr') {
+    out.raw(line.stream === 'stderr' ? { stderr: line.json } : line.json);
+    return { state: s, parts };
+  }
+  const L = line.value;
+  if (!('method' in L)) {
+    // An answer to one of our requests.
+    if (L.id === rpc.acpIds.loadSession) s.loading = false;
+    if (L.id !== rpc.acpIds.prompt) return out.raw(line.json), { state: s, parts };
+    if (L.error) {
+      out.push({ type: 'error', error: { message: `the agent refused session/prompt: ${L.error.message}` } });
+      out.finish({ unified: 'error', raw: 'session/prompt refused' });
+      return { state: s, parts };
+    }
+    const u = L.result?.usage;
+    const counts = u ? { noCache: u.inputTokens - (u.cachedReadTokens ?? 0) - (u.cachedWriteTokens ?? 0), cacheRead: u.cachedReadTokens ?? undefined, cacheWrite: u.cachedWriteTokens ?? undefined, output: u.outputTokens, reasoning: u.thoughtTokens ?? undefined } : undefined;
+    out.finish(finishOf(L.result?.stopReason), usageFromCounts(counts));
+    return { state: s, parts };
+  }
+  const { method, id: requestId, params } = L;
+  if (method === 'session/update' && params?.update) {
+    if (s.loading) return { state: s, parts };
+    update(s, out, params.update, record.seq);
+  } else if (method === 'session/request_permission' && requestId !== undefined && params?.toolCall) {
+    if (s.allowAll) return { state: s, parts }; // the responder allows it
+    const toolCallId = params.toolCall.toolCallId;
+    const call = (s.tools[toolCallId] ??= { name: acpToolName(params.toolCall as rpc.AcpUpdate), input: (params.toolCall.rawInput as JSONValue) ?? {}, emitted: false });
+    emitCall(s, out, toolCallId, call);
+    const options = params.options ?? [];
+    const pick = (...kinds: string[]) => options.find((o) => kinds.includes(o.kind))?.optionId ?? null;
+    const approvalId = `acp-approval-${requestId}`;
+    s.approvals[approvalId] = { id: requestId, allow: pick('allow_once', 'allow_always'), reject: pick('reject_once', 'reject_always') };
+    out.push({ type: 'tool-approval-request', approvalId, toolCallId });
+  } else if (method.startsWith('fs/')) {
+    // Answered by the responder; nothing for the stream.
+  } else out.raw(line.json);
+  return { state: s, parts };
+}
+
+function emitCall(s: AcpState, out: ReturnType<typeof partWriter>, toolCallId: string, call: ToolCall): void {
+  if (call.emitted) return;
+  call.emitted = true;
+  out.close();
+  out.push({ type: 'tool-call', toolCallId, toolName: call.name, input: JSON.stringify(call.input ?? {}), providerExecuted: true });
+}
+
+function update(s: AcpState, out: ReturnType<typeof partWriter>, u: rpc.AcpUpdate, seq: number): void {
+  const kind = u.sessionUpdate;
+  if (kind === 'agent_message_chunk' || kind === 'agent_thought_chunk') {
+    const type = kind === 'agent_message_chunk' ? 'text' : 'reasoning';
+    const text = !Array.isArray(u.content) && u.content?.type === 'text' ? u.content.text : undefined;
+    if (s.stream.block?.type !== type) out.open(type, `${type}-${seq}`);
+    out.delta(text);
+  } else if ((kind === 'tool_call' || kind === 'tool_call_update') && u.toolCallId) {
+    const name = acpToolName(u);
+    if (name.startsWith(hostServerPrefix)) return; // the kit emits host calls from the bridge's tool-call records
+    const call = (s.tools[u.toolCallId] ??= { name, input: {}, emitted: false });
+    if (!call.emitted) {
+      if (u.kind || u.title) call.name = name;
+      if (u.rawInput !== undefined && JSON.stringify(u.rawInput) !== '{}') call.input = u.rawInput;
+    }
+    const status = u.status ?? (kind === 'tool_call' ? 'pending' : undefined);
+    // Announced while its input still streams (pending, input {}): the call part waits for its input or its run.
+    if (JSON.stringify(call.input) !== '{}' || status === 'in_progress' || status === 'completed' || status === 'failed') emitCall(s, out, u.toolCallId, call);
+    if (status === 'completed' || status === 'failed') {
+      const text = Array.isArray(u.content) ? u.content.map((c) => c.content?.text ?? '').join('') : '';
+      out.push({ type: 'tool-result', toolCallId: u.toolCallId, toolName: call.name, result: (u.rawOutput as JSONValue | undefined) ?? text, isError: status === 'failed' });
+      delete s.tools[u.toolCallId];
+    }
+  } else if (!noise.has(kind)) out.raw({ sessionUpdate: kind, ...(u as object) });
+}
+
+/**
+ * The responder: fs requests inside the project dir; a permission request under allow-all is
+ * allowed (otherwise it is the host's approval, answered by encodeApproval); anything else gets
+ * JSON-RPC "method not found", so the agent never waits on us.
+ */
+export function acpResponder(): Responder {
+  return {
+    request: jsonRpc.request,
+    answered: jsonRpc.answered,
+    async answer(request: CliRequest, io: ResponderIo): Promise<string | undefined> {
+      const p = (request.params ?? {}) as { path?: string; content?: string; line?: number | null; limit?: number | null; options?: Array<{ optionId: string; kind: string }> };
+      try {
+        if (request.method === 'session/request_permission') {
+          if (io.permissionMode !== 'allow-all') return undefined;
+          const allow = p.options?.find((o) => o.kind === 'allow_once') ?? p.options?.find((o) => o.kind === 'allow_always');
+          return jsonRpc.result(request.key, allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : { outcome: { outcome: 'cancelled' } });
+        }
+        if (request.method === 'fs/read_text_file') {
+          const text = await io.readTextFile(String(p.path));
+          const lines = text.split('\n');
+          const from = Math.max(0, (p.line ?? 1) - 1);
+          const content = p.line == null && p.limit == null ? text : lines.slice(from, p.limit == null ? undefined : from + p.limit).join('\n');
+          return jsonRpc.result(request.key, { content });
+        }
+        if (request.method === 'fs/write_text_file') {
+          await io.writeTextFile(String(p.path), String(p.content ?? ''));
+          return jsonRpc.result(request.key, null);
+        }
+        return jsonRpc.error(request.key, -32601, `harness-bridge does not serve ${request.method}`);
+      } catch (error) {
+        return jsonRpc.error(request.key, -32000, (error as Error).message);
+      }
+    },
+  };
+}
+
+/** Any ACP agent over the bridge. */
+export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
+  return defineCliAdapter<AcpState>({
+    harnessId: o.id,
+    builtinTools: acpBuiltinTools,
+    supportsBuiltinToolApprovals: true,
+    ...(o.modelId === undefined ? {} : { modelId: o.modelId }),
+    ...(o.cli ? { cli: o.cli } : {}),
+    ...(o.cli ? { install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline ${o.cli.package}@${o.cli.version}` }] } } : {}),
+    launch: (ctx) => launchOf(o.cli && !o.binPath ? { ...o, binPath: posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin', o.cli.bin) } : o, ctx),
+    encodeThreadStart: (context) => {
+      if (!context) throw new Error('acp: session/new needs the thread-start context (the kit always passes it)');
+      return rpc.newSession(context.sessionWorkDir, context.mcp);
+    },
+    encodePrompt: ({ text, instructions, threadId, permissionMode }) => {
+      if (threadId === undefined) throw new Error('acp: no session yet (the kit runs session/new first)');
+      return rpc.prompt(threadId, instructions ? `${instructions}\n\n${text}` : text, permissionMode ?? 'allow-all');
+    },
+    encodeInterrupt: (state) => (state.sessionId ? rpc.cancel(state.sessionId) : undefined),
+    encodeApproval: ({ approvalId, approved }, state) => {
+      const a = state.approvals[approvalId];
+      if (!a) throw new Error(`acp: no permission request ${approvalId} in this turn`);
+      const optionId = approved ? a.allow : a.reject;
+      return rpc.result(a.id, optionId ? { outcome: { outcome: 'selected', optionId } } : { outcome: { outcome: 'cancelled' } });
+    },
+    threadId: (record) => (record.kind === 'stdout' ? rpc.sessionIdOf(record.data.text) : undefined),
+    responder: acpResponder(),
+    translator: {
+      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: o.modelId, sessionId: null, loading: false, allowAll: false, tools: {}, approvals: {} }),
+      step,
+    },
+  });
+}

@@ -1,0 +1,51 @@
+// The ACP agents the kit is tested on (docs/acp.md), as presets of acpAdapter: their npm package
+// pinned, their command and how each takes its model endpoint. Any other agent: acpAdapter itself.
+import type { CliAdapter, CliPackage } from '../../adapter-kit/adapter.ts';
+import { acpAdapter, type AcpState } from './acp.ts';
+
+export type AcpPresetOptions = {
+  /** Host path of the installed agent (else the sandbox's `cli/node_modules/.bin/<bin>`). */
+  binPath?: string;
+  /** Env for the agent: its model endpoint and key. */
+  extraEnv?: Record<string, string>;
+  modelId?: string;
+  survive?: boolean;
+};
+
+/** Zed's Claude Code ACP agent (the Claude Agent SDK, which bundles Claude Code). ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY in extraEnv. */
+export const claudeCodeAcpCli: CliPackage = { package: '@zed-industries/claude-code-acp', version: '0.16.2', bin: 'claude-code-acp' };
+
+export function claudeCodeAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpState> {
+  return acpAdapter({
+    id: 'claude-code-acp',
+    command: [claudeCodeAcpCli.bin],
+    cli: claudeCodeAcpCli,
+    ...(options.binPath ? { binPath: options.binPath } : {}),
+    env: { ...options.extraEnv },
+    ...(options.modelId ? { modelId: options.modelId } : {}),
+    modelEnvVar: 'ANTHROPIC_MODEL',
+    ...(options.survive ? { survive: true } : {}),
+  });
+}
+
+/** Zed's Codex ACP agent (a native binary). OPENAI_BASE_URL / OPENAI_API_KEY in extraEnv select a custom Responses provider. */
+export const codexAcpCli: CliPackage = { package: '@zed-industries/codex-acp', version: '0.16.0', bin: 'codex-acp' };
+
+export function codexAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpState> {
+  const custom = options.extraEnv?.OPENAI_BASE_URL !== undefined;
+  const config: Record<string, string> = {
+    ...(options.modelId ? { model: options.modelId } : {}),
+    ...(custom
+      ? { model_provider: 'harness', 'model_providers.harness.name': 'harness', 'model_providers.harness.base_url': options.extraEnv!.OPENAI_BASE_URL!, 'model_providers.harness.env_key': 'OPENAI_API_KEY', 'model_providers.harness.wire_api': 'responses' }
+      : {}),
+  };
+  return acpAdapter({
+    id: 'codex-acp',
+    command: [codexAcpCli.bin, ...Object.entries(config).flatMap(([key, value]) => ['-c', `${key}=${JSON.stringify(value)}`])],
+    cli: codexAcpCli,
+    ...(options.binPath ? { binPath: options.binPath } : {}),
+    env: { ...options.extraEnv },
+    ...(options.modelId ? { modelId: options.modelId } : {}),
+    ...(options.survive ? { survive: true } : {}),
+  });
+}
