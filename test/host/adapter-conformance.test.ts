@@ -1,7 +1,9 @@
 // The kit's adapter conformance list, run against the fixture adapter over
 // the fixture CLI through createBridgeHarness and the local sandbox provider —
 // and against an adapter whose CLI never runs (`sh -c 'echo boom >&2; exit 1'`),
-// which must fail the list, saying why.
+// which must fail the list, saying why; and each outcome case (host tools
+// changed between turns, an approval denial, stream-start's modelId, abort,
+// the start error) against a fixture adapter broken in just what it checks.
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import {
   adapterConformance,
   cannotStartMessage,
   cliThatCannotStart,
+  deniedReason,
   type AdapterConformanceContext,
 } from '../../host/testing/conformance/adapter-conformance.ts';
 import { ConformanceFailure } from '../../host/testing/conformance/sandbox-provider-conformance.ts';
@@ -54,6 +57,7 @@ async function runCase(testCase: (typeof adapterConformance)[number], adapter: (
       long: 'long LINES:60 INTERVAL:5',
       minParts: 40,
       hostTool: { prompt: 'tool LINES:1 TOOL:lookup', tools: [{ name: 'lookup' }], output: { ok: true } },
+      approval: { prompt: 'deny me LINES:1 APPROVE:bash', reply: `deny me LINES:1 APPROVE:bash #denied bash: ${deniedReason}\n` },
     },
     modelId: 'fixture',
     defer: (cleanup) => void cleanups.push(cleanup),
@@ -118,15 +122,16 @@ describe('adapter conformance: a CLI that never runs fails the list', () => {
         outcomes[testCase.name] = `fail: ${(error as Error).message}`;
       }
     }
-    const [text, model, two, suspend, detach, stop, foreign, abort, tool, cannotStart] = adapterConformance.map((c) => outcomes[c.name]!);
+    const [text, model, two, suspend, detach, stop, foreign, abort, tool, toolsChanged, deny, cannotStart] = adapterConformance.map((c) => outcomes[c.name]!);
     expect(text).toMatch(/^fail: text turn: finished error \(raw "exit"\), expected stop; the host saw: .*raw part: \{"stderr":"boom"\}/);
     expect(text).toMatch(/error part: boom ended the turn without a result \(exit, code 1\)/);
-    for (const outcome of [model, two, suspend, detach, stop, abort, tool]) expect(outcome).toMatch(/^fail: /);
+    for (const outcome of [model, two, suspend, detach, stop, abort, tool, toolsChanged, deny]) expect(outcome).toMatch(/^fail: /);
     expect(model, 'the modelId case fails too: the boom adapter names no model').toMatch(/stream-start carries no modelId|expected "fixture"/);
     expect(foreign, 'refusing a foreign payload needs no CLI').toBe('pass');
     expect(cannotStart, 'its start error does reach the host').toBe('pass');
     const passed = Object.values(outcomes).filter((outcome) => outcome === 'pass');
     expect(passed.length, 'was 5 of 8 when the checks looked only at the shape').toBe(2);
+    expect(Object.keys(outcomes)).toHaveLength(12);
   }, 120_000);
 
   it('an adapter with a thread-start exchange (a JSON-RPC CLI such as Codex) reports its start error too', async () => {
@@ -148,4 +153,70 @@ describe('adapter conformance: a CLI that never runs fails the list', () => {
     expect(broken.argv).toEqual(['sh', '-c', `echo '${cannotStartMessage}' >&2; exit 3`]);
     expect(cliThatCannotStart(fixtureAdapter(), "it's broken").launch(ctx).argv[2]).toBe(`echo 'it'\\''s broken' >&2; exit 3`);
   });
+});
+
+/** The case named `prefix…`; runs it against `adapter` and returns its outcome, or the failure's message. */
+async function outcomeOf(prefix: string, adapter: () => CliAdapter<any>): Promise<string> {
+  const testCase = adapterConformance.find((c) => c.name.startsWith(prefix));
+  if (!testCase) throw new Error(`no conformance case starts with "${prefix}"`);
+  try {
+    return (await runCase(testCase, adapter)).status;
+  } catch (error) {
+    expect(error, `${prefix}: a ConformanceFailure, not a crash`).toBeInstanceOf(ConformanceFailure);
+    return `fail: ${(error as Error).message}`;
+  }
+}
+
+/** The fixture adapter with some of its definition replaced. */
+function brokenFixture(change: (definition: Omit<CliAdapter<any>, 'kind'>) => Partial<Omit<CliAdapter<any>, 'kind'>>, options: Parameters<typeof fixtureAdapter>[0] = {}) {
+  return () => {
+    const { kind: _kind, ...definition } = fixtureAdapter(options);
+    return defineCliAdapter<any>({ ...definition, ...change(definition) });
+  };
+}
+
+describe('adapter conformance: each outcome case fails an adapter that breaks what it checks', () => {
+  it('host tools changed between turns: a CLI that keeps the tool list it was spawned with, reused by a reuseKey, fails', async () => {
+    const outcome = await outcomeOf('host tools changed between turns', () => fixtureAdapter({ hostToolsAtSpawn: true }));
+    expect(outcome).toMatch(/^fail: second turn \(its own host tool\): expected exactly one host tool-call part, got 0; the text reads .*no tool lookup \(this process knows conformance_first_turn_only\)/);
+  }, 60_000);
+
+  it('an approval denial: an adapter that answers every approval with "approved" fails (the tool ran)', async () => {
+    const approving = brokenFixture((definition) => ({ encodeApproval: (answer, state) => definition.encodeApproval!({ ...answer, approved: true }, state) }));
+    expect(await outcomeOf('an approval denial reaches the CLI', approving)).toMatch(/^fail: the denied call approve-1 ran: its result "\\"ran bash\\"" is no error/);
+    const reasonless = brokenFixture((definition) => ({ encodeApproval: ({ reason: _reason, ...answer }, state) => definition.encodeApproval!(answer, state) }));
+    expect(await outcomeOf('an approval denial reaches the CLI', reasonless), 'an adapter that drops the reason: the model never hears it').toMatch(
+      /^fail: after the denial the reply reads .*denied bash: no reason given.*the denial did not reach the model/,
+    );
+  }, 60_000);
+
+  it('stream-start names the model: a translator whose stream-start names none fails', async () => {
+    const anonymous = brokenFixture((definition) => ({
+      translator: {
+        ...definition.translator,
+        step: (state, record) => {
+          const out = definition.translator.step(state, record);
+          return { state: out.state, parts: out.parts.map((part) => (part.type === 'stream-start' ? { type: 'stream-start' as const } : part)) };
+        },
+      },
+    }));
+    expect(await outcomeOf('stream-start names the model', anonymous)).toBe('fail: stream-start\'s modelId is undefined, expected "fixture"');
+  }, 60_000);
+
+  it('abort: an adapter whose interrupt the CLI does not understand fails (the turn streams on to its end)', async () => {
+    const deaf = brokenFixture((definition) => ({
+      launch: (ctx) => {
+        const spec = definition.launch(ctx);
+        return { ...spec, argv: spec.argv.filter((arg) => arg !== '--sigint-interrupts'), interrupt: { input: '{"type":"not-an-interrupt"}\n' } };
+      },
+    }));
+    expect(await outcomeOf('abortSignal interrupts the CLI', deaf)).toBe('fail: the aborted turn still finished stop: the abort did not interrupt the CLI');
+  }, 60_000);
+
+  it('a CLI that cannot start: an adapter that drops the CLI\'s stderr fails (the host is not told why)', async () => {
+    const quiet = brokenFixture((definition) => ({
+      translator: { ...definition.translator, step: (state, record) => (record.kind === 'stderr' ? { state, parts: [] } : definition.translator.step(state, record)) },
+    }));
+    expect(await outcomeOf('a CLI that cannot start', quiet)).toMatch(/^fail: the CLI printed "harness-bridge conformance: this CLI cannot start" on stderr and exited 3, but the host was not told/);
+  }, 60_000);
 });

@@ -5,9 +5,10 @@
 // timeouts and reporting; ctx.defer owns cleanup.
 // The cases check outcomes, not only the stream's shape: a text turn finishes
 // `stop` with the reply the runner expects, a host tool runs and its result
-// lets the turn finish `stop`, stream-start names the model, an abort really
-// interrupts, and a CLI that cannot start is reported to the host by its own
-// words. A failure says what the host saw (error parts, raw stderr, rejections),
+// lets the turn finish `stop` (also a tool first offered in a later turn: a
+// long-lived CLI must get it), stream-start names the model, an abort really
+// interrupts, a denied approval keeps the tool from running and reaches the
+// model, and a CLI that cannot start is reported to the host by its own words. A failure says what the host saw (error parts, raw stderr, rejections),
 // so an adapter whose CLI never runs fails the list with the reason.
 import type { HarnessV1NetworkSandboxSession } from '../../../protocol/harness-v1/sandbox.ts';
 import type {
@@ -16,6 +17,7 @@ import type {
   HarnessV1ResumeState,
   HarnessV1Session,
   HarnessV1ToolSpec,
+  HarnessV1PromptControl,
 } from '../../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
@@ -52,6 +54,12 @@ export interface AdapterConformanceContext {
      * after the call must match (a model that read the output says so).
      */
     readonly hostTool?: { prompt: string; tools: HarnessV1ToolSpec[]; output: unknown; reply?: string | RegExp };
+    /**
+     * A turn in which the CLI asks to run one of its own tools and waits for the host's approval (under
+     * `permissionMode`, default 'allow-reads'). The case denies it with the reason `deniedReason`; `reply`, if
+     * given, is what the text after the approval request must match (a model that was told of the denial says so).
+     */
+    readonly approval?: { prompt: string; permissionMode?: HarnessV1PermissionMode; reply?: string | RegExp };
   };
   /** The modelId stream-start must carry; default: any non-empty one. */
   readonly modelId?: string;
@@ -84,15 +92,32 @@ export function cliThatCannotStart<S>(adapter: CliAdapter<S>, message: string = 
   return defineCliAdapter<S>({ ...definition, launch: (context) => ({ ...launch(context), argv: ['sh', '-c', `echo ${quoted} >&2; exit 3`] }) });
 }
 
+/** The reason the approval case gives when it denies; a CLI that passes reasons on shows it to the model. */
+export const deniedReason = 'harness-bridge conformance: denied';
+
+/** A host tool the tool-set case offers in its first turn only. */
+const firstTurnTool: HarnessV1ToolSpec = {
+  name: 'conformance_first_turn_only',
+  description: 'Offered in the first turn only',
+  inputSchema: { type: 'object', properties: {} },
+};
+
 let sessions = 0;
-async function start(ctx: AdapterConformanceContext, label: string, resumeFrom?: HarnessV1ResumeState, id?: string, harness: HarnessV1 = ctx.harness()) {
+async function start(
+  ctx: AdapterConformanceContext,
+  label: string,
+  resumeFrom?: HarnessV1ResumeState,
+  id?: string,
+  harness: HarnessV1 = ctx.harness(),
+  permissionMode: HarnessV1PermissionMode | undefined = ctx.permissionMode,
+) {
   const sessionId = id ?? `conf-${label}-${process.pid}-${++sessions}`;
   const { sandbox, workDir } = resumeFrom ? await ctx.resumeSandbox(sessionId) : await ctx.createSandbox(sessionId);
   const session = await harness.doStart({
     sessionId,
     sandboxSession: sandbox,
     sessionWorkDir: workDir,
-    ...(ctx.permissionMode ? { permissionMode: ctx.permissionMode } : {}),
+    ...(permissionMode ? { permissionMode } : {}),
     ...(resumeFrom ? { resumeFrom } : {}),
   });
   return { sessionId, session };
@@ -170,6 +195,47 @@ function checkTextTurn(ctx: AdapterConformanceContext, parts: HarnessV1StreamPar
   const text = textOf(parts);
   const want = ctx.prompts.textReply;
   check(matches(text, want), `${what}: the reply reads ${JSON.stringify(clip(text))}, expected ${want === undefined ? 'some text' : typeof want === 'string' ? JSON.stringify(want) : String(want)}`);
+}
+
+/** The turn's control, for answers to parts emitted before doPromptTurn returned it. */
+function deferredControl() {
+  let controlled!: (control: HarnessV1PromptControl) => void;
+  const controlling = new Promise<HarnessV1PromptControl>((resolve) => (controlled = resolve));
+  return { controlled, controlling };
+}
+
+/** A host tool turn to its end: exactly one host tool-call naming `spec.tools[0]`, answered, finish stop, the reply after it. */
+async function hostToolTurn(session: HarnessV1Session, spec: NonNullable<AdapterConformanceContext['prompts']['hostTool']>, what: string): Promise<void> {
+  const parts: HarnessV1StreamPart[] = [];
+  const answers: Array<Promise<unknown>> = [];
+  const { controlled, controlling } = deferredControl();
+  try {
+    const control = await session.doPromptTurn({
+      prompt: spec.prompt,
+      tools: spec.tools,
+      emit: (part) => {
+        parts.push(part);
+        if (part.type === 'tool-call' && part.providerExecuted !== true) {
+          answers.push(controlling.then((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: spec.output })));
+        }
+      },
+    });
+    controlled(control);
+    await control.done;
+  } catch (error) {
+    throw new ConformanceFailure(`${what}: the turn failed: ${clip(errorText(error))} (${seen(parts)})`);
+  }
+  const calls = parts.filter((p): p is Extract<HarnessV1StreamPart, { type: 'tool-call' }> => p.type === 'tool-call' && p.providerExecuted !== true);
+  check(calls.length === 1, `${what}: expected exactly one host tool-call part, got ${calls.length}; the text reads ${JSON.stringify(clip(textOf(parts)))} (${seen(parts)})`);
+  const call = calls[0]!;
+  check(call.toolName === spec.tools[0]?.name, `${what}: the tool-call names ${JSON.stringify(call.toolName)}, expected ${JSON.stringify(spec.tools[0]?.name)}`);
+  const refused = (await Promise.allSettled(answers)).find((answer) => answer.status === 'rejected');
+  check(!refused, `${what}: the tool's result was refused: ${refused?.status === 'rejected' ? clip(errorText(refused.reason)) : ''}`);
+  checkStopped(parts, what);
+  if (spec.reply !== undefined) {
+    const after = textOf(parts.slice(parts.indexOf(call) + 1));
+    check(matches(after, spec.reply), `${what}: after the tool call the reply reads ${JSON.stringify(clip(after))}, expected ${typeof spec.reply === 'string' ? JSON.stringify(spec.reply) : String(spec.reply)}: the tool's output did not reach the model`);
+  }
 }
 
 /**
@@ -338,33 +404,63 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
       if (!spec) return { status: 'skip', reason: 'the runner gave no host-tool prompt for this adapter' };
       const { session } = await start(ctx, 'tool');
       ctx.defer(() => session.doDestroy());
+      await hostToolTurn(session, spec, 'host tool turn');
+      return pass;
+    },
+  },
+  {
+    name: 'host tools changed between turns: a tool first offered in the second turn reaches the CLI, runs, and its result lets the turn finish stop',
+    async run(ctx) {
+      const spec = ctx.prompts.hostTool;
+      if (!spec) return { status: 'skip', reason: 'the runner gave no host-tool prompt for this adapter' };
+      const { session } = await start(ctx, 'tools-changed');
+      ctx.defer(() => session.doDestroy());
+      const first = await turn(session, ctx.prompts.text, 'first turn (another host tool)', [firstTurnTool]);
+      checkTextTurn(ctx, first, 'first turn (another host tool)');
+      await hostToolTurn(session, spec, 'second turn (its own host tool)');
+      return pass;
+    },
+  },
+  {
+    name: 'an approval denial reaches the CLI: the tool does not run, its result is an error, the turn finishes stop',
+    async run(ctx) {
+      const spec = ctx.prompts.approval;
+      if (!spec) return { status: 'skip', reason: 'the runner gave no approval prompt for this adapter' };
+      const { session } = await start(ctx, 'deny', undefined, undefined, ctx.harness(), spec.permissionMode ?? 'allow-reads');
+      ctx.defer(() => session.doDestroy());
       const parts: HarnessV1StreamPart[] = [];
       const answers: Array<Promise<unknown>> = [];
+      const { controlled, controlling } = deferredControl();
       try {
         const control = await session.doPromptTurn({
           prompt: spec.prompt,
-          tools: spec.tools,
           emit: (part) => {
             parts.push(part);
-            if (part.type === 'tool-call' && part.providerExecuted !== true) {
-              answers.push(Promise.resolve(control.submitToolResult({ toolCallId: part.toolCallId, output: spec.output })));
-            }
+            if (part.type !== 'tool-approval-request') return;
+            const answer = { approvalId: part.approvalId, approved: false, reason: deniedReason };
+            answers.push(controlling.then((c) => (c.submitToolApproval ? c.submitToolApproval(answer) : Promise.reject(new Error('the turn control has no submitToolApproval')))));
           },
         });
+        controlled(control);
         await control.done;
       } catch (error) {
-        throw new ConformanceFailure(`host tool turn: the turn failed: ${clip(errorText(error))} (${seen(parts)})`);
+        throw new ConformanceFailure(`approval turn: the turn failed: ${clip(errorText(error))} (${seen(parts)})`);
       }
-      const calls = parts.filter((p): p is Extract<HarnessV1StreamPart, { type: 'tool-call' }> => p.type === 'tool-call' && p.providerExecuted !== true);
-      check(calls.length === 1, `expected exactly one host tool-call part, got ${calls.length} (${seen(parts)})`);
-      const call = calls[0]!;
-      check(call.toolName === spec.tools[0]?.name, `the tool-call names ${JSON.stringify(call.toolName)}, expected ${JSON.stringify(spec.tools[0]?.name)}`);
+      const requests = parts.filter((p): p is Extract<HarnessV1StreamPart, { type: 'tool-approval-request' }> => p.type === 'tool-approval-request');
+      check(requests.length > 0, `the approval prompt asked for no approval (${seen(parts)})`);
       const refused = (await Promise.allSettled(answers)).find((answer) => answer.status === 'rejected');
-      check(!refused, `the tool's result was refused: ${refused?.status === 'rejected' ? clip(errorText(refused.reason)) : ''}`);
-      checkStopped(parts, 'host tool turn');
+      check(!refused, `the denial was refused: ${refused?.status === 'rejected' ? clip(errorText(refused.reason)) : ''}`);
+      for (const request of requests) {
+        const result = parts.find((p) => p.type === 'tool-result' && p.toolCallId === request.toolCallId);
+        check(
+          result?.type !== 'tool-result' || result.isError === true,
+          `the denied call ${request.toolCallId} ran: its result ${JSON.stringify(clip(JSON.stringify(result?.type === 'tool-result' ? result.result : null)))} is no error`,
+        );
+      }
+      checkStopped(parts, 'approval turn');
       if (spec.reply !== undefined) {
-        const after = textOf(parts.slice(parts.indexOf(call) + 1));
-        check(matches(after, spec.reply), `after the tool call the reply reads ${JSON.stringify(clip(after))}, expected ${typeof spec.reply === 'string' ? JSON.stringify(spec.reply) : String(spec.reply)}: the tool's output did not reach the model`);
+        const after = textOf(parts.slice(parts.indexOf(requests[0]!) + 1));
+        check(matches(after, spec.reply), `after the denial the reply reads ${JSON.stringify(clip(after))}, expected ${typeof spec.reply === 'string' ? JSON.stringify(spec.reply) : String(spec.reply)}: the denial did not reach the model`);
       }
       return pass;
     },
