@@ -34,6 +34,7 @@ import { ResponderRun } from './responder-run.ts';
 import { sandboxResponderIo } from '../adapter-kit/responder.ts';
 import { sendRequest, type SendContext } from './send-request.ts';
 import type { SessionChannel, SessionContext, SessionInit } from './session-types.ts';
+import { hostToolsKey, withHostToolsKey } from './host-tools-key.ts';
 import { startFrame, type TurnRequest } from './start-frame.ts';
 import { TurnConsumer, type CompactionPart, type Slice, type TurnState } from './turn-consumer.ts';
 import { WriteLog } from './write-log.ts';
@@ -65,6 +66,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private fromSuspend: boolean;
   /** The model the caller chose for the latest turn; internal turns and reruns keep it (undefined: the adapter's). */
   private model: string | undefined;
+  /** The host-tool set of the last turn started (host-tools-key.ts): internal turns keep it. */
+  private toolsKey: string | undefined;
   /** SHA-256 of the instructions last sent to the CLI. */
   private instructionsDigest: string | undefined;
   /** The skill files the CLI sees now (ResumeData.skills). */
@@ -292,7 +295,10 @@ export class BridgeSession<S> implements HarnessV1Session {
     await this.ensureChannel();
     const rerun = request.rerunOf !== undefined;
     const turnId = `turn-${this.cursor + 1}-${randomBytes(3).toString('hex')}`;
-    const frame = startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request });
+    // An internal turn (thread start, compaction) keeps the process the last turn's tools chose; a prompt's tools choose.
+    const toolsKey = request.input !== undefined && this.toolsKey !== undefined ? this.toolsKey : hostToolsKey(request.tools);
+    this.toolsKey = toolsKey;
+    const frame = withHostToolsKey(this.ctx.adapter, startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request }), toolsKey);
     const previous = this.consumer.turn;
     this.consumer.turn = {
       turnId,

@@ -16,6 +16,8 @@ export type TurnRequest = {
   instructions: string | undefined;
   tools: ReadonlyArray<HarnessV1ToolSpec>;
   rerunOf: string | undefined;
+  /** The turn `rerunOf` is not in the bridge's journal (it was lost): the rerun goes out as a `start` in rerun mode, marked recomputed by the host. */
+  originLost?: boolean;
   /** Stdin for the CLI as is (an internal turn: thread start, compaction); default: the adapter's encoded prompt. */
   input?: string;
   /** The turn's model, when the caller chose one (else the adapter's). */
@@ -57,7 +59,7 @@ export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; th
       ...responseFormat,
     });
   const tools = request.tools.map(toHostTool);
-  return request.rerunOf !== undefined
+  return request.rerunOf !== undefined && request.originLost !== true
     ? { type: 'rerun', turnId, of: request.rerunOf, launch, ...(input === undefined ? {} : { input }), tools }
     : { type: 'start', turnId, launch, ...(input === undefined ? {} : { input }), tools };
 }
