@@ -35,7 +35,7 @@ const sourceOf = (target: string): string => target.replace(/^\.\/lib\//, '').re
 describe('package.json', () => {
   it('exports: the host kit at the root; the adapters, adapter-kit, bootstrap, protocol and testing as subpaths', () => {
     expect(Object.keys(manifest.exports).sort()).toEqual(
-      ['.', './adapter-kit', './adapters/claude-code', './adapters/codex', './adapters/pi', './bootstrap', './package.json', './protocol', './testing'].sort(),
+      ['.', './adapter-kit', './adapters/acp', './adapters/claude-code', './adapters/codex', './adapters/pi', './bootstrap', './package.json', './protocol', './testing'].sort(),
     );
     expect(manifest.exports['.']).toEqual({ types: './lib/host/index.d.ts', default: './lib/host/index.js' });
     expect(manifest.exports['./package.json']).toBe('./package.json');
