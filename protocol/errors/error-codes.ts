@@ -70,7 +70,7 @@ export const sessionErrorCodes = [
 ] as const;
 export type SessionErrorCode = (typeof sessionErrorCodes)[number];
 
-/** LocalSandboxError (host/sandbox/local): the local sandbox provider's failures. */
+/** LocalSandboxError (host/sandbox/local) and DockerSandboxError (host/sandbox/docker): the embedded sandbox providers' failures. */
 export const localSandboxErrorCodes = [
   'bwrap-missing',
   'session-exists',
@@ -82,6 +82,10 @@ export const localSandboxErrorCodes = [
   'network-policy-unenforced',
   /** setNetworkPolicy: a live bridge did not apply the new policy in time. */
   'network-policy-timeout',
+  /** Docker provider: the docker CLI is missing or its daemon does not answer. */
+  'docker-unavailable',
+  /** Docker provider: a docker command failed; the message carries its stderr. */
+  'docker-failed',
 ] as const;
 export type LocalSandboxErrorCode = (typeof localSandboxErrorCodes)[number];
 

@@ -344,6 +344,9 @@ export const sandboxProviderConformance: ReadonlyArray<SandboxConformanceCase> =
     name: 'getPortEndpoint (or getPortUrl) reaches a server spawned inside the sandbox',
     async run(ctx) {
       const session = await open(ctx);
+      // A port-less sandbox (a container with no network): the host reaches its bridge through the exec stream instead,
+      // which the stdin case covers (docs/remote-providers.md#exec-transport).
+      if (!session.getPortEndpoint && !session.getPortUrl) return skip('no port methods: the host reaches this sandbox through its exec stream');
       if (!(await hasNode(session))) return skip('no node inside the sandbox to run a test server');
       const port = session.ports[0] ?? 0;
       const server = await session.spawn({

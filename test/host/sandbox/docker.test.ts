@@ -1,0 +1,79 @@
+// The Docker sandbox provider: every conformance case against real containers
+// (`--network none`, started from the base image this machine builds offline),
+// then sessions whose bridge the host reaches only through the exec stream.
+// Skips with the reason when docker cannot run here (scripts/test-setup.sh
+// installs docker.io and starts dockerd).
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBridgeHarness } from '../../../host/harness.ts';
+import { createDockerSandboxProvider, dockerUnavailable, type DockerSandboxProvider } from '../../../host/sandbox/docker/provider.ts';
+import { createConformanceContext, sandboxProviderConformance } from '../../../host/testing/conformance/sandbox-provider-conformance.ts';
+import { fixtureAdapter, fixtureCliPath } from '../../fixtures/fixture-adapter.ts';
+import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
+
+const unavailable = await dockerUnavailable();
+if (unavailable) console.log(`[skip] docker sandbox tests: ${unavailable}`);
+const prefix = `hbt${process.pid}`;
+
+let provider: DockerSandboxProvider;
+beforeAll(() => {
+  provider = createDockerSandboxProvider({ namePrefix: prefix });
+});
+afterAll(async () => {
+  if (unavailable) return;
+  // Anything a failed case left behind: this run's containers only (by name prefix).
+  const { docker } = await import('../../../host/sandbox/docker/docker-cli.ts');
+  const listed = await docker('docker', ['ps', '-aq', '--filter', `name=^${prefix}-`]);
+  const ids = listed.stdout.toString().split('\n').filter(Boolean);
+  if (ids.length > 0) await docker('docker', ['rm', '-f', ...ids]);
+});
+
+describe.skipIf(unavailable !== undefined)('docker provider conformance', () => {
+  for (const testCase of sandboxProviderConformance) {
+    it(testCase.name, { timeout: 120_000 }, async (t) => {
+      const { ctx, cleanup } = createConformanceContext(provider);
+      try {
+        const outcome = await testCase.run(ctx);
+        if (outcome.status === 'skip') t.skip(outcome.reason);
+      } finally {
+        await cleanup();
+      }
+    });
+  }
+});
+
+describe.skipIf(unavailable !== undefined)('sessions in a docker sandbox (exec transport)', () => {
+  it('a turn, a stop and a resume in a new host: the bridge is reached through docker exec only', { timeout: 180_000 }, async () => {
+    const sandbox = await provider.createSession({ sessionId: `turns-${Date.now()}` });
+    try {
+      expect(sandbox.getPortEndpoint, 'no port methods: nothing inside is reachable over a network').toBeUndefined();
+      // The fixture CLI at the path its adapter names, inside the container.
+      await sandbox.writeTextFile({ path: fixtureCliPath, content: await readFile(fixtureCliPath, 'utf8') });
+      expect((await sandbox.run({ command: 'mkdir -p /work/project' })).exitCode).toBe(0);
+      const harness = () => createBridgeHarness(fixtureAdapter(), { probeTimeoutMs: 10_000 });
+      const session = await harness().doStart({ sessionId: 'docker-turns', sandboxSession: sandbox, sessionWorkDir: '/work/project' });
+      const parts = await runTurn(session, 'in a container LINES:5');
+      expect(textOf(parts)).toBe(Array.from({ length: 5 }, (_, i) => `in a container LINES:5 #${i}\n`).join(''));
+      const stopped = await session.doStop();
+      await sandbox.stop();
+      const again = await provider.resumeSession({ sessionId: sandbox.id });
+      const resumed = await harness().doStart({ sessionId: 'docker-turns', sandboxSession: again, sessionWorkDir: '/work/project', resumeFrom: stopped });
+      expect((resumed as unknown as { rungs: string[] }).rungs).toEqual(['replay']);
+      expect(textOf(await runTurn(resumed, 'after resume LINES:2'))).toBe('after resume LINES:2 #0\nafter resume LINES:2 #1\n');
+      await resumed.doDestroy();
+    } finally {
+      await sandbox.destroy();
+    }
+  });
+});
+
+async function runTurn(session: { doPromptTurn: (o: { prompt: string; emit: (p: HarnessV1StreamPart) => void }) => PromiseLike<{ done: PromiseLike<unknown> }> }, prompt: string) {
+  const parts: HarnessV1StreamPart[] = [];
+  const control = await session.doPromptTurn({ prompt, emit: (part) => parts.push(part) });
+  await control.done;
+  return parts;
+}
+
+function textOf(parts: HarnessV1StreamPart[]): string {
+  return parts.map((part) => (part.type === 'text-delta' ? part.delta : '')).join('');
+}
