@@ -26,14 +26,14 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const launch = { argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"x"}'], cwd: dir };
+const launch = () => ({ argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"x"}'], cwd: dir });
 
 describe('owner-less host tool calls', () => {
   it('the host goes away while the CLI waits on a host tool: the call fails after the timeout and the turn ends', async () => {
     bridge = await startBridge({ env: { HARNESS_BRIDGE_OWNERLESS_TOOL_MS: String(ownerlessToolMs) } });
     const first = await connectClient(bridge);
     await first.client.attach(0);
-    await first.client.request({ type: 'start', id: 's1', turnId: 't1', launch, tools: [echoTool] });
+    await first.client.request({ type: 'start', id: 's1', turnId: 't1', launch: launch(), tools: [echoTool] });
     await first.client.waitForRecord((r) => r.kind === 'tool-call');
     await first.client.close(); // the host is gone (a crash closes its socket the same way)
     // Attach only once the turn ended without us (probes never attach, so they own nothing).
@@ -63,7 +63,7 @@ describe('owner-less host tool calls', () => {
     bridge = await startBridge({ env: { HARNESS_BRIDGE_OWNERLESS_TOOL_MS: String(ownerlessToolMs) } });
     const { client } = await connectClient(bridge);
     await client.attach(0);
-    await client.request({ type: 'start', id: 's1', turnId: 't1', launch, tools: [echoTool] });
+    await client.request({ type: 'start', id: 's1', turnId: 't1', launch: launch(), tools: [echoTool] });
     const call = await client.waitForRecord((r) => r.kind === 'tool-call');
     await sleep(ownerlessToolMs * 4);
     expect(client.records().filter((r) => r.kind === 'tool-result')).toEqual([]);
