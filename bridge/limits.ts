@@ -80,6 +80,20 @@ export const JOURNAL_LIMITS = {
    * and bounds how long a host tool or an abort can wait on the disk.
    */
   diskFullExitMs: 10 * 60_000,
+  /**
+   * Journal bytes one turn may write before the bridge kills its CLI and ends
+   * it 'capped' (`HARNESS_BRIDGE_MAX_TURN_JOURNAL_BYTES`). 1 GiB is far above
+   * any real turn (a long agent turn journals tens of MiB) and stops a runaway
+   * CLI (one writes 1 GiB in ~20 s) before it fills a sandbox disk.
+   */
+  maxTurnJournalBytes: 1024 * 1024 * 1024,
+  /**
+   * Journal bytes a session may hold before the running turn is capped and
+   * starts are refused (`HARNESS_BRIDGE_MAX_SESSION_JOURNAL_BYTES`). 0: no
+   * cap, since what a session may keep is the application's call (the disk
+   * itself is handled: docs/bridge-internals.md#disk-full).
+   */
+  maxSessionJournalBytes: 0,
 } as const;
 
 /** server/server.ts / server/record-stream.ts / main.ts: sockets, replay, hello, heartbeat, wiring. */

@@ -5,6 +5,7 @@
 import type { RecordDraft } from '../protocol/v1/index.ts';
 import { Journal, type AppendedBatch } from './journal/journal.ts';
 import type { TurnLog } from './journal/turn-log.ts';
+import { JournalCaps, capsFromEnv, type CapHit, type JournalCapLimits } from './journal/journal-caps.ts';
 import type { EarlyLog } from './early-log.ts';
 import { CLOSE_CODES_V1 } from '../protocol/v1/close-codes.ts';
 import { SERVER_LIMITS } from './limits.ts';
@@ -13,8 +14,8 @@ import type { Supervisor } from './supervisor/supervisor.ts';
 
 /** Where durable batches go: the server, which offers them to the owner's record stream and tells it about a full disk. */
 export type DurableSink = Pick<BridgeServer, 'onDurable' | 'diskFull' | 'close'>;
-/** Whose output the backpressure holds back: the supervisor, which then stops reading the CLI. */
-export type OutputValve = Pick<Supervisor, 'pause' | 'resume'>;
+/** Whose output the backpressure holds back (the supervisor, which then stops reading the CLI), and whom a journal cap stops. */
+export type OutputValve = Pick<Supervisor, 'pause' | 'resume' | 'cap' | 'refuseStarts'>;
 
 const maxPending = SERVER_LIMITS.maxJournalPendingBytes;
 /** Until stage 2 connects the real ones: a batch reaches no socket (a host replays it on attach), and nothing is paused. */
@@ -42,11 +43,12 @@ export function fatalCloseReason(error: Error): string {
   while (Buffer.byteLength(text) > 123) text = text.slice(0, -1);
   return text;
 }
-const noSupervisor: OutputValve = { pause() {}, resume() {} };
+const noSupervisor: OutputValve = { pause() {}, resume() {}, cap: () => ({ ok: true }), refuseStarts() {} };
 
 export class RecordPath {
   readonly journal: Journal;
   readonly turns: TurnLog;
+  readonly caps: JournalCaps;
   readonly #log: EarlyLog;
   #server: DurableSink = noServer;
   #supervisor: OutputValve = noSupervisor;
@@ -66,10 +68,13 @@ export class RecordPath {
     onFatal: (error: Error) => void;
     /** Default: HARNESS_BRIDGE_DISK_FULL_EXIT_MS, else JOURNAL_LIMITS.diskFullExitMs. */
     diskFullExitMs?: number;
+    /** Default: HARNESS_BRIDGE_MAX_TURN_JOURNAL_BYTES / _SESSION_, else JOURNAL_LIMITS (journal-caps.ts). */
+    caps?: JournalCapLimits;
   }): Promise<RecordPath> {
     // The journal calls onDurable and onStall from its first write on, which comes after open has returned.
     let path: RecordPath | undefined;
     const diskFullExitMs = options.diskFullExitMs ?? diskFullExitFromEnv(process.env);
+    const caps = options.caps ?? capsFromEnv(process.env);
     const journal = await Journal.open({
       stateDir: options.stateDir,
       onDurable: (batch) => path!.onDurable(batch),
@@ -80,20 +85,22 @@ export class RecordPath {
       },
       ...(diskFullExitMs === undefined ? {} : { diskFullExitMs }),
     });
-    path = new RecordPath(journal, options.turns, options.log);
+    path = new RecordPath(journal, options.turns, options.log, new JournalCaps(caps, journal.sizeBytes));
     return path;
   }
 
-  private constructor(journal: Journal, turns: TurnLog, log: EarlyLog) {
+  private constructor(journal: Journal, turns: TurnLog, log: EarlyLog, caps: JournalCaps) {
     this.journal = journal;
     this.turns = turns;
     this.#log = log;
+    this.caps = caps;
   }
 
   /** Stage 2, as soon as the supervisor exists (an adopted CLI's output is read before the server is): backpressure pauses and resumes it. */
   connectSupervisor(supervisor: OutputValve): void {
     if (this.#supervisor !== noSupervisor) throw new Error('the record path already has a supervisor');
     this.#supervisor = supervisor;
+    if (this.caps.refusedAtOpen !== null) supervisor.refuseStarts(this.caps.refusedAtOpen);
   }
 
   /** Stage 2, once the server is attached: every durable batch from now on goes to it. */
@@ -114,8 +121,11 @@ export class RecordPath {
       this.#log.write('warn', { kind: draft.kind, turnId: draft.turnId }, this.#failed ? 'record after the journal failed; dropped' : 'record after the journal closed; dropped');
       return null;
     }
+    const before = this.journal.sizeBytes;
     const seq = this.journal.append(draft);
     this.turns.observe(draft, seq);
+    const hit = this.caps.observe(draft, before, this.journal.sizeBytes);
+    if (hit !== null) queueMicrotask(() => this.#capHit(hit)); // not from inside the supervisor's own emit
     if (!this.#behind && this.journal.pendingBytes > maxPending) {
       this.#behind = true; // the disk is behind the CLI: stop reading its output until the queue halves
       this.#valve();
@@ -141,6 +151,13 @@ export class RecordPath {
     else this.#log.write('info', { pendingBytes: this.journal.pendingBytes }, "journal writes resumed: space is back; the CLI's output continues");
     this.#valve();
     this.#server.diskFull(error);
+  }
+
+  /** A journal cap was passed: the running turn's CLI is killed (turn-end 'capped'); past the session cap, starts are refused. */
+  #capHit(hit: CapHit): void {
+    this.#log.write('warn', { turnId: hit.turnId, session: hit.session, caps: this.caps.limits }, hit.message);
+    if (hit.session) this.#supervisor.refuseStarts(hit.message);
+    if (hit.turnId !== null) this.#supervisor.cap(hit.turnId, hit.message);
   }
 
   /**

@@ -245,6 +245,11 @@ export class Journal {
     if (!this.closed) await this.datasync();
   }
 
+  /** Bytes of the journal file once everything appended is written (header included): what the session cap counts. */
+  get sizeBytes(): number {
+    return this.encodedBytes;
+  }
+
   /** The disk-full error writes are stalled on, or null. */
   get diskFull(): Error | null {
     return this.stall;

@@ -16,6 +16,7 @@ const statusByReason: Record<TurnEndReason, TurnStatus> = {
   interrupted: 'interrupted',
   stopped: 'stopped',
   'spawn-failed': 'spawn-failed',
+  capped: 'ended', // ended by the bridge at a journal cap: over, like any other end
 };
 
 export class TurnLog {

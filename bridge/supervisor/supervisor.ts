@@ -42,7 +42,7 @@ import { withStdinSecrets, type GateWrite } from './process-start.ts';
 
 export type { SupervisorLogger } from './supervised-process.ts';
 
-export type StartResult = { ok: true } | { ok: false; code: 'turn-busy' | 'spawn-failed' | 'stopping'; message: string };
+export type StartResult = { ok: true } | { ok: false; code: 'turn-busy' | 'spawn-failed' | 'stopping' | 'journal-cap'; message: string };
 export type TurnCommandResult = { ok: true } | { ok: false; code: 'unknown-turn' | 'no-process'; message: string };
 export type SupervisorState = 'idle' | 'running' | 'stopping';
 
@@ -74,6 +74,8 @@ export class Supervisor {
   #turn: Turn | null = null;
   readonly #processes: ProcessSet;
   #stopping: Promise<void> | null = null;
+  /** Set once the session's journal cap is hit: why starts are refused. */
+  #refusal: string | null = null;
   readonly #stateDir: string | undefined;
   readonly #afterDurable: (fn: () => void) => void;
   readonly #jail: CliJail;
@@ -132,6 +134,7 @@ export class Supervisor {
   ): Promise<StartResult> {
     if (this.#stopping) return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
     if (this.#turn) return { ok: false, code: 'turn-busy', message: `turn ${this.#turn.turnId} is still running` };
+    if (this.#refusal !== null) return { ok: false, code: 'journal-cap', message: this.#refusal };
 
     const { turn, compiled } = Turn.create(this.#turnContext, turnId, launch, null);
     const live = this.#processes.current;
@@ -303,6 +306,30 @@ export class Supervisor {
     return this.#stopping;
   }
 
+  /**
+   * A journal cap was hit (record-path.ts, docs/bridge-internals.md#journal-caps): the turn's
+   * process group is SIGKILLed at once (a CLI past its cap is a runaway; an interrupt would let it
+   * write on through the grace) and the turn ends with reason 'capped' and `message`. Idempotent.
+   */
+  cap(turnId: string, message: string): TurnCommandResult {
+    const turn = this.#turn;
+    if (!turn || turn.turnId !== turnId) return { ok: false, code: 'unknown-turn', message: `no running turn ${turnId}` };
+    if (turn.ending === 'capped') return { ok: true };
+    turn.ending = 'capped';
+    turn.endingMessage = message;
+    const entry = turn.entry;
+    if (!entry) return { ok: true }; // still spawning: start() ends the turn without spawning
+    this.#emit({ kind: 'signal', turnId, data: { signal: 'SIGKILL', reason: 'journal-cap' } });
+    entry.proc.killGroup('SIGKILL');
+    entry.proc.resume(); // a paused process could not deliver its exit
+    return { ok: true };
+  }
+
+  /** The session's journal cap was hit: every later start is refused with `journal-cap` and `message`. */
+  refuseStarts(message: string): void {
+    this.#refusal = message;
+  }
+
   /** Stops reading the CLI's output (journal backpressure); the CLI blocks once its pipe fills. */
   pause(): void {
     this.#processes.pause();
@@ -384,6 +411,7 @@ export class Supervisor {
     const data: { reason: TurnEndReason; code?: number | null; message?: string; unacknowledged?: string[] } = { reason };
     if (code !== undefined) data.code = code;
     if (message !== undefined) data.message = message;
+    else if (reason === 'capped' && turn.endingMessage !== undefined) data.message = turn.endingMessage;
     if (unacknowledged !== undefined) data.unacknowledged = unacknowledged;
     this.#emit({ kind: 'turn-end', turnId: turn.turnId, data });
   }

@@ -11,7 +11,7 @@ import type { ProcEntry } from './proc-entry.ts';
 import type { SupervisorLogger } from './supervised-process.ts';
 import { compileTurnEnd, type CompileResult, type TurnEndTest } from './turn-end-matcher.ts';
 
-export type TurnEndReason = 'matched' | 'exit' | 'aborted' | 'stopped' | 'spawn-failed';
+export type TurnEndReason = 'matched' | 'exit' | 'aborted' | 'stopped' | 'spawn-failed' | 'capped';
 
 /** What a turn needs from the supervisor running it (Supervisor's #turnContext). */
 export type TurnContext = {
@@ -42,8 +42,10 @@ export class Turn {
   readonly json: LineJson;
   /** A prefix matcher fired on the first piece of a split line on this stream: the line's last piece ends the turn. */
   endWithLine: OutputStream | null = null;
-  /** Set by abort/stop: the reason the turn ends with, whatever ends it. */
-  ending: 'aborted' | 'stopped' | null = null;
+  /** Set by abort/stop/cap: the reason the turn ends with, whatever ends it. */
+  ending: 'aborted' | 'stopped' | 'capped' | null = null;
+  /** With ending 'capped': which cap, in words (the turn-end record's message). */
+  endingMessage: string | undefined = undefined;
   abortTimer: NodeJS.Timeout | null = null;
   readonly #context: TurnContext;
 

@@ -18,6 +18,7 @@ export const errorCodeSchema = z.enum([
   'too-large', // frame over maxFrameBytes
   'queue-full', // a bounded queue refused the frame
   'stopping', // the bridge is stopping or destroying
+  'journal-cap', // start refused: the session's journal reached its cap (HARNESS_BRIDGE_MAX_SESSION_JOURNAL_BYTES)
   'disk-full', // unsolicited: the journal cannot be written (ENOSPC); the CLI is paused until space returns
   'internal', // a bug in the bridge; the session carries on
 ]);

@@ -48,12 +48,13 @@ export const recordSchema = z.discriminatedUnion('kind', [
    * A turn ended. matched: a turn-end matcher fired (long-lived CLI); exit: the
    * process exited; aborted: the host aborted it; interrupted: the bridge died
    * while it ran (written by the next bridge); stopped: the bridge was stopped;
-   * spawn-failed: the CLI never started.
+   * spawn-failed: the CLI never started; capped: the turn's or the session's journal cap was
+   * reached and the CLI was killed (message names the cap).
    */
   variant(
     'turn-end',
     z.object({
-      reason: z.enum(['matched', 'exit', 'aborted', 'interrupted', 'stopped', 'spawn-failed']),
+      reason: z.enum(['matched', 'exit', 'aborted', 'interrupted', 'stopped', 'spawn-failed', 'capped']),
       code: z.number().int().nullable().optional(),
       message: z.string().optional(),
       /** The turn ended at a match launch.inputAck held for maxWaitMs: the input ids never acknowledged. */
