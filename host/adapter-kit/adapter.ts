@@ -123,6 +123,13 @@ export type CliAdapterDefinition<S> = {
   readonly builtinTools: ToolSet;
   readonly supportsBuiltinToolApprovals?: boolean;
   /**
+   * The CLI lists the host tools again by itself before each turn (pi's extension does), so a long-lived
+   * process sees a tool set that changed between turns. Without it the kit folds the turn's tool set into a
+   * session-lifetime launch's reuseKey: the bridge respawns the CLI on the same thread (mode 'resume') when
+   * the set changes, and reuses it while it does not (docs/writing-an-adapter.md#host-tools-between-turns).
+   */
+  readonly reListsHostTools?: boolean;
+  /**
    * The adapter makes the CLI answer in JSON when a turn asks for it (responseFormat
    * `json`, passed in LaunchContext and PromptContext). Without it such a turn is
    * refused with HarnessCapabilityUnsupportedError before anything starts.

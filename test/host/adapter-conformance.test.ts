@@ -176,8 +176,10 @@ function brokenFixture(change: (definition: Omit<CliAdapter<any>, 'kind'>) => Pa
 }
 
 describe('adapter conformance: each outcome case fails an adapter that breaks what it checks', () => {
-  it('host tools changed between turns: a CLI that keeps the tool list it was spawned with, reused by a reuseKey, fails', async () => {
-    const outcome = await outcomeOf('host tools changed between turns', () => fixtureAdapter({ hostToolsAtSpawn: true }));
+  it('host tools changed between turns: a CLI that keeps the tool list it was spawned with passes (the kit respawns it); claiming it re-lists them (reListsHostTools) fails', async () => {
+    expect(await outcomeOf('host tools changed between turns', () => fixtureAdapter({ hostToolsAtSpawn: true }))).toBe('pass');
+    const claiming = brokenFixture(() => ({ reListsHostTools: true }), { hostToolsAtSpawn: true });
+    const outcome = await outcomeOf('host tools changed between turns', claiming);
     expect(outcome).toMatch(/^fail: second turn \(its own host tool\): expected exactly one host tool-call part, got 0; the text reads .*no tool lookup \(this process knows conformance_first_turn_only\)/);
   }, 60_000);
 
