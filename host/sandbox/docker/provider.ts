@@ -73,7 +73,8 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
         const builder = createDockerSession({ id: builderId, container: builderName, docker: command, origin: { image: base, identity, fromSnapshot: false }, running: true });
         try {
           await onFirstCreate?.(builder.restricted(), abortSignal ? { abortSignal } : {});
-          await dockerOk(command, ['commit', '--message', `harness-bridge snapshot of ${identity.slice(0, 200)}`, builderName, image]);
+          const labels = ['--change', `LABEL harness-bridge.provider=${prefix}`];
+          await dockerOk(command, ['commit', ...labels, '--message', `harness-bridge snapshot of ${identity.slice(0, 200)}`, builderName, image]);
         } finally {
           await docker(command, ['rm', '--force', '--volumes', builderName]);
         }

@@ -5,6 +5,7 @@
 // installs docker.io and starts dockerd).
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyBootstrap, prewarmHarness } from '../../../bootstrap/index.ts';
 import { createBridgeHarness } from '../../../host/harness.ts';
 import { createDockerSandboxProvider, dockerUnavailable, type DockerSandboxProvider } from '../../../host/sandbox/docker/provider.ts';
 import { createConformanceContext, sandboxProviderConformance } from '../../../host/testing/conformance/sandbox-provider-conformance.ts';
@@ -26,6 +27,9 @@ afterAll(async () => {
   const listed = await docker('docker', ['ps', '-aq', '--filter', `name=^${prefix}-`]);
   const ids = listed.stdout.toString().split('\n').filter(Boolean);
   if (ids.length > 0) await docker('docker', ['rm', '-f', ...ids]);
+  // And the snapshots its conformance identities committed (labelled with the provider's name prefix).
+  const images = (await docker('docker', ['images', '-q', '--filter', `label=harness-bridge.provider=${prefix}`])).stdout.toString().split('\n').filter(Boolean);
+  if (images.length > 0) await docker('docker', ['rmi', '-f', ...new Set(images)]);
 });
 
 describe.skipIf(unavailable !== undefined)('docker provider conformance', () => {
@@ -63,6 +67,40 @@ describe.skipIf(unavailable !== undefined)('sessions in a docker sandbox (exec t
       await resumed.doDestroy();
     } finally {
       await sandbox.destroy();
+    }
+  });
+});
+
+describe.skipIf(unavailable !== undefined)('snapshots: the bridge recipe baked into an image', () => {
+  it('prewarm applies the recipe once and commits it under the recipe identity; sessions start from it with the recipe applied', { timeout: 300_000 }, async () => {
+    // A recipe of this run only (its own install command), so the snapshot is built here, not found from an earlier run.
+    const stamp = `built-${process.pid}-${Date.now()}`;
+    const harness = createBridgeHarness(
+      { ...fixtureAdapter(), install: { commands: [{ command: `echo ${stamp} >> /work/applied.log` }] } },
+      { probeTimeoutMs: 10_000 },
+    );
+    const identity = await harness.getRecipeIdentity();
+    try {
+      const prewarm = await prewarmHarness({ harness, sandboxProvider: provider, dispose: 'destroy' });
+      expect(prewarm.identity).toBe(identity);
+      const sessions = [];
+      for (let i = 0; i < 2; i++) {
+        const sandbox = await provider.createSession({ sessionId: `snap-${i}-${Date.now()}`, identity, onFirstCreate: async () => { throw new Error('the snapshot exists: onFirstCreate must not run'); } });
+        sessions.push(sandbox);
+        expect(sandbox.origin).toMatchObject({ image: provider.snapshotImage(identity), fromSnapshot: true });
+        expect(await sandbox.readTextFile({ path: '/work/applied.log' }), 'the install command ran once, in the snapshot').toBe(`${stamp}\n`);
+        const again = await applyBootstrap(sandbox.restricted(), await harness.getBootstrap!());
+        expect(again.applied, 'the recipe is already applied in a session from the snapshot').toBe(false);
+      }
+      const [first] = sessions;
+      await first!.writeTextFile({ path: fixtureCliPath, content: await readFile(fixtureCliPath, 'utf8') });
+      expect((await first!.run({ command: 'mkdir -p /work/project' })).exitCode).toBe(0);
+      const session = await harness.doStart({ sessionId: 'docker-snap', sandboxSession: first!, sessionWorkDir: '/work/project' });
+      expect(textOf(await runTurn(session, 'from snapshot LINES:2'))).toBe('from snapshot LINES:2 #0\nfrom snapshot LINES:2 #1\n');
+      await session.doDestroy();
+      for (const sandbox of sessions) await sandbox.destroy();
+    } finally {
+      await provider.dropSnapshot(identity);
     }
   });
 });
