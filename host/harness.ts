@@ -19,6 +19,7 @@ import type { HarnessV1, HarnessV1StartOptions } from '../protocol/harness-v1/se
 import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter-kit/adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.ts';
+import type { JournalSettings } from './reach/bridge-process.ts';
 import { reachBridge, startBridge, type BridgeLink, type PortResolver, type Rung } from './reach/ladder.ts';
 import { execRelayConnection, execRelayUrl, requireSpawnStdin } from './reach/exec-relay.ts';
 import { isolationWarning, type BridgeIsolation } from './reach/bridge-isolation.ts';
@@ -61,6 +62,15 @@ export type BridgeHarnessSettings = {
    */
   readonly resolvePort?: (options: HarnessV1PortOptions) => PromiseLike<HarnessV1PortEndpoint>;
   readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
+  /**
+   * Journal bytes one turn may write before the bridge kills its CLI and the turn ends with an error
+   * part naming the cap (finish raw 'capped'). Default 1 GiB; 0: no cap (docs/guarantees.md#disk-full-and-caps).
+   */
+  readonly maxTurnJournalBytes?: number;
+  /** Journal bytes a session may hold; past it the running turn is capped and new turns are refused (journal-cap). Default: no cap. */
+  readonly maxSessionJournalBytes?: number;
+  /** How long a bridge whose disk is full waits for space (the CLI paused) before it exits naming ENOSPC. Default 10 minutes. */
+  readonly diskFullExitMs?: number;
 };
 
   /**
@@ -136,6 +146,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           readyTimeoutMs: settings.readyTimeoutMs ?? HOST_SESSION_LIMITS.readyTimeoutMs,
           ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
           ...(settings.isolation ? { isolation: settings.isolation } : {}),
+          ...journalSettings(settings),
         },
       };
       let link: BridgeLink;
@@ -255,6 +266,19 @@ async function workingDirectoryOf(box: HarnessV1NetworkSandboxSession | SandboxS
 }
 
 function absolute(base: string, path: string): string {
+/** The journal caps and the disk-full wait, checked here so a bad value fails createSession, not the bridge's start. */
+function journalSettings(settings: BridgeHarnessSettings): { journal?: JournalSettings } {
+  const journal: { -readonly [K in keyof JournalSettings]: JournalSettings[K] } = {};
+  for (const name of ['maxTurnJournalBytes', 'maxSessionJournalBytes', 'diskFullExitMs'] as const) {
+    const value = settings[name];
+    if (value === undefined) continue;
+    const floor = name === 'diskFullExitMs' ? 1 : 0;
+    if (!Number.isSafeInteger(value) || value < floor) throw new RangeError(`createBridgeHarness: ${name} must be an integer >= ${floor}, got ${value}`);
+    journal[name] = value;
+  }
+  return Object.keys(journal).length === 0 ? {} : { journal };
+}
+
 function positiveMs(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`createBridgeHarness: ${name} must be a positive integer (ms), got ${value}`);
   return value;

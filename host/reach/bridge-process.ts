@@ -42,7 +42,20 @@ export type SpawnBridgeOptions = {
   /** While no host owns it (bridge/server/owner-watch.ts): exit after this long idle; fail a host tool call waiting this long. */
   readonly idleExitMs?: number;
   readonly ownerlessToolTimeoutMs?: number;
+  /** The journal caps and the disk-full wait (bridge/journal/journal-caps.ts, docs/bridge-internals.md#disk-full). */
+  readonly journal?: JournalSettings;
 };
+
+/** Passed to the bridge in its environment at spawn (removed before CLIs inherit it). */
+export type JournalSettings = { readonly maxTurnJournalBytes?: number; readonly maxSessionJournalBytes?: number; readonly diskFullExitMs?: number };
+
+function journalEnv(journal: JournalSettings = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (journal.maxTurnJournalBytes !== undefined) env.HARNESS_BRIDGE_MAX_TURN_JOURNAL_BYTES = String(journal.maxTurnJournalBytes);
+  if (journal.maxSessionJournalBytes !== undefined) env.HARNESS_BRIDGE_MAX_SESSION_JOURNAL_BYTES = String(journal.maxSessionJournalBytes);
+  if (journal.diskFullExitMs !== undefined) env.HARNESS_BRIDGE_DISK_FULL_EXIT_MS = String(journal.diskFullExitMs);
+  return env;
+}
 
 export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready: BridgeReady; token: string }> {
   const token = randomBytes(32).toString('hex');
@@ -77,6 +90,7 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
       HB_SRT: isolation.srt ?? '',
       ...(options.idleExitMs === undefined ? {} : { HARNESS_BRIDGE_IDLE_EXIT_MS: String(options.idleExitMs) }),
       ...(options.ownerlessToolTimeoutMs === undefined ? {} : { HARNESS_BRIDGE_OWNERLESS_TOOL_MS: String(options.ownerlessToolTimeoutMs) }),
+      ...journalEnv(options.journal),
     },
     ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
   });
