@@ -29,6 +29,8 @@ export type AcpAgentOptions = {
   cli?: CliPackage;
   /** Env for the agent (its model endpoint and key go here). HOME defaults to `<stateDir>/acp-home`. */
   env?: Record<string, string>;
+  /** Env vars set to the agent's home dir too (CODEX_HOME for codex-acp): the bridge creates it, the agent may need it to exist. */
+  homeVars?: ReadonlyArray<string>;
   /** The model to report on stream-start, and to pass in `modelEnvVar` when set. */
   modelId?: string;
   /** The env var through which the agent takes its model (ANTHROPIC_MODEL for claude-code-acp); unset: the agent's default. */
@@ -44,7 +46,7 @@ export type AcpAgentOptions = {
   survive?: boolean;
 };
 
-type ToolCall = { name: string; input: JSONValue; emitted: boolean };
+type ToolCall = { name: string; input: JSONValue; emitted: boolean; paths: string[] };
 
 export type AcpState = {
   lines: LineBuffers;
@@ -57,22 +59,27 @@ export type AcpState = {
   /** The prompt said allow-all: the responder answers permission requests, no approval part. */
   allowAll: boolean;
   tools: Record<string, ToolCall>;
+  /** Tool call ids of the bridge's own MCP server in this turn. */
+  hostCalls: Record<string, true>;
   /** approvalId → the request's JSON-RPC id and the options to pick. */
   approvals: Record<string, { id: string | number; allow: string | null; reject: string | null }>;
 };
 
 const hostServerPrefix = 'mcp__host__';
+/** A call of the bridge's MCP server (named `host` in session/new): ACP agents title MCP calls by the tool's name. */
+const isHostCall = (u: Pick<rpc.AcpUpdate, 'kind' | 'title' | 'content'>) => acpToolName(u).startsWith(hostServerPrefix);
 
 function launchOf(o: AcpAgentOptions, ctx: LaunchContext): LaunchSpecInput {
   const argv = [...o.command];
   if (o.binPath) argv[0] = o.binPath;
   const model = ctx.modelId ?? o.modelId;
+  const home = posix.join(ctx.stateDir, 'acp-home');
   const steps: NonNullable<LaunchSpecInput['start']> = [{ input: rpc.initialize(o.clientFs !== false), until: [{ path: ['id'], equals: rpc.acpIds.initialize }] }];
   // A process on an existing thread loads it first (docs/acp.md#resume); session/new is the kit's thread-start turn.
   if (ctx.threadId !== undefined) steps.push({ input: rpc.loadSession(ctx.threadId, ctx.sessionWorkDir, ctx.mcp), until: [{ path: ['id'], equals: rpc.acpIds.loadSession }] });
   return {
     argv,
-    env: { HOME: posix.join(ctx.stateDir, 'acp-home'), ...(o.modelEnvVar && model ? { [o.modelEnvVar]: model } : {}), ...o.env },
+    env: { HOME: home, ...Object.fromEntries((o.homeVars ?? []).map((name) => [name, home])), ...(o.modelEnvVar && model ? { [o.modelEnvVar]: model } : {}), ...o.env },
     cwd: ctx.sessionWorkDir,
     stdin: 'pipe',
     lifetime: 'session',
@@ -134,9 +141,10 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     if (s.loading) return { state: s, parts };
     update(s, out, params.update, record.seq);
   } else if (method === 'session/request_permission' && requestId !== undefined && params?.toolCall) {
-    if (s.allowAll) return { state: s, parts }; // the responder allows it
+    // The responder allows it: allow-all, or a call of the bridge's own MCP server (the host answers the call itself).
+    if (s.allowAll || isHostCall(params.toolCall as rpc.AcpUpdate)) return { state: s, parts };
     const toolCallId = params.toolCall.toolCallId;
-    const call = (s.tools[toolCallId] ??= { name: acpToolName(params.toolCall as rpc.AcpUpdate), input: (params.toolCall.rawInput as JSONValue) ?? {}, emitted: false });
+    const call = (s.tools[toolCallId] ??= { name: acpToolName(params.toolCall as rpc.AcpUpdate), input: (params.toolCall.rawInput as JSONValue) ?? {}, emitted: false, paths: [] });
     emitCall(s, out, toolCallId, call);
     const options = params.options ?? [];
     const pick = (...kinds: string[]) => options.find((o) => kinds.includes(o.kind))?.optionId ?? null;
@@ -165,8 +173,12 @@ function update(s: AcpState, out: ReturnType<typeof partWriter>, u: rpc.AcpUpdat
     out.delta(text);
   } else if ((kind === 'tool_call' || kind === 'tool_call_update') && u.toolCallId) {
     const name = acpToolName(u);
-    if (name.startsWith(hostServerPrefix)) return; // the kit emits host calls from the bridge's tool-call records
-    const call = (s.tools[u.toolCallId] ??= { name, input: {}, emitted: false });
+    // The kit emits host calls from the bridge's tool-call records; later updates of one may lack its title.
+    if (isHostCall(u)) s.hostCalls[u.toolCallId] = true;
+    if (s.hostCalls[u.toolCallId]) return;
+    const call = (s.tools[u.toolCallId] ??= { name, input: {}, emitted: false, paths: [] });
+    // The files an edit call touches: its diff content (ACP's `locations` may also name files it only reads).
+    for (const c of Array.isArray(u.content) ? u.content : []) if (c.type === 'diff' && c.path && !call.paths.includes(c.path)) call.paths.push(c.path);
     if (!call.emitted) {
       if (u.kind || u.title) call.name = name;
       if (u.rawInput !== undefined && JSON.stringify(u.rawInput) !== '{}') call.input = u.rawInput;
@@ -177,6 +189,9 @@ function update(s: AcpState, out: ReturnType<typeof partWriter>, u: rpc.AcpUpdat
     if (status === 'completed' || status === 'failed') {
       const text = Array.isArray(u.content) ? u.content.map((c) => c.content?.text ?? '').join('') : '';
       out.push({ type: 'tool-result', toolCallId: u.toolCallId, toolName: call.name, result: (u.rawOutput as JSONValue | undefined) ?? text, isError: status === 'failed' });
+      if (status === 'completed' && (call.name === 'write' || call.name === 'edit')) {
+        for (const path of call.paths) out.push({ type: 'file-change', event: call.name === 'write' ? 'create' : 'modify', path });
+      }
       delete s.tools[u.toolCallId];
     }
   } else if (!noise.has(kind)) out.raw({ sessionUpdate: kind, ...(u as object) });
@@ -195,7 +210,8 @@ export function acpResponder(): Responder {
       const p = (request.params ?? {}) as { path?: string; content?: string; line?: number | null; limit?: number | null; options?: Array<{ optionId: string; kind: string }> };
       try {
         if (request.method === 'session/request_permission') {
-          if (io.permissionMode !== 'allow-all') return undefined;
+          const call = (request.params as { toolCall?: rpc.AcpUpdate } | undefined)?.toolCall;
+          if (io.permissionMode !== 'allow-all' && !(call && isHostCall(call))) return undefined; // the host's approval (translator)
           const allow = p.options?.find((o) => o.kind === 'allow_once') ?? p.options?.find((o) => o.kind === 'allow_always');
           return jsonRpc.result(request.key, allow ? { outcome: { outcome: 'selected', optionId: allow.optionId } } : { outcome: { outcome: 'cancelled' } });
         }
@@ -246,7 +262,7 @@ export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
     threadId: (record) => (record.kind === 'stdout' ? rpc.sessionIdOf(record.data.text) : undefined),
     responder: acpResponder(),
     translator: {
-      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: o.modelId, sessionId: null, loading: false, allowAll: false, tools: {}, approvals: {} }),
+      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: o.modelId, sessionId: null, loading: false, allowAll: false, tools: {}, hostCalls: {}, approvals: {} }),
       step,
     },
   });

@@ -33,7 +33,10 @@ export const codexAcpCli: CliPackage = { package: '@zed-industries/codex-acp', v
 
 export function codexAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpState> {
   const custom = options.extraEnv?.OPENAI_BASE_URL !== undefined;
-  const config: Record<string, string> = {
+  const config: Record<string, string | boolean> = {
+    sandbox_mode: 'danger-full-access', // the harness sandbox is the isolation; Codex's bwrap needs namespaces it may not get
+    'features.plugins': false,
+    'analytics.enabled': false,
     ...(options.modelId ? { model: options.modelId } : {}),
     ...(custom
       ? { model_provider: 'harness', 'model_providers.harness.name': 'harness', 'model_providers.harness.base_url': options.extraEnv!.OPENAI_BASE_URL!, 'model_providers.harness.env_key': 'OPENAI_API_KEY', 'model_providers.harness.wire_api': 'responses' }
@@ -43,6 +46,7 @@ export function codexAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpS
     id: 'codex-acp',
     command: [codexAcpCli.bin, ...Object.entries(config).flatMap(([key, value]) => ['-c', `${key}=${JSON.stringify(value)}`])],
     cli: codexAcpCli,
+    homeVars: ['CODEX_HOME'],
     ...(options.binPath ? { binPath: options.binPath } : {}),
     env: { ...options.extraEnv },
     ...(options.modelId ? { modelId: options.modelId } : {}),
