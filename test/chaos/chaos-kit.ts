@@ -19,6 +19,7 @@ import { defineCliAdapter, type CliAdapter } from '../../host/adapter-kit/adapte
 import { createBridgeHarness, defaultStateDir, type BridgeHarnessSettings } from '../../host/harness.ts';
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
+import { execChaos } from './exec-chaos.ts';
 
 export type Part = HarnessV1StreamPart;
 
@@ -160,8 +161,12 @@ export type ChaosKit = {
   cleanup(): Promise<void>;
 };
 
-/** `survive`: the fixture CLI runs under a keeper and outlives a SIGKILLed bridge (launch spec `survive`). */
-export async function createChaosKit(name: string, options: { survive?: boolean } = {}): Promise<ChaosKit> {
+/**
+ * `survive`: the fixture CLI runs under a keeper and outlives a SIGKILLed bridge (launch spec `survive`).
+ * `transport: 'exec'`: the sandbox has no port methods; every connection is a relay over its spawn stdio
+ * (exec-chaos.ts), and the proxy's faults cut or hold those exec streams.
+ */
+export async function createChaosKit(name: string, options: { survive?: boolean; transport?: 'port' | 'exec' } = {}): Promise<ChaosKit> {
   const root = await mkdtemp(join(tmpdir(), `hb-chaos-${name}-`));
   await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
@@ -178,7 +183,12 @@ export async function createChaosKit(name: string, options: { survive?: boolean 
       sessionIds.add(sessionId);
       const sandbox = fresh && resumeFrom === undefined ? await provider.createSession({ sessionId }) : await provider.resumeSession({ sessionId });
       const proxies: ChaosProxy[] = [];
-      const wrapped: HarnessV1NetworkSandboxSession = {
+      const overExec = options.transport === 'exec' ? execChaos(sandbox) : undefined;
+      if (overExec) {
+        proxies.push(overExec.proxy);
+        onProxy?.(overExec.proxy);
+      }
+      const wrapped: HarnessV1NetworkSandboxSession = overExec?.session ?? {
         ...sandbox,
         getPortEndpoint: async ({ port }) => {
           const proxy = await startChaosProxy(port);

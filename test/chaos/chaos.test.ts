@@ -55,26 +55,29 @@ const fcOptions = { endOnFailure: process.env.HB_CHAOS_NO_SHRINK === '1' };
 /** Hang guards only (a lane's schedules take minutes on a loaded 2-core box): they fail a stuck lane, never a slow one. */
 const laneTimeoutMs = 1_800_000;
 const scheduleDeadlineMs = 120_000;
-const counts = { replay: scaled(850, 5), live: scaled(100, 3), sigkill: scaled(50, 2), survive: scaled(25, 2) };
+const counts = { replay: scaled(850, 5), live: scaled(100, 3), liveExec: scaled(20, 2), sigkill: scaled(50, 2), survive: scaled(25, 2) };
 
 const faults = { probeDrop: 0, drop: 0, dropMiss: 0, stall: 0, slow: 0, suspend: 0, cliCrash: 0, sigkill: 0, heldKills: 0, rerun: 0, surviveResumes: 0 };
 const totals = { schedules: 0, gaps: 0, duplicates: 0, parts: 0, markers: 0 };
-const lanes = { replay: 0, live: 0, sigkill: 0, survive: 0 };
+const lanes = { replay: 0, live: 0, liveExec: 0, sigkill: 0, survive: 0 };
 /** Recomputed markers seen in the survive lane: a CLI that outlives its bridge must never need the rerun rung. */
 let surviveMarkers = 0;
 const started = Date.now();
 
 let kit: ChaosKit;
 let surviveKit: ChaosKit;
+let execKit: ChaosKit;
 beforeAll(async () => {
   kit = await createChaosKit('chaos');
   surviveKit = await createChaosKit('survive', { survive: true });
+  execKit = await createChaosKit('exec', { transport: 'exec' });
 });
 afterAll(async () => {
   await kit.cleanup();
   await surviveKit.cleanup();
+  await execKit.cleanup();
   console.log(
-    `[figures] chaos schedules=${totals.schedules} (replay=${lanes.replay} live=${lanes.live} sigkill=${lanes.sigkill} sigkill-survive=${lanes.survive}) ` +
+    `[figures] chaos schedules=${totals.schedules} (replay=${lanes.replay} live=${lanes.live} live-exec=${lanes.liveExec} sigkill=${lanes.sigkill} sigkill-survive=${lanes.survive}) ` +
       `faults={probeDrop:${faults.probeDrop},drop:${faults.drop},stall:${faults.stall},slow:${faults.slow},suspend:${faults.suspend},cliCrash:${faults.cliCrash},sigkill:${faults.sigkill},heldKills:${faults.heldKills},rerun:${faults.rerun},surviveResumes:${faults.surviveResumes}} ` +
       `survive-lane-markers=${surviveMarkers} ` +
       `gaps=${totals.gaps} duplicates=${totals.duplicates} parts=${totals.parts} markers=${totals.markers} seed=${seed} scale=${process.env.HB_CHAOS_SCALE ?? 1} ` +
@@ -258,67 +261,11 @@ describe('chaos', () => {
   // ── lane 2: live turns on reused sessions ─────────────────────────────────
 
   it(`${counts.live} seeded fault schedules over live turns (drops, paused socket, slow consumer, suspend/continue in fresh hosts, CLI crashes): every part once, in order`, { timeout: laneTimeoutMs }, async () => {
-    let generation = 0;
-    let current: { id: string; host: HostInstance } | null = null;
-    const schedule = fc.record({
-      lines: fc.integer({ min: 5, max: 60 }),
-      intervalMs: fc.integer({ min: 0, max: 4 }),
-      crashAt: fc.option(fc.integer({ min: 1, max: 70 }), { nil: undefined, freq: 4 }),
-      slices: fc.array(slicePlan(80, 150), { minLength: 1, maxLength: 4 }),
-    });
-    await fc.assert(
-      fc.asyncProperty(schedule, async ({ lines, intervalMs, crashAt, slices }) => withDeadline('live schedule', async () => {
-        if (current === null) {
-          const id = `live-${++generation}`;
-          current = { id, host: await kit.open(id) };
-        }
-        const mine = current;
-        let healthy = false;
-        try {
-          const prompt = `live-${totals.schedules} LINES:${lines} INTERVAL:${intervalMs}${crashAt === undefined ? '' : ` CRASHAT:${crashAt}`}`;
-          const shape = shapeOf(prompt);
-          if (crashAt !== undefined && crashAt <= lines) faults.cliCrash++;
-          const parts: Part[] = [];
-          let state: HarnessV1ResumeState | null = null;
-          for (let i = 0; ; i++) {
-            const plan = slices[i] ?? { cut: 0, dropAtParts: [], dropAtMs: [], stall: null, slow: null };
-            const instance: HostInstance = i === 0 ? mine.host : await kit.open(mine.id, state!);
-            if (i > 0) {
-              await mine.host.dispose();
-              mine.host = instance;
-            }
-            const session = instance.session;
-            const result = await runSlice(instance, plan, parts, (emit) =>
-              Promise.resolve(i === 0 ? session.doPromptTurn({ prompt, emit }) : session.doContinueTurn({ emit })),
-              { armAfterBegin: i === 0 },
-            );
-            state = result.suspended;
-            if (state === null) {
-              if (result.dropped) await rotate(kit, mine);
-              break;
-            }
-            if (i > 8) throw new Error('more than 8 slices: suspend did not make progress');
-          }
-          const verdict = record(shape, parts, 'live');
-          if (!verdict.ok) throw new Error(verdict.problem);
-          if (verdict.markers !== 0) throw new Error('a live turn with no bridge kill carried a recomputed marker');
-          healthy = true;
-        } finally {
-          // A failed schedule leaves its session in an unknown state: the next run (or shrink step) gets a fresh one.
-          if (!healthy) {
-            current = null;
-            if (process.env.HB_CHAOS_KEEP !== '1') await Promise.resolve(mine.host.session.doDestroy()).catch(() => undefined);
-            await mine.host.dispose();
-          }
-        }
-      })),
-      { ...fcOptions, numRuns: counts.live, seed: seed ^ 0x1111 },
-    );
-    if (current !== null) {
-      const last: { host: HostInstance } = current;
-      await last.host.session.doDestroy();
-      await last.host.dispose();
-    }
+    await liveSchedules({ name: 'live', kit, runs: counts.live, seedXor: 0x1111 });
+  });
+
+  it(`${counts.liveExec} seeded fault schedules over live turns through the exec transport (no port: every connection a relay over the sandbox's spawn stdio; drops cut the exec stream, stalls hold it): every part once, in order`, { timeout: laneTimeoutMs }, async () => {
+    await liveSchedules({ name: 'liveExec', kit: execKit, runs: counts.liveExec, seedXor: 0x4444 });
   });
 
   // ── lane 3: bridge SIGKILL + respawn (the ladder) ─────────────────────────
@@ -342,9 +289,77 @@ describe('chaos', () => {
   it('adds up: no gap and no duplicate in any schedule', () => {
     expect(totals.gaps).toBe(0);
     expect(totals.duplicates).toBe(0);
-    expect(totals.schedules).toBe(counts.replay + counts.live + counts.sigkill + counts.survive);
+    expect(totals.schedules).toBe(counts.replay + counts.live + counts.liveExec + counts.sigkill + counts.survive);
   });
 });
+
+/**
+ * Live-turn schedules on one kit (drops, paused socket, slow consumer, suspend/continue in fresh hosts,
+ * CLI crashes). `live`: through a port proxy; `liveExec`: through the exec transport's relays.
+ */
+async function liveSchedules(lane: { name: 'live' | 'liveExec'; kit: ChaosKit; runs: number; seedXor: number }): Promise<void> {
+  let generation = 0;
+  let current: { id: string; host: HostInstance } | null = null;
+  const schedule = fc.record({
+    lines: fc.integer({ min: 5, max: 60 }),
+    intervalMs: fc.integer({ min: 0, max: 4 }),
+    crashAt: fc.option(fc.integer({ min: 1, max: 70 }), { nil: undefined, freq: 4 }),
+    slices: fc.array(slicePlan(80, 150), { minLength: 1, maxLength: 4 }),
+  });
+  await fc.assert(
+    fc.asyncProperty(schedule, async ({ lines, intervalMs, crashAt, slices }) => withDeadline('live schedule', async () => {
+      if (current === null) {
+        const id = `${lane.name}-${++generation}`;
+        current = { id, host: await lane.kit.open(id) };
+      }
+      const mine = current;
+      let healthy = false;
+      try {
+        const prompt = `${lane.name}-${totals.schedules} LINES:${lines} INTERVAL:${intervalMs}${crashAt === undefined ? '' : ` CRASHAT:${crashAt}`}`;
+        const shape = shapeOf(prompt);
+        if (crashAt !== undefined && crashAt <= lines) faults.cliCrash++;
+        const parts: Part[] = [];
+        let state: HarnessV1ResumeState | null = null;
+        for (let i = 0; ; i++) {
+          const plan = slices[i] ?? { cut: 0, dropAtParts: [], dropAtMs: [], stall: null, slow: null };
+          const instance: HostInstance = i === 0 ? mine.host : await lane.kit.open(mine.id, state!);
+          if (i > 0) {
+            await mine.host.dispose();
+            mine.host = instance;
+          }
+          const session = instance.session;
+          const result = await runSlice(instance, plan, parts, (emit) =>
+            Promise.resolve(i === 0 ? session.doPromptTurn({ prompt, emit }) : session.doContinueTurn({ emit })),
+            { armAfterBegin: i === 0 },
+          );
+          state = result.suspended;
+          if (state === null) {
+            if (result.dropped) await rotate(lane.kit, mine);
+            break;
+          }
+          if (i > 8) throw new Error('more than 8 slices: suspend did not make progress');
+        }
+        const verdict = record(shape, parts, lane.name);
+        if (!verdict.ok) throw new Error(verdict.problem);
+        if (verdict.markers !== 0) throw new Error('a live turn with no bridge kill carried a recomputed marker');
+        healthy = true;
+      } finally {
+        // A failed schedule leaves its session in an unknown state: the next run (or shrink step) gets a fresh one.
+        if (!healthy) {
+          current = null;
+          if (process.env.HB_CHAOS_KEEP !== '1') await Promise.resolve(mine.host.session.doDestroy()).catch(() => undefined);
+          await mine.host.dispose();
+        }
+      }
+    })),
+    { ...fcOptions, numRuns: lane.runs, seed: seed ^ lane.seedXor },
+  );
+  if (current !== null) {
+    const last: { host: HostInstance } = current;
+    await last.host.session.doDestroy();
+    await last.host.dispose();
+  }
+}
 
 /**
  * SIGKILL schedules on one kit: kill the bridge mid-turn (suspend just before or after), resume in fresh
