@@ -9,7 +9,9 @@
 //   Phase 2: the owner's own connection carries the fuzz between a live
 //            turn's records (contiguous seqs, each once, every line in order).
 // HB_CHAOS_SCALE scales the frame counts; HB_FUZZ_SEED fixes the seed.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION_V1, type BridgeFrame, type JournalRecord } from '../../protocol/v1/index.ts';
@@ -199,8 +201,17 @@ describe('fuzz: bridge', () => {
     };
     const attached = client.attach(0);
     await attached;
+    // The live turn streams while the fuzz runs and, however slow the machine, cannot end before it: past
+    // 20,000 lines the CLI holds (on a file nobody creates, its stdin open) until the abort below.
     const lineCount = 30_000;
-    const start = await client.request({ type: 'start', id: 'live-start', turnId: 'live', launch: fixtureLaunch(['--lines', String(lineCount), '--interval-ms', '1']) });
+    const holdDir = mkdtempSync(join(tmpdir(), 'hb-fuzz-hold-'));
+    const holdFile = join(holdDir, 'never-created');
+    const start = await client.request({
+      type: 'start',
+      id: 'live-start',
+      turnId: 'live',
+      launch: fixtureLaunch(['--lines', String(lineCount), '--interval-ms', '1', '--hold-after', '20000', '--hold-file', holdFile], { stdin: 'pipe' }),
+    });
     expect(start).toMatchObject({ type: 'ack' });
     const random = seeded(seed ^ 0x5a5a);
     const ctx = (): FuzzContext => ({ owner: true, journalId: hello.journalId, runningTurnId: turnEnd === null ? 'live' : null, lastSeqBound: 1_000_000 });
@@ -220,5 +231,6 @@ describe('fuzz: bridge', () => {
     figures.turns++;
     void PROTOCOL_VERSION_V1;
     await client.close();
+    rmSync(holdDir, { recursive: true, force: true });
   });
 });
