@@ -15,7 +15,7 @@ import {
   type HarnessV1PortOptions,
   type SandboxSession,
 } from '../protocol/harness-v1/sandbox.ts';
-import type { HarnessV1, HarnessV1StartOptions } from '../protocol/harness-v1/session.ts';
+import type { HarnessV1, HarnessV1ResumeSessionState, HarnessV1StartOptions } from '../protocol/harness-v1/session.ts';
 import { MCP_ENV_V1 } from '../protocol/v1/mcp-env.ts';
 import type { CliAdapter } from './adapter-kit/adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.ts';
@@ -23,9 +23,11 @@ import type { JournalSettings } from './reach/bridge-process.ts';
 import { reachBridge, startBridge, type BridgeLink, type PortResolver, type Rung } from './reach/ladder.ts';
 import { execRelayConnection, execRelayUrl, requireSpawnStdin } from './reach/exec-relay.ts';
 import { isolationWarning, type BridgeIsolation } from './reach/bridge-isolation.ts';
+import { EXIT_STATE_DIR_LOCKED } from './reach/bridge-process.ts';
+import { BridgeSessionError } from './session/errors.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
 import { lifecycleStateSchema, parseResumeState, resumeStateSchemaFor, startStateOf, type ResumeData } from './session/resume-state.ts';
-import { BridgeSession, type OpenChannel, type SessionContext } from './session/session.ts';
+import { BridgeSession, type CheckpointPolicy, type OpenChannel, type SessionContext } from './session/session.ts';
 
 export type BridgeHarnessSettings = {
   /** Host path of the bridge bundle (default: this package's dist/bridge.mjs). */
@@ -71,8 +73,6 @@ export type BridgeHarnessSettings = {
   readonly maxSessionJournalBytes?: number;
   /** How long a bridge whose disk is full waits for space (the CLI paused) before it exits naming ENOSPC. Default 10 minutes. */
   readonly diskFullExitMs?: number;
-};
-
   /**
    * A bridge this harness starts exits after this long with no host attached and no turn running,
    * keeping its journal (the next resume takes the replay rung). Default 30 minutes (docs/guarantees.md#host-crash).
@@ -83,6 +83,16 @@ export type BridgeHarnessSettings = {
    * CLI sees. Default: it waits for a host however long (a suspended turn's call is answered later).
    */
   readonly ownerlessToolTimeoutMs?: number;
+  /**
+   * Called with a checkpoint (a resume state, session.checkpoint()) while turns run: at each turn start and end,
+   * each host tool call or approval, and every `checkpointEveryRecords` records, after the parts of those records
+   * were emitted. Persist the latest: a new host resumes from it if this one dies (docs/guarantees.md#host-crash).
+   */
+  readonly onCheckpoint?: (state: HarnessV1ResumeSessionState, info: { sessionId: string }) => void;
+  /** Records between two checkpoints within a turn (default 1000). */
+  readonly checkpointEveryRecords?: number;
+};
+
 export type BridgeHarness = HarnessV1 & {
   /** The identity of this harness's recipe (what sandbox snapshots are keyed by). */
   getRecipeIdentity(): Promise<string>;
@@ -147,18 +157,27 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
           ...(settings.isolation ? { isolation: settings.isolation } : {}),
           ...journalSettings(settings),
+          ...(settings.idleExitMs === undefined ? {} : { idleExitMs: positiveMs('idleExitMs', settings.idleExitMs) }),
+          ...(settings.ownerlessToolTimeoutMs === undefined ? {} : { ownerlessToolTimeoutMs: positiveMs('ownerlessToolTimeoutMs', settings.ownerlessToolTimeoutMs) }),
         },
       };
       let link: BridgeLink;
       const rungs: Rung[] = [];
       if (resume) {
         const reached = await reachBridge({ ...reach, journalId: resume.journalId });
-          ...(settings.idleExitMs === undefined ? {} : { idleExitMs: positiveMs('idleExitMs', settings.idleExitMs) }),
-          ...(settings.ownerlessToolTimeoutMs === undefined ? {} : { ownerlessToolTimeoutMs: positiveMs('ownerlessToolTimeoutMs', settings.ownerlessToolTimeoutMs) }),
         link = reached.link;
         rungs.push(reached.rung);
       } else {
-        link = await startBridge(reach);
+        link = await startBridge(reach).catch((error: unknown) => {
+          // A live bridge holds this session's state dir: its host is gone or elsewhere, and starting
+          // afresh would fork the session. Resuming from a state is the way in (docs/guarantees.md#host-crash).
+          if ((error as { exitCode?: number }).exitCode !== EXIT_STATE_DIR_LOCKED) throw error;
+          throw new BridgeSessionError(
+            'session-live',
+            `session ${options.sessionId} already has a live bridge (state dir ${stateDir}); resume it with resumeFrom: a checkpoint (onCheckpoint, session.checkpoint()) or a detach/suspend state`,
+            error,
+          );
+        });
       }
       // A CLI that runs without isolation can act as the host (docs/security.md): said at start, every start.
       const unisolated = isolationWarning(link.hello);
@@ -216,6 +235,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         openChannel,
         sandbox,
         mcp: MCP_ENV_V1, // the bridge serves the endpoint and puts its URL/token in the CLI's env under these names
+        ...(settings.onCheckpoint ? { checkpoints: checkpointPolicy(settings.onCheckpoint, options.sessionId, settings.checkpointEveryRecords) } : {}),
       };
       const session = new BridgeSession(context, {
         link,
@@ -265,7 +285,6 @@ async function workingDirectoryOf(box: HarnessV1NetworkSandboxSession | SandboxS
   return cwd === '/' ? cwd : cwd.replace(/\/+$/, '');
 }
 
-function absolute(base: string, path: string): string {
 /** The journal caps and the disk-full wait, checked here so a bad value fails createSession, not the bridge's start. */
 function journalSettings(settings: BridgeHarnessSettings): { journal?: JournalSettings } {
   const journal: { -readonly [K in keyof JournalSettings]: JournalSettings[K] } = {};
@@ -279,11 +298,22 @@ function journalSettings(settings: BridgeHarnessSettings): { journal?: JournalSe
   return Object.keys(journal).length === 0 ? {} : { journal };
 }
 
+function checkpointPolicy(
+  onCheckpoint: NonNullable<BridgeHarnessSettings['onCheckpoint']>,
+  sessionId: string,
+  everyRecords: number | undefined,
+): CheckpointPolicy {
+  const every = everyRecords ?? 1000;
+  if (!Number.isSafeInteger(every) || every <= 0) throw new RangeError(`createBridgeHarness: checkpointEveryRecords must be a positive integer, got ${every}`);
+  return { onCheckpoint: (state) => onCheckpoint(state, { sessionId }), everyRecords: every };
+}
+
 function positiveMs(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`createBridgeHarness: ${name} must be a positive integer (ms), got ${value}`);
   return value;
 }
 
+function absolute(base: string, path: string): string {
   return path.startsWith('/') ? path : posix.join(base, path);
 }
 

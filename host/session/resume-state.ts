@@ -63,8 +63,11 @@ export const resumeDataSchema = z.object({
   turn: inFlightTurnSchema.optional(),
   /** Compaction parts a doCompact produced between turns, not yet delivered: the next turn emits them after its stream-start. */
   carry: z.array(streamPartSchema.refine((part) => part.type === 'compaction', 'only compaction parts are carried')).optional(),
-  /** Why the state was produced: suspend, detach or stop. */
-  reason: z.enum(['suspend', 'detach', 'stop']),
+  /**
+   * Why the state was produced: suspend, detach or stop; checkpoint: handed out while this host ran
+   * (session.checkpoint(), onCheckpoint) — a resume from it may re-deliver parts after `cursor`, marked.
+   */
+  reason: z.enum(['suspend', 'detach', 'stop', 'checkpoint']),
   /** The model the last turn ran with, when the caller chose one per turn (internal turns and reruns keep it). */
   model: z.string().optional(),
   /** SHA-256 of the instructions last sent to the CLI: the same instructions are never sent twice. */

@@ -2,7 +2,7 @@
 // the context and start-up state createBridgeHarness hands it.
 import type { HarnessV1Observability } from '../../protocol/harness-v1/diagnostics.ts';
 import type { SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
-import type { HarnessV1PermissionMode, HarnessV1Skill } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1PermissionMode, HarnessV1ResumeSessionState, HarnessV1Skill } from '../../protocol/harness-v1/session.ts';
 import type { AckFrame, HelloFrame, JournalRecord, McpEnvNames } from '../../protocol/v1/index.ts';
 import type { CliAdapter } from '../adapter-kit/adapter.ts';
 import type { ChannelRequest } from '../channel/index.ts';
@@ -44,6 +44,14 @@ export type SessionContext<S> = {
   readonly sandbox: SandboxSession;
   /** Names of the env vars carrying the bridge's MCP endpoint (LaunchContext.mcp). */
   readonly mcp: McpEnvNames | undefined;
+  /** Checkpoints offered while records arrive (BridgeHarnessSettings.onCheckpoint; docs/guarantees.md#host-crash). */
+  readonly checkpoints?: CheckpointPolicy;
+};
+
+/** When the session hands the application a checkpoint: every `everyRecords` records, and at each turn start, end and host tool call. */
+export type CheckpointPolicy = {
+  readonly onCheckpoint: (state: HarnessV1ResumeSessionState) => void;
+  readonly everyRecords: number;
 };
 
 export type SessionInit = {

@@ -39,7 +39,7 @@ import { startFrame, type TurnRequest } from './start-frame.ts';
 import { TurnConsumer, type CompactionPart, type Slice, type TurnState } from './turn-consumer.ts';
 import { WriteLog } from './write-log.ts';
 
-export type { OpenChannel, SessionChannel, SessionContext, SessionInit } from './session-types.ts';
+export type { CheckpointPolicy, OpenChannel, SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 export { promptText } from './prompt.ts';
 
 export class BridgeSession<S> implements HarnessV1Session {
@@ -59,6 +59,10 @@ export class BridgeSession<S> implements HarnessV1Session {
   /** adapter.responder: answers the CLI's requests to its host (responder-run.ts). */
   private readonly responder: ResponderRun | undefined;
   private pendingRerun: boolean;
+  /** Records after `after` up to `through` may have reached a host that is gone: their parts are marked re-delivered (redeliveryMarker). */
+  private redelivery: { after: number; through: number; begun: boolean } | undefined;
+  /** The cursor of the last checkpoint handed to onCheckpoint. */
+  private checkpointCursor = 0;
   /** The journal was gone or behind at resume (rebaseOnLostJournal): a rerun of a turn it does not hold goes out as a start. */
   private journalRebased = false;
   private closed = false;
@@ -120,6 +124,8 @@ export class BridgeSession<S> implements HarnessV1Session {
     }
     // A journal that is gone or older than our cursor (docs/design.md#d5, journal epochs): go on from its end.
     if (resume) this.rebaseOnLostJournal(resume, init.link.hello);
+    if (resume && !this.journalRebased) this.takeOverFromLostHost(resume, init.link.hello);
+    this.checkpointCursor = this.cursor;
     if (init.rungs.length > 0) {
       const recomputed = init.rungs.includes('rerun');
       this.report(recomputed ? 'warn' : 'info', `resumed via ${init.rungs.join(' → ')}${recomputed ? ' (the in-flight turn will be recomputed)' : ''}`, {
@@ -157,6 +163,50 @@ export class BridgeSession<S> implements HarnessV1Session {
       lastSeq: hello.lastSeq,
       recomputed: turn !== null,
     });
+  }
+
+  /**
+   * A host that is gone may have received records past the state's cursor (docs/guarantees.md#host-crash):
+   * a checkpoint is cut while records keep coming, and an older state (an earlier detach) knows nothing
+   * of the turns started after it. Delivery resumes at the cursor and the parts of records up to the
+   * journal's end at resume are marked re-delivered. A turn started after the state's cursor (the latest
+   * one the bridge lists) is taken over: doContinueTurn continues it, host tool calls included.
+   */
+  private takeOverFromLostHost(resume: ResumeData, hello: HelloFrame): void {
+    if (resume.reason !== 'checkpoint' && (resume.turn || resume.reason === 'suspend')) return;
+    if (!resume.turn) {
+      const later = hello.turns.filter((turn) => turn.firstSeq > resume.cursor).at(-1);
+      if (later && (later.status === 'interrupted' || later.status === 'stopped')) {
+        // Its producer died with its bridge, and this state does not hold its prompt: nothing can re-drive it.
+        this.report('warn', `turn ${later.turnId} was started by a host that is gone and ended ${later.status}; its prompt is not in this state, so it cannot be re-driven`, { turnId: later.turnId });
+      } else if (later) {
+        this.consumer.turn = {
+          turnId: later.turnId,
+          firstSeq: later.firstSeq,
+          prompt: '',
+          rerun: later.rerun ?? false,
+          redeliver: [],
+          redeliverSet: new Set(),
+          translation: undefined,
+          abortRequested: false,
+          restored: true,
+          held: new Map(),
+        };
+        this.fromSuspend = true;
+        this.report('info', `turn ${later.turnId} was started by a host that is gone; doContinueTurn continues it`, { turnId: later.turnId, status: later.status });
+      }
+    }
+    if (this.consumer.turn && hello.lastSeq > resume.cursor) this.redelivery = { after: resume.cursor, through: hello.lastSeq, begun: false };
+  }
+
+  /**
+   * A resume state of this session as it is now, without letting go of anything: what an application
+   * persists during a turn so that a new host can take over if this one dies (docs/guarantees.md#host-crash).
+   * Resuming from it delivers from its cursor on (at-least-once: parts past it may come again, marked).
+   */
+  checkpoint(): HarnessV1ResumeSessionState {
+    this.assertOpen();
+    return toResumeSessionState(this.ctx.adapter.harnessId, this.resumeData('checkpoint'));
   }
 
   // ---- turns -------------------------------------------------------------
@@ -384,6 +434,7 @@ export class BridgeSession<S> implements HarnessV1Session {
   // ---- internals: channel and records ----------------------------------------
 
   private onRecords(channel: SessionChannel, records: ReadonlyArray<JournalRecord>): void {
+    let milestone = false;
     for (const record of records) {
       // Suspended, detached or re-attached mid-batch: stop at this record boundary; the next slice replays the rest.
       if (this.channel !== channel) return;
@@ -392,10 +443,43 @@ export class BridgeSession<S> implements HarnessV1Session {
       if (record.kind === 'turn-start' || record.kind === 'stdin') this.writes.remember(record);
       const turn = this.consumer.turn;
       if (turn && record.turnId === turn.turnId) {
+        if (this.redelivery) this.markRedelivery(record);
         this.consumer.record(turn, record, this.cursor);
         this.responder?.observe(record);
       }
       if (record.seq > this.cursor) this.cursor = record.seq;
+      milestone ||= record.kind === 'turn-start' || record.kind === 'turn-end' || record.kind === 'tool-call' || record.kind === 'approval-request';
+    }
+    this.offerCheckpoint(milestone);
+  }
+
+  /** Raw parts around the parts of records a lost host may have received already (takeOverFromLostHost). */
+  private markRedelivery(record: JournalRecord): void {
+    const range = this.redelivery!;
+    const slice = this.consumer.slice;
+    if (!slice || record.seq <= range.after) return;
+    // The range ends before the first record past it, or before the turn's end (finish parts stay last).
+    if (range.begun && (record.seq > range.through || record.kind === 'turn-end')) {
+      slice.emit({ type: 'raw', rawValue: redeliveryMarker('end', range) });
+      this.redelivery = undefined;
+      return;
+    }
+    if (!range.begun && record.seq <= range.through && record.kind !== 'turn-end') {
+      range.begun = true;
+      slice.emit({ type: 'raw', rawValue: redeliveryMarker('begin', range) });
+    }
+  }
+
+  /** onCheckpoint, after a batch's parts went out: at turn starts, ends and host calls, and every `everyRecords` records. */
+  private offerCheckpoint(milestone: boolean): void {
+    const policy = this.ctx.checkpoints;
+    if (!policy || this.closed || this.cursor === this.checkpointCursor) return;
+    if (!milestone && this.cursor - this.checkpointCursor < policy.everyRecords) return;
+    this.checkpointCursor = this.cursor;
+    try {
+      policy.onCheckpoint(this.checkpoint());
+    } catch (error) {
+      this.report('warn', `onCheckpoint threw: ${(error as Error).message}`, { cursor: this.cursor });
     }
   }
 
@@ -517,6 +601,11 @@ export class BridgeSession<S> implements HarnessV1Session {
       timestamp: Date.now(),
     });
   }
+}
+
+/** What a re-delivered range's raw parts carry: `harnessBridge.redelivered` names the seqs it spans. */
+function redeliveryMarker(edge: 'begin' | 'end', range: { after: number; through: number }) {
+  return { harnessBridge: { redelivered: edge, afterSeq: range.after, throughSeq: range.through } };
 }
 
 function digest(text: string): string {
