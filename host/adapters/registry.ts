@@ -13,6 +13,7 @@ import { claudeCodeAdapter } from './claude-code/claude-code.ts';
 import { codexAdapter } from './codex/codex.ts';
 import { fixtureAdapter } from '../testing/fixture/fixture-adapter.ts';
 import { piAdapter, piChatCompletionsProvider } from './pi/pi.ts';
+import { claudeCodeAcpAdapter, codexAcpAdapter } from './acp/agents.ts';
 
 /** What a registry factory accepts; each adapter uses what applies to it. */
 export type AdapterOptions = {
@@ -96,6 +97,35 @@ const entries: ReadonlyArray<AdapterEntry> = [
         ...(options.binPath === undefined ? {} : { binPath: options.binPath }),
         ...(options.extraEnv === undefined ? {} : { extraEnv: options.extraEnv }),
         ...(m ? { provider: piChatCompletionsProvider({ id: 'scripted', baseUrl: `${m.url}/v1`, apiKey: m.apiKey, models: ['scripted-model'] }) } : {}),
+      });
+    },
+  },
+  {
+    id: 'claude-code-acp',
+    description: "Zed's Claude Code ACP agent through the generic ACP adapter (docs/acp.md)",
+    realCli: true,
+    create: (options = {}) => {
+      const { scriptedModel: m } = options;
+      const extraEnv = m ? { ANTHROPIC_BASE_URL: m.url, ANTHROPIC_API_KEY: m.apiKey, ...options.extraEnv } : options.extraEnv;
+      return claudeCodeAcpAdapter({
+        ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+        ...(options.binPath === undefined ? {} : { binPath: options.binPath }),
+        ...(extraEnv === undefined ? {} : { extraEnv }),
+      });
+    },
+  },
+  {
+    id: 'codex-acp',
+    description: "Zed's Codex ACP agent through the generic ACP adapter (docs/acp.md)",
+    realCli: true,
+    create: (options = {}) => {
+      const { scriptedModel: m } = options;
+      const extraEnv = m ? { OPENAI_BASE_URL: `${m.url}/v1`, OPENAI_API_KEY: m.apiKey, ...options.extraEnv } : options.extraEnv;
+      const modelId = options.modelId ?? (m ? 'gpt-5.5' : undefined); // any name: the scripted model echoes it
+      return codexAcpAdapter({
+        ...(modelId === undefined ? {} : { modelId }),
+        ...(options.binPath === undefined ? {} : { binPath: options.binPath }),
+        ...(extraEnv === undefined ? {} : { extraEnv }),
       });
     },
   },

@@ -147,7 +147,7 @@ export default (options) => ({
     expect(missing.stderr).toMatch(/run: cannot load adapter module \.\/nowhere\.mjs: Cannot find module/);
     const unknown = await runCli(['run', '--adapter', 'nope', 'hi']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown adapter "nope"; known: fixture, claude-code, codex, pi, or the path of an adapter module/);
+    expect(unknown.stderr).toMatch(/unknown adapter "nope"; known: fixture, claude-code, codex, pi, claude-code-acp, codex-acp, or the path of an adapter module/);
   }, 60_000);
 
   it('loadAdapterModule: the entry reads the declaration; a factory is told apart from an adapter', async () => {
