@@ -123,8 +123,8 @@ export type CliAdapterDefinition<S> = {
   readonly builtinTools: ToolSet;
   readonly supportsBuiltinToolApprovals?: boolean;
   /**
-   * The CLI lists the host tools again by itself before each turn (pi's extension does), so a long-lived
-   * process sees a tool set that changed between turns. Without it the kit folds the turn's tool set into a
+   * The CLI lists the host tools again by itself before each turn, added and removed ones alike, so a
+   * long-lived process sees a tool set that changed between turns. Without it the kit folds the turn's tool set into a
    * session-lifetime launch's reuseKey: the bridge respawns the CLI on the same thread (mode 'resume') when
    * the set changes, and reuses it while it does not (docs/writing-an-adapter.md#host-tools-between-turns).
    */

@@ -26,11 +26,15 @@ export type E2eProfile = {
   readonly compactionKeepsRecent?: boolean;
   /** The translator takes snapshots: a suspended turn's resume payload carries one, and the next slice attaches at the cursor. */
   readonly translatorSnapshots: boolean;
+  /** What the model's reply after the conformance list's denied approval shows (the CLI's tool-result text for a denial); unset: not checked. */
+  readonly deniedReply?: RegExp;
   /** Cases this adapter cannot run, by case name → why. */
   readonly skip?: Readonly<Record<string, string>>;
 };
 
 const hostTools = [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object' as const, properties: { text: { type: 'string' as const } }, required: ['text'] } }];
+/** A host tool the tools-changed case offers in its first turn only. */
+const otherTool = { name: 'first_turn_only', description: 'Offered in the first turn only', inputSchema: { type: 'object' as const, properties: {} } };
 const rungsOf = (session: unknown) => (session as { rungs: string[] }).rungs;
 /** The user text of the last user message in a request body (Anthropic Messages, Chat Completions and Responses `input` shapes). */
 const lastUserText = (body: unknown) => {
@@ -95,6 +99,34 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false]), 'exactly one host call, from the bridge record').toEqual([['echo_upper', false]]);
       expect(textOf(parts)).toContain('HOST: HELLO MCP');
       await session.doDestroy();
+    });
+
+    test('host tools changed between turns: a tool first offered in the second turn reaches the long-lived CLI and runs', async () => {
+      const { session } = await open('tools-changed');
+      const first: Part[] = [];
+      await (await session.doPromptTurn({ prompt: 'SCENARIO:text before the new tool', tools: [otherTool], emit: (part) => first.push(part) })).done;
+      expectValid(first, 'first turn');
+      expect(ofType(first, 'finish')[0]!.finishReason.unified).toBe('stop');
+      const parts: Part[] = [];
+      let controlled!: (control: Control) => void;
+      const controlling = new Promise<Control>((r) => (controlled = r)); // a part may come before doPromptTurn returns
+      const control = await session.doPromptTurn({
+        prompt: 'SCENARIO:mcp call the host tool',
+        tools: hostTools,
+        emit: (part) => {
+          parts.push(part);
+          if (part.type === 'tool-call' && !part.providerExecuted) void controlling.then((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: 'HOST: HELLO MCP' }));
+        },
+      });
+      controlled(control);
+      await control.done;
+      expectValid(parts, 'second turn');
+      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false])).toEqual([['echo_upper', false]]);
+      expect(textOf(parts)).toContain('HOST: HELLO MCP');
+      const state = await session.doStop();
+      const records = (loadSource((state.data as { stateDir: string }).stateDir) as JournalSource).records.map((r) => r.record);
+      const spawns = records.filter((r) => r.kind === 'spawn').length;
+      console.log(`[figures] ${profile.name}: host tools changed between turns: ${spawns} CLI process(es) for 2 turns`);
     });
 
     for (const approved of [true, false]) {
@@ -502,6 +534,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
                 long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
                 minParts: 30,
                 hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
+                approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads', ...(profile.deniedReply ? { reply: profile.deniedReply } : {}) },
               },
               defer,
             ),

@@ -43,7 +43,14 @@ const env = useE2eEnv({
   requestPath: '/v1/messages',
 });
 
-sharedE2eCases(env, { name: 'claude-code', modelId: 'claude-opus-5-5', deniedResult: 'host said no', compactionSummary: /Scripted summary/, translatorSnapshots: true });
+sharedE2eCases(env, {
+  name: 'claude-code',
+  modelId: 'claude-opus-5-5',
+  deniedResult: 'host said no',
+  deniedReply: /Last tool result was: [\s\S]*harness-bridge conformance: denied/,
+  compactionSummary: /Scripted summary/,
+  translatorSnapshots: true,
+});
 insiderE2eCase(env, 'claude-code');
 
 /** One slice: `start` the turn (prompt or continue), suspend after `deltas` text deltas of this slice; the payload, or undefined when the turn ended first. */

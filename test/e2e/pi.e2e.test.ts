@@ -28,6 +28,7 @@ sharedE2eCases(env, {
   name: 'pi',
   modelId: 'fake-model',
   deniedResult: 'The host denied this tool use.',
+  deniedReply: /Last tool result was: [\s\S]*The host denied this tool use\./,
   compactionSummary: /^Scripted summary of a conversation with 0 earlier user message\(s\)\.$/,
   // A small session has nothing older than pi's keepRecentTokens (20k): the summary comes before all of it.
   compactionKeepsRecent: true,

@@ -230,7 +230,6 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     harnessId: id,
     builtinTools: piBuiltinTools,
     supportsBuiltinToolApprovals: true, // through the extension's confirm hook
-    reListsHostTools: true, // the extension lists the MCP tools again before each prompt (before_agent_start)
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
     cli: { package: '@mariozechner/pi-coding-agent', version: piVersion, bin: 'pi' },
     install: {
