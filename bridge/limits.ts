@@ -1,6 +1,7 @@
 // Bridge defaults, one section per module, each number with its reason.
 // Constructors reject bad values with a RangeError, so a misconfiguration fails
 // at startup, not in the middle of a session.
+import { PROTOCOL_LIMITS_V1 } from '../protocol/v1/limits.ts';
 
 /** journal.ts: memory window, disk batching, replay reads, recovery. */
 export const JOURNAL_LIMITS = {
@@ -171,11 +172,10 @@ export const SUPERVISOR_LIMITS = {
    */
   maxLineBytes: 256 * 1024,
   /**
-   * Ceiling for a launch's io.maxLineBytes (larger requests are clamped). A piece
-   * of this many bytes, JSON-escaped at worst 6× (\u00XX), still fits one
-   * PROTOCOL_LIMITS_V1.maxFrameBytes (8 MiB) frame.
+   * Ceiling for a line cap: PROTOCOL_LIMITS_V1.maxLineBytesCeiling, whose range
+   * the launch schema enforces (a launch asking for more is refused, never clamped).
    */
-  maxLineBytesCeiling: 1024 * 1024,
+  maxLineBytesCeiling: PROTOCOL_LIMITS_V1.maxLineBytesCeiling,
   /**
    * Bytes of child pipe output staged (copied out of the pipe's chunks) per
    * stream before it is split on the next setImmediate (supervised-process.ts
@@ -183,8 +183,8 @@ export const SUPERVISOR_LIMITS = {
    * 32 × 64 KiB; past this many bytes the staged ones are split at once.
    */
   stagedOutputBytes: 512 * 1024,
-  /** Floor for any line cap: a piece must hold a whole 4-byte UTF-8 char with room to spare. */
-  minLineBytes: 16,
+  /** Floor for any line cap: PROTOCOL_LIMITS_V1.minLineBytes (a piece holds a whole 4-byte UTF-8 char with room to spare). */
+  minLineBytes: PROTOCOL_LIMITS_V1.minLineBytes,
   /** Time between abort's interrupt and the SIGKILL of the process group (the brief's default). */
   abortGraceMs: 3_000,
   /** Time between stop's SIGTERM/interrupt and the SIGKILL, when stop() is given none. */

@@ -70,6 +70,7 @@ export class ProcessSet {
     this.#retiring.delete(entry);
   }
 
+  /** The launch schema keeps io.maxLineBytes within [minLineBytes, maxLineBytesCeiling] (out of range is refused, never clamped); the bounds here only guard direct callers. */
   #lineCap(launch: LaunchSpec): number {
     const wanted = launch.io.mode === 'pipes' ? launch.io.maxLineBytes : undefined;
     if (wanted === undefined) return this.#limits.maxLineBytes;

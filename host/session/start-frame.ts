@@ -7,6 +7,7 @@ import type { HarnessV1ResponseFormat, HarnessV1Skill, HarnessV1ToolSpec } from 
 import { launchSpecSchema } from '../../protocol/v1/index.ts';
 import type { LaunchMode } from '../adapter-kit/adapter.ts';
 import type { ChannelRequest } from '../channel/index.ts';
+import { BridgeSessionError } from './errors.ts';
 import { toHostTool } from './host-tools.ts';
 import type { SessionContext } from './session-types.ts';
 
@@ -34,7 +35,7 @@ export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; th
   const adapter = ctx.adapter;
   const modelId = request.model ?? adapter.modelId;
   const responseFormat = request.responseFormat ? { responseFormat: request.responseFormat } : {};
-  const launch = launchSpecSchema.parse(adapter.launch({
+  const parsed = launchSpecSchema.safeParse(adapter.launch({
     mode,
     threadId,
     prompt: request.prompt,
@@ -47,6 +48,12 @@ export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; th
     modelId,
     ...responseFormat,
   }));
+  if (!parsed.success) {
+    // e.g. io.maxLineBytes outside PROTOCOL_LIMITS_V1's range: refused here, never clamped (docs/writing-an-adapter.md#the-launch-spec).
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+    throw new BridgeSessionError('bad-launch', `adapter ${adapter.harnessId} returned an invalid launch spec: ${issues}`, parsed.error);
+  }
+  const launch = parsed.data;
   const input =
     request.input ??
     adapter.encodePrompt?.({

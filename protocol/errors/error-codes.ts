@@ -57,6 +57,7 @@ export type ChannelRequestErrorCode = (typeof channelRequestErrorCodes)[number];
  * - bridge-refused: the bridge refused a request (its error code is in `cause`).
  * - channel-lost: the channel ended for good and no rung of the ladder could continue the turn.
  * - compact-failed: doCompact's internal turn ended with an error (the CLI refused or failed the compaction).
+ * - bad-launch: the adapter's launch spec for a turn is invalid (e.g. io.maxLineBytes outside the protocol's range); nothing was sent.
  * - session-live: doStart without a resume state for a session whose bridge is alive (resume it from a checkpoint or state instead).
  */
 export const sessionErrorCodes = [
@@ -68,6 +69,7 @@ export const sessionErrorCodes = [
   'bridge-refused',
   'channel-lost',
   'compact-failed',
+  'bad-launch',
   'session-live',
 ] as const;
 export type SessionErrorCode = (typeof sessionErrorCodes)[number];

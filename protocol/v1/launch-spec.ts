@@ -2,6 +2,7 @@
 // particular CLI (docs/design.md#d1): everything CLI-specific arrives here.
 import { z } from 'zod';
 import { signalNameSchema } from './common.ts';
+import { PROTOCOL_LIMITS_V1 } from './limits.ts';
 
 /**
  * Declarative turn-end matcher, checked against each complete output line.
@@ -71,7 +72,11 @@ export type StartStep = z.infer<typeof startStepSchema>;
 export const stdinSecretsSchema = z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(16);
 
 export const ioSpecSchema = z.discriminatedUnion('mode', [
-  z.object({ mode: z.literal('pipes'), maxLineBytes: z.number().int().positive().optional() }),
+  /** maxLineBytes: the CLI's line cap, within PROTOCOL_LIMITS_V1's [minLineBytes, maxLineBytesCeiling] (refused outside, never clamped). */
+  z.object({
+    mode: z.literal('pipes'),
+    maxLineBytes: z.number().int().min(PROTOCOL_LIMITS_V1.minLineBytes).max(PROTOCOL_LIMITS_V1.maxLineBytesCeiling).optional(),
+  }),
   z.object({ mode: z.literal('pty'), cols: z.number().int().min(10).max(1000), rows: z.number().int().min(2).max(1000) }),
 ]);
 export type IoSpec = z.infer<typeof ioSpecSchema>;

@@ -9,4 +9,14 @@ export const PROTOCOL_LIMITS_V1 = {
    * get a typed error on a live connection.
    */
   maxPayloadBytes: 64 * 1024 * 1024,
+  /**
+   * The range of a launch's io.maxLineBytes. A request outside it is refused at
+   * the start (the host kit's `bad-launch`, the bridge's `bad-frame`), never
+   * clamped: an adapter that needs its end line whole for a turnEnd matcher
+   * would hang its turns on a silently smaller cap. The ceiling keeps one
+   * piece, JSON-escaped at worst 6× (\u00XX), within one maxFrameBytes frame;
+   * the floor lets a piece hold a whole 4-byte UTF-8 char with room to spare.
+   */
+  minLineBytes: 16,
+  maxLineBytesCeiling: 1024 * 1024,
 } as const;

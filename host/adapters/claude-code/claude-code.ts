@@ -25,6 +25,7 @@ import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-pa
 import { finishReasonSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
+import { PROTOCOL_LIMITS_V1 } from '../../../protocol/v1/limits.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
 import { anthropicFinishReason, anthropicUsage, anthropicUsageSchema, mergeAnthropicUsage, type AnthropicUsage } from '../../adapter-kit/anthropic-usage.ts';
 import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
@@ -212,7 +213,7 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
     },
     cwd: ctx.sessionWorkDir,
     stdin: 'pipe',
-    io: { mode: 'pipes', maxLineBytes: 4 * 1024 * 1024 }, // turnEnd only matches a line the bridge did not split
+    io: { mode: 'pipes', maxLineBytes: PROTOCOL_LIMITS_V1.maxLineBytesCeiling }, // the most there is: turnEnd only matches a line the bridge did not split
     lifetime: 'session',
     turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
     // A user line's uuid is pending until Claude takes the message up; the result of the run that answers it ends the turn.
