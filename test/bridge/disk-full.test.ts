@@ -147,13 +147,21 @@ describe.skipIf(skip !== undefined)('the journal on a full disk (tmpfs)', () => 
     expect(ack.type).toBe('ack');
     const error = await channel.closed;
     const exit = await bridge.exited;
+    // A resume while the disk is still full (the ladder's replay rung) fails just as fast: the new
+    // bridge cannot write its state files and exits before its ready line, naming ENOSPC on stderr,
+    // which the kit's spawnBridge puts in its bridge-start-failed error.
+    const restart = await startBridge({ stateDir, args: ['--isolation', 'none'] }).then(
+      () => 'started',
+      (failure: Error) => failure.message,
+    );
     rmSync(filler);
+    expect(restart).toMatch(/exited before ready \(70\).*ENOSPC/s);
     expect(error?.code).toBe('bridge-failed');
     expect(error?.message).toMatch(/ENOSPC/);
     expect(exit.code).toBe(70);
     expect(diagnostics.some((diagnostic) => /disk-full/.test(diagnostic.message) && /ENOSPC/.test(diagnostic.message))).toBe(true);
     const reconnects = statuses.filter((state) => state === 'reconnecting').length;
     expect(reconnects).toBe(0);
-    console.log(`[figures] disk-full exit: bridge exit ${exit.code}, channel ${error?.code} after ${records} records, ${reconnects} reconnect attempts; message: ${error?.message}`);
+    console.log(`[figures] disk-full exit: bridge exit ${exit.code}, channel ${error?.code} after ${records} records, ${reconnects} reconnect attempts; message: ${error?.message}; a restart on the full disk: exit 70 before ready naming ENOSPC`);
   });
 });
