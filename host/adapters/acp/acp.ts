@@ -125,6 +125,9 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
   if (!('method' in L)) {
     // An answer to one of our requests.
     if (L.id === rpc.acpIds.loadSession) s.loading = false;
+    // The handshake's answers say nothing about the turn (a respawned process's turn has them, an earlier one not); a refusal is shown.
+    const handshake = L.id === rpc.acpIds.initialize || L.id === rpc.acpIds.loadSession || L.id === rpc.acpIds.newSession;
+    if (handshake && !L.error) return { state: s, parts };
     if (L.id !== rpc.acpIds.prompt) return out.raw(line.json), { state: s, parts };
     if (L.error) {
       out.push({ type: 'error', error: { message: `the agent refused session/prompt: ${L.error.message}` } });
@@ -147,7 +150,8 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     const call = (s.tools[toolCallId] ??= { name: acpToolName(params.toolCall as rpc.AcpUpdate), input: (params.toolCall.rawInput as JSONValue) ?? {}, emitted: false, paths: [] });
     emitCall(s, out, toolCallId, call);
     const options = params.options ?? [];
-    const pick = (...kinds: string[]) => options.find((o) => kinds.includes(o.kind))?.optionId ?? null;
+    // The first kind listed that the agent offers: once before always (the host approves this call, not the tool for good).
+    const pick = (...kinds: string[]) => kinds.map((k) => options.find((o) => o.kind === k)).find((o) => o !== undefined)?.optionId ?? null;
     const approvalId = `acp-approval-${requestId}`;
     s.approvals[approvalId] = { id: requestId, allow: pick('allow_once', 'allow_always'), reject: pick('reject_once', 'reject_always') };
     out.push({ type: 'tool-approval-request', approvalId, toolCallId });
