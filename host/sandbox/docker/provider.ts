@@ -41,6 +41,8 @@ export interface DockerSandboxProvider extends HarnessV1SandboxProvider {
 }
 
 const label = 'harness-bridge.session';
+/** A snapshot build lock this old belongs to a builder that died (an onFirstCreate that installs a CLI takes minutes, not this). */
+const snapshotLockStaleMs = 30 * 60_000;
 
 export function createDockerSandboxProvider(options: DockerSandboxProviderOptions = {}): DockerSandboxProvider {
   const command = options.docker ?? 'docker';
@@ -59,36 +61,64 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
     await dockerOk(command, ['run', '--detach', '--init', '--network', 'none', '--name', name, '--label', `${label}=${id}`, '--workdir', dockerWorkDir, image]);
   };
 
-  /** The identity's snapshot: built once per identity (in this host process; a racing process commits the same content). */
+  const imageExists = async (image: string) => (await docker(command, ['image', 'inspect', '--format', '{{.Id}}', image])).code === 0;
+
+  /** onFirstCreate in a builder container from the base image, committed as the identity's snapshot. */
+  const buildSnapshot = async (identity: string, image: string, base: string, onFirstCreate: OnFirstCreate | undefined, abortSignal: AbortSignal | undefined) => {
+    const builderId = `snapshot-${randomUUID()}`;
+    const builderName = containerName(builderId);
+    await runContainer(builderName, builderId, base);
+    const builder = createDockerSession({ id: builderId, container: builderName, docker: command, origin: { image: base, identity, fromSnapshot: false }, running: true });
+    try {
+      await onFirstCreate?.(builder.restricted(), abortSignal ? { abortSignal } : {});
+      const labels = ['--change', `LABEL harness-bridge.provider=${prefix}`];
+      await dockerOk(command, ['commit', ...labels, '--message', `harness-bridge snapshot of ${identity.slice(0, 200)}`, builderName, image]);
+    } finally {
+      await docker(command, ['rm', '--force', '--volumes', builderName]);
+    }
+  };
+
+  /**
+   * The identity's snapshot, built once per identity across host processes: the builder holds a lock, a
+   * container named for the image (a name docker grants once), and removes it when done; the others wait
+   * for the image or the lock's end. A lock older than snapshotLockStaleMs is a dead builder's and is taken over.
+   */
+  const snapshotOnce = async (identity: string, base: string, onFirstCreate: OnFirstCreate | undefined, abortSignal: AbortSignal | undefined) => {
+    const image = snapshotImage(identity);
+    const lock = `hb-snapshot-lock-${image.split(':')[1]!.slice(0, 24)}`;
+    for (;;) {
+      abortSignal?.throwIfAborted();
+      if (await imageExists(image)) return { image, built: false };
+      const taken = await docker(command, ['create', '--name', lock, '--label', `harness-bridge.lock-since=${Date.now()}`, base]);
+      if (taken.code === 0) {
+        try {
+          if (await imageExists(image)) return { image, built: false }; // built between our look and the lock
+          await buildSnapshot(identity, image, base, onFirstCreate, abortSignal);
+          return { image, built: true };
+        } finally {
+          await docker(command, ['rm', '--force', lock]);
+        }
+      }
+      const since = Number((await docker(command, ['container', 'inspect', '--format', '{{index .Config.Labels "harness-bridge.lock-since"}}', lock])).stdout.toString().trim());
+      if (Number.isFinite(since) && since > 0 && Date.now() - since > snapshotLockStaleMs) await docker(command, ['rm', '--force', lock]);
+      else await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  };
+
+  /** Concurrent creates in this process share one snapshotOnce per identity. */
   const snapshots = new Map<string, Promise<{ image: string; built: boolean }>>();
   const ensureSnapshot = (identity: string, base: string, onFirstCreate: OnFirstCreate | undefined, abortSignal: AbortSignal | undefined) => {
     const image = snapshotImage(identity);
-    let pending = snapshots.get(image);
-    if (!pending) {
-      pending = (async () => {
-        if ((await docker(command, ['image', 'inspect', '--format', '{{.Id}}', image])).code === 0) return { image, built: false };
-        const builderId = `snapshot-${randomUUID()}`;
-        const builderName = containerName(builderId);
-        await runContainer(builderName, builderId, base);
-        const builder = createDockerSession({ id: builderId, container: builderName, docker: command, origin: { image: base, identity, fromSnapshot: false }, running: true });
-        try {
-          await onFirstCreate?.(builder.restricted(), abortSignal ? { abortSignal } : {});
-          const labels = ['--change', `LABEL harness-bridge.provider=${prefix}`];
-          await dockerOk(command, ['commit', ...labels, '--message', `harness-bridge snapshot of ${identity.slice(0, 200)}`, builderName, image]);
-        } finally {
-          await docker(command, ['rm', '--force', '--volumes', builderName]);
-        }
-        return { image, built: true };
-      })();
-      snapshots.set(image, pending);
-      // A failed onFirstCreate leaves no snapshot: the next create runs it again. A built one is asked of docker again next time.
-      pending.then(
-        () => snapshots.delete(image),
-        () => snapshots.delete(image),
-      );
-      return pending;
-    }
-    return pending.then(({ image: built }) => ({ image: built, built: false }));
+    const pending = snapshots.get(image);
+    if (pending) return pending.then(({ image: built }) => ({ image: built, built: false }));
+    const started = snapshotOnce(identity, base, onFirstCreate, abortSignal);
+    snapshots.set(image, started);
+    // A failed onFirstCreate leaves no snapshot: the next create runs it again. A built one is asked of docker again next time.
+    started.then(
+      () => snapshots.delete(image),
+      () => snapshots.delete(image),
+    );
+    return started;
   };
 
   return {

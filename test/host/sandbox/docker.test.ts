@@ -72,6 +72,26 @@ describe.skipIf(unavailable !== undefined)('sessions in a docker sandbox (exec t
 });
 
 describe.skipIf(unavailable !== undefined)('snapshots: the bridge recipe baked into an image', () => {
+  it('two providers (as two host processes would) creating one identity at once run onFirstCreate once: the snapshot lock', { timeout: 180_000 }, async () => {
+    const identity = `lock-${process.pid}-${Date.now()}`;
+    const other = createDockerSandboxProvider({ namePrefix: prefix });
+    let calls = 0;
+    const onFirstCreate = async (session: { writeTextFile(o: { path: string; content: string }): PromiseLike<void> }) => {
+      calls++;
+      await session.writeTextFile({ path: 'stamp.txt', content: `call ${calls}` });
+    };
+    const [a, b] = await Promise.all([provider, other].map((p, i) => p.createSession({ sessionId: `lock-${i}-${Date.now()}`, identity, onFirstCreate })));
+    try {
+      expect(calls, 'onFirstCreate calls across the two providers').toBe(1);
+      expect(await a!.readTextFile({ path: 'stamp.txt' })).toBe('call 1');
+      expect(await b!.readTextFile({ path: 'stamp.txt' })).toBe('call 1');
+    } finally {
+      await a!.destroy();
+      await b!.destroy();
+      await provider.dropSnapshot(identity);
+    }
+  });
+
   it('prewarm applies the recipe once and commits it under the recipe identity; sessions start from it with the recipe applied', { timeout: 300_000 }, async () => {
     // A recipe of this run only (its own install command), so the snapshot is built here, not found from an earlier run.
     const stamp = `built-${process.pid}-${Date.now()}`;
