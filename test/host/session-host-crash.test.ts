@@ -65,7 +65,7 @@ describe('host crash', () => {
     const events = await crashHost('mid-turn', 'fresh', prompt, (seen) =>
       seen.filter((e) => e.checkpoint).length >= 3 && seen.filter((e) => e.part?.type === 'text-delta').length >= 80,
     );
-    const lastCheckpoint = events.findLastIndex((e) => e.checkpoint);
+    const lastCheckpoint = events.map((e) => Boolean(e.checkpoint)).lastIndexOf(true);
     const checkpoint = events[lastCheckpoint]!.checkpoint!;
     const before = deltas(events.slice(0, lastCheckpoint).flatMap((e) => (e.part ? [e.part] : [])));
     const seenByLostHost = deltas(events.flatMap((e) => (e.part ? [e.part] : [])));
