@@ -57,7 +57,7 @@ function freeBytesOf(dir: string): number {
   return Number(out.trim().split('\n').pop());
 }
 
-const mount = mountTmpfs('8m');
+const mount = mountTmpfs('16m');
 const skip = 'skip' in mount ? mount.skip : undefined;
 if (skip) console.log(`[figures] disk-full: skipped (${skip})`);
 
@@ -86,9 +86,10 @@ describe.skipIf(skip !== undefined)('the journal on a full disk (tmpfs)', () => 
     const filler = join(root, 'filler');
     const filled = fill(filler, 256 * 1024, () => freeBytesOf(root));
 
-    // ~6 MiB of output onto ~256 KiB of space: the journal runs out of room mid-turn, and the CLI
-    // cannot have finished by then (the bridge reads at most a few MiB ahead of a stalled write).
-    const lines = 6_000;
+    // ~10 MB of output onto ~256 KiB of space: the journal runs out of room mid-turn, and the CLI
+    // cannot have finished by then (the bridge reads at most ~4 MiB ahead of a stalled write:
+    // maxJournalPendingBytes plus one event-loop turn of pipe reads).
+    const lines = 10_000;
     const ack = await client.request({ type: 'start', id: 'start', turnId: 't1', launch: fixtureLaunch(['--json', '--lines', String(lines), '--line-bytes', '1000']) });
     expect(ack.type).toBe('ack');
     const full = await client.waitFor<Extract<BridgeFrame, { type: 'error' }>>((frame) => frame.type === 'error' && frame.code === 'disk-full', 30_000);
@@ -117,7 +118,7 @@ describe.skipIf(skip !== undefined)('the journal on a full disk (tmpfs)', () => 
     await bridge.kill();
     rmSync(stateDir, { recursive: true, force: true });
     console.log(
-      `[figures] disk-full back-pressure: tmpfs 8 MiB, ${(filled / 1024) | 0} KiB filler; disk-full after ${deliveredAtFull} records, ` +
+      `[figures] disk-full back-pressure: tmpfs 16 MiB, ${(filled / 1024) | 0} KiB filler; disk-full after ${deliveredAtFull} records, ` +
         `CLI alive at free; after free ${numbers.length}/${lines} lines in order, seqs 1..${last} no gap no duplicate`,
     );
   });
