@@ -76,7 +76,7 @@ export const JOURNAL_LIMITS = {
   diskFullRetryMs: 250,
   /**
    * How long the bridge waits for space before it gives up and exits naming
-   * ENOSPC (`--disk-full-exit-ms`). Meanwhile the CLI is paused and the host
+   * ENOSPC (`HARNESS_BRIDGE_DISK_FULL_EXIT_MS`, the kit's `diskFullExitMs`). Meanwhile the CLI is paused and the host
    * holds a `disk-full` error; 10 min leaves an operator time to free space,
    * and bounds how long a host tool or an abort can wait on the disk.
    */

@@ -59,7 +59,7 @@ export type JournalOptions = {
   fsyncPolicy?: FsyncPolicy;
   /** Called once per completed write, in seq order, after the bytes are in the file. */
   onDurable: (batch: AppendedBatch) => void;
-  /** A failed write or fsync; the journal accepts no more appends. Default: log to stderr and exit 70. */
+  /** A failed write (other than a full disk: onStall) or fsync; the journal accepts no more appends. Default: log to stderr and exit 70. */
   onFatal?: (error: Error) => void;
   /** Fill AppendedBatch.lines (default false). */
   keepBatchLines?: boolean;
