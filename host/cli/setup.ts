@@ -89,13 +89,16 @@ async function installDeclaredCli(cli: NonNullable<AnyCliAdapter['cli']>, log: (
 
 export async function prepareAdapter(entry: AdapterEntry, options: PrepareOptions): Promise<Prepared> {
   const declared = entry.create(); // a first instance, for the CLI it declares
-  if (!entry.realCli) return { entry, adapter: declared, model: { kind: 'none' }, binPath: undefined, close: async () => undefined };
+  // A factory module gets the scripted model also when its CLI is not on npm (docs/writing-an-adapter.md#tutorial: tiny-cli).
+  const factoryModule = entry.modulePath !== undefined && entry.takesOptions !== false;
+  if (!entry.realCli && !factoryModule) return { entry, adapter: declared, model: { kind: 'none' }, binPath: undefined, close: async () => undefined };
   const cli = declared.cli;
-  if (!cli) throw new CliError(`adapter ${entry.id} declares no CLI to install (its \`cli\`: npm package, version, bin)`);
+  if (!cli && !factoryModule) throw new CliError(`adapter ${entry.id} declares no CLI to install (its \`cli\`: npm package, version, bin)`);
   // A module that exports an adapter object cannot be told where the kit installed its CLI: its own install commands run in the sandbox.
-  const hostInstall = entry.takesOptions !== false;
+  const hostInstall = entry.takesOptions !== false && cli !== undefined;
   let binPath: string | undefined;
-  if (hostInstall) binPath = await installDeclaredCli(cli, options.log);
+  if (!cli) options.log(`${entry.modulePath ?? entry.id} declares no npm CLI (\`cli\`): nothing to install; its factory gets the scripted model`);
+  else if (hostInstall) binPath = await installDeclaredCli(cli, options.log);
   else options.log(`${entry.modulePath ?? entry.id} exports an adapter, not a factory: its CLI is installed by its own install commands, in the sandbox (export (options) => adapter to get options.binPath of the kit's cached install)`);
   let model: ModelChoice;
   let close = async () => undefined as void;

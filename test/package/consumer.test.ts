@@ -18,7 +18,11 @@
 //   packages' .d.ts are printed, not failed on: they are upstream's);
 // - every ```ts block of docs/writing-an-adapter.md, one module each,
 //   type-checked against the installed package (what an adapter author
-//   outside this repo compiles).
+//   outside this repo compiles);
+// - the guide's tutorial: examples/tiny-cli/ copied into the project, its
+//   adapter quoted verbatim in the guide, and the guide's step commands run
+//   as written (capture, translator test, run + replay --check against the
+//   scripted model, conformance).
 // Runs in the heavy pass (npm run test:heavy). The lib/ build fails on type
 // errors; HARNESS_BRIDGE_ALLOW_TYPE_ERRORS=1 builds it anyway (trying the
 // package while the tree is being fixed). HARNESS_BRIDGE_KEEP_CONSUMER=1 keeps
@@ -318,6 +322,31 @@ describe('the published package, installed in a fresh project', () => {
     expect(`${checked.stdout}${checked.stderr}`.trim(), 'tsc over the guide\'s blocks').toBe('');
     expect(checked.code).toBe(0);
   }, 240_000);
+
+  it("docs/writing-an-adapter.md's tutorial: examples/tiny-cli, its steps run as written against the installed package", async () => {
+    const guide = readFileSync(join(repo, 'docs/writing-an-adapter.md'), 'utf8');
+    const example = join(repo, 'examples/tiny-cli');
+    const adapter = readFileSync(join(example, 'tiny-adapter.mjs'), 'utf8');
+    expect(guide, 'the guide quotes tiny-adapter.mjs verbatim in a ```js block').toContain(`\`\`\`js\n${adapter}\`\`\``);
+    const steps = /<a id="tutorial-steps"><\/a>[\s\S]*?```sh\n([\s\S]*?)```/.exec(guide)?.[1]?.split('\n').filter((line) => line.trim() !== '');
+    expect(steps?.length, "the tutorial's steps block").toBeGreaterThan(3);
+    const dir = join(app, 'tiny-cli');
+    cpSync(example, dir, { recursive: true });
+    const outputs: string[] = [];
+    for (const step of steps!) {
+      const ran = ok(await run('sh', ['-c', step], { cwd: dir, env: flowEnv(), timeoutMs: 300_000 }), step);
+      outputs.push(ran.stdout);
+      console.log(`[figures] tutorial: \`${step}\`: ${(ran.ms / 1000).toFixed(1)} s; ${ran.stdout.trimEnd().split('\n').at(-1)}`);
+    }
+    const [capture, translator, runTurn, replay, conformance] = outputs;
+    expect(capture).toMatch(/fixtures\/text\.jsonl: \d+ lines/);
+    expect(translator).toMatch(/translator: 4 fixtures, \d+ cut points resumed exactly/);
+    expect(runTurn).toMatch(/Scripted reply 1 \(text\): you said "hello"\./);
+    expect(runTurn).toMatch(/run summary: parts=\d+ finish=stop/);
+    expect(replay).toMatch(/^ok: /m);
+    expect(conformance).toMatch(/conformance: (\d+) of \1 cases pass or skip/);
+    expect(conformance).not.toMatch(/^FAIL/m);
+  }, 900_000);
 
   for (const mode of ['node16', 'bundler'] as const) {
     it(`consumer.ts type-checks against the published .d.ts (moduleResolution ${mode}, skipLibCheck off)`, async () => {
