@@ -170,6 +170,9 @@ describe('security', () => {
     } catch (error) {
       errors.push(String(error), (error as Error).stack ?? '', JSON.stringify(error));
     }
+    // That host lets go of the bridge first: otherwise its reconnect, late on a loaded machine, displaces the channel below.
+    await Promise.resolve(resumed.session.doDetach()).catch((error: unknown) => errors.push(String(error), JSON.stringify(error)));
+    await resumed.dispose();
     // A channel with bridge diagnostics forwarded at debug level, recording too; and a refused token.
     const port = (JSON.parse(await readFile(join(stateDir, 'bridge.json'), 'utf8')) as { port: number }).port;
     const diagnostics: unknown[] = [];
@@ -185,13 +188,14 @@ describe('security', () => {
     await channel.request({ type: 'diagnostics', enabled: true, level: 'debug' });
     await channel.request({ type: 'start', turnId: 'diag-turn', launch: fixtureLaunch(['--lines', '3']) });
     await channel.request({ type: 'input', turnId: 'no-such-turn', text: 'x' }).catch((error: unknown) => errors.push(String(error), JSON.stringify(error)));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Forwarded once the channel has caught up with the journal (none while it is behind): wait for one (a hang guard, not a pass condition).
+    for (let i = 0; i < 400 && !diagnostics.some((d) => (d as { source?: string }).source === 'bridge'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
     await channel.close();
     const refusedChannel = createBridgeChannel({ url: `ws://127.0.0.1:${port}/`, token: `${token}x`, cursor: 0, onRecords: () => undefined, onDiagnostic: (d) => diagnostics.push(d) });
     const refusedWith = await refusedChannel.closed;
     errors.push(String(refusedWith), refusedWith?.stack ?? '', JSON.stringify(refusedWith));
     expect(refusedWith?.code).toBe('unauthorized');
-    expect(diagnostics.some((d) => (d as { source?: string }).source === 'bridge'), 'bridge logs were forwarded').toBe(true);
+    expect(diagnostics.some((d) => (d as { source?: string }).source === 'bridge'), `bridge logs were forwarded: ${JSON.stringify(diagnostics).slice(0, 600)}`).toBe(true);
 
     // Grep the whole sandbox (state dir: journal, bridge.log, bridge.json; all but the token file itself), the recordings, everything captured.
     const haystacks: Array<[string, string]> = [];
