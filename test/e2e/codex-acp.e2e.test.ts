@@ -9,6 +9,8 @@ import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { useE2eEnv } from './support.ts';
 
+const noMidTurn = 'ACP has no mid-turn user message: a turn is one session/prompt request, and the adapter offers no submitUserMessage';
+
 const env = useE2eEnv({
   name: 'codex-acp',
   install: () => ensureCli(codexAcpCli),
@@ -23,5 +25,13 @@ sharedE2eCases(env, {
   deniedResult: 'declined',
   compactionSummary: /^$/,
   translatorSnapshots: false,
-  skip: {},
+  skip: {
+    'approval round trip (deny) with allow-reads':
+      "codex-acp's only reject option is 'abort' ('No, and tell Codex what to do differently'): it cancels the whole turn (stopReason cancelled) instead of declining the one command, so no error result reaches the model",
+    'mid-turn user message reaches the model within the running turn': noMidTurn,
+    'mid-turn user message during a text-only turn: the answer to it is part of that turn; the next turn is normal': noMidTurn,
+    'doCompact between turns from a re-attached host: the next turn carries the compaction part; the model gets the summary': 'ACP has no compaction request (doCompact is refused with HarnessCapabilityUnsupportedError)',
+    'survive on: bridge SIGKILL mid-turn, resumed in a fresh host: the adopted CLI finishes the turn (replay rung only, nothing recomputed, the parts equal an uninterrupted run) and serves the next turn':
+      "the adopted agent's model stream went through the dead bridge's egress proxy: codex-acp retries the request, so the reply starts over (a raw retry notice, then 'slow 1' again) and cannot equal an uninterrupted run",
+  },
 });

@@ -25,6 +25,8 @@ export type AcpAgentOptions = {
   /** The agent's command line; `binPath` (when given) replaces argv[0]. */
   command: ReadonlyArray<string>;
   binPath?: string;
+  /** Arguments added per launch (codex-acp takes its approval policy from the session's permission mode this way). */
+  launchArgs?: (ctx: LaunchContext) => ReadonlyArray<string>;
   /** The npm package the agent comes from, pinned (the kit installs and caches it). */
   cli?: CliPackage;
   /** Env for the agent (its model endpoint and key go here). HOME defaults to `<stateDir>/acp-home`. */
@@ -66,11 +68,15 @@ export type AcpState = {
 };
 
 const hostServerPrefix = 'mcp__host__';
-/** A call of the bridge's MCP server (named `host` in session/new): ACP agents title MCP calls by the tool's name. */
-const isHostCall = (u: Pick<rpc.AcpUpdate, 'kind' | 'title' | 'content'>) => acpToolName(u).startsWith(hostServerPrefix);
+/**
+ * A call of the bridge's MCP server (named `host` in session/new), by its title: claude-code-acp titles it
+ * `mcp__host__<tool>`, codex-acp `Tool: host/<tool>`.
+ */
+const isHostCall = (u: Pick<rpc.AcpUpdate, 'kind' | 'title' | 'content'>) =>
+  acpToolName(u).startsWith(hostServerPrefix) || ((u.kind == null || u.kind === 'other') && /^Tool: host\//.test(u.title ?? ''));
 
 function launchOf(o: AcpAgentOptions, ctx: LaunchContext): LaunchSpecInput {
-  const argv = [...o.command];
+  const argv = [...o.command, ...(o.launchArgs?.(ctx) ?? [])];
   if (o.binPath) argv[0] = o.binPath;
   const model = ctx.modelId ?? o.modelId;
   const home = posix.join(ctx.stateDir, 'acp-home');
@@ -130,7 +136,8 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     if (handshake && !L.error) return { state: s, parts };
     if (L.id !== rpc.acpIds.prompt) return out.raw(line.json), { state: s, parts };
     if (L.error) {
-      out.push({ type: 'error', error: { message: `the agent refused session/prompt: ${L.error.message}` } });
+      const data = (L.error as { data?: unknown }).data;
+      out.push({ type: 'error', error: { message: `the agent refused session/prompt: ${L.error.message}${data === undefined ? '' : ` ${JSON.stringify(data)}`}` } });
       out.finish({ unified: 'error', raw: 'session/prompt refused' });
       return { state: s, parts };
     }
@@ -159,6 +166,22 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     // Answered by the responder; nothing for the stream.
   } else out.raw(line.json);
   return { state: s, parts };
+}
+
+/**
+ * A call's result: its text content when the agent sends one; else the output text of its rawOutput
+ * (codex-acp: `formatted_output`, `aggregated_output`, `stdout`); else rawOutput as it is.
+ */
+function resultOf(text: string, raw: JSONValue | undefined): NonNullable<JSONValue> {
+  if (text !== '') return text;
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+    const fields = raw as Record<string, JSONValue | undefined>;
+    for (const key of ['formatted_output', 'aggregated_output', 'output', 'stdout']) {
+      const value = fields[key];
+      if (typeof value === 'string') return value;
+    }
+  }
+  return raw ?? '';
 }
 
 function emitCall(s: AcpState, out: ReturnType<typeof partWriter>, toolCallId: string, call: ToolCall): void {
@@ -192,7 +215,7 @@ function update(s: AcpState, out: ReturnType<typeof partWriter>, u: rpc.AcpUpdat
     if (JSON.stringify(call.input) !== '{}' || status === 'in_progress' || status === 'completed' || status === 'failed') emitCall(s, out, u.toolCallId, call);
     if (status === 'completed' || status === 'failed') {
       const text = Array.isArray(u.content) ? u.content.map((c) => c.content?.text ?? '').join('') : '';
-      out.push({ type: 'tool-result', toolCallId: u.toolCallId, toolName: call.name, result: (u.rawOutput as JSONValue | undefined) ?? text, isError: status === 'failed' });
+      out.push({ type: 'tool-result', toolCallId: u.toolCallId, toolName: call.name, result: resultOf(text, u.rawOutput as JSONValue | undefined), isError: status === 'failed' });
       if (status === 'completed' && (call.name === 'write' || call.name === 'edit')) {
         for (const path of call.paths) out.push({ type: 'file-change', event: call.name === 'write' ? 'create' : 'modify', path });
       }

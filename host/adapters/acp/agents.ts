@@ -47,6 +47,8 @@ export function codexAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpS
     command: [codexAcpCli.bin, ...Object.entries(config).flatMap(([key, value]) => ['-c', `${key}=${JSON.stringify(value)}`])],
     cli: codexAcpCli,
     homeVars: ['CODEX_HOME'],
+    // The session's permission mode as Codex's approval policy: untrusted commands then ask (session/request_permission).
+    launchArgs: (ctx) => ['-c', `approval_policy=${JSON.stringify(ctx.permissionMode === 'allow-all' ? 'never' : 'untrusted')}`],
     ...(options.binPath ? { binPath: options.binPath } : {}),
     env: { ...options.extraEnv },
     ...(options.modelId ? { modelId: options.modelId } : {}),
