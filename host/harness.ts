@@ -212,6 +212,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           token: channelOptions.token,
           cursor: channelOptions.cursor,
           journalId: channelOptions.journalId,
+          owner: channelOptions.owner,
           ...(settings.recordDir
             ? { recordTo: posix.join(settings.recordDir, `${safeName(options.sessionId)}-${++recordCount}.ndjson`) }
             : {}),

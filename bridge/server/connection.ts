@@ -12,6 +12,8 @@ export class Connection {
   missedPongs = 0;
   /** Set while this connection owns the stream. */
   stream: RecordStream | null = null;
+  /** The owner epoch and id this connection attached with (fencing; absent for an attach without `owner`). */
+  owner: { epoch: number; id: string } | null = null;
   readonly #maxControlBufferedBytes: number;
   readonly #log: Logger;
 

@@ -56,6 +56,8 @@ export class BridgeServer {
   readonly #wss: WebSocketServer;
   readonly #connections = new Set<Connection>();
   #owner: Connection | null = null;
+  /** The newest owner epoch and id that attached (fencing, docs/design.md#d3); kept while no one is attached. */
+  #fence: { epoch: number; id: string } | null = null;
   #nextConnectionId = 1;
   #heartbeat: NodeJS.Timeout | null = null;
   #watch: OwnerWatch | null = null;
@@ -116,14 +118,14 @@ export class BridgeServer {
     this.#listener.on('error', (error) => this.#log.error({ err: error }, 'http server error'));
     this.#heartbeat = setInterval(this.#beat, this.#limits.heartbeatMs);
     this.#heartbeat.unref();
-    this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
-  }
     this.#watch = new OwnerWatch(this.#options.policy ?? {}, {
       hasOwner: () => this.#owner !== null,
       idle: () => this.#options.supervisor.state === 'idle',
       pendingCalls: this.pendingCalls,
       stop: () => void this.shutdown('stop'),
     }, this.#log);
+    this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
+  }
 
   /** journal onDurable → the owner's stream (main wires this). */
   onDurable(batch: DurableBatch): void {
@@ -173,6 +175,7 @@ export class BridgeServer {
   async close(code: number = CLOSE_CODES_V1.goingAway, reason = 'closing'): Promise<void> {
     if (this.#heartbeat !== null) clearInterval(this.#heartbeat);
     this.#heartbeat = null;
+    this.#watch?.close();
     this.#options.logger.setForward(null);
     const closed: Promise<void>[] = [];
     for (const connection of this.#connections) {
@@ -188,7 +191,6 @@ export class BridgeServer {
   }
 
   #upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.#watch?.close();
     socket.on('error', (error) => this.#log.debug({ err: error }, 'upgrade socket error'));
     if (!this.#tokenMatches(presentedToken(request))) {
       this.#log.warn({ remote: request.socket.remoteAddress }, 'refused a connection: wrong or missing token');
@@ -267,6 +269,10 @@ export class BridgeServer {
       connection.error('not-owner', `${frame.type} needs ownership of the stream: attach first`, frame.id);
       return;
     }
+    if (connection.owner !== null && this.#fence !== null && connection.owner.id !== this.#fence.id) {
+      connection.error('fenced', `owner epoch ${connection.owner.epoch} is fenced off by epoch ${this.#fence.epoch}`, frame.id);
+      return;
+    }
     if (this.#shuttingDown !== null) {
       connection.error('stopping', `the bridge is ${this.#shuttingDown === 'stop' ? 'stopping' : 'being destroyed'}`, frame.id);
       return;
@@ -329,6 +335,16 @@ export class BridgeServer {
       connection.error('stopping', 'the bridge is stopping', frame.id);
       return;
     }
+    const fenced = this.#fenced(connection, frame.owner);
+    if (fenced !== null) {
+      connection.error('fenced', fenced, frame.id);
+      return;
+    }
+    if (frame.owner !== undefined) {
+      // A takeover from an older state keeps the newest epoch seen, so the host it replaced stays fenced off.
+      this.#fence = { epoch: Math.max(frame.owner.epoch, this.#fence?.epoch ?? 0), id: frame.owner.id };
+      connection.owner = this.#fence;
+    }
     const previous = this.#owner;
     if (previous !== null && previous !== connection) {
       this.#release();
@@ -346,6 +362,21 @@ export class BridgeServer {
     if (frame.id !== undefined) connection.send(JSON.stringify({ type: 'ack', id: frame.id, of: 'attach', lastSeq } satisfies AckFrame));
     stream.start(frame.cursor);
     if (this.#diskFull !== null) connection.error('disk-full', this.#diskFull);
+  }
+
+  /**
+   * Fencing (docs/design.md#d3): an attach naming its owner gets in with a newer epoch than the fence,
+   * as the fence's own host again (a reconnect, by id), or when no other connection owns the stream (its
+   * host is gone: a host crash resumed from an older state). Otherwise the reason it is refused.
+   */
+  #fenced(connection: Connection, owner: AttachFrame['owner']): string | null {
+    const fence = this.#fence;
+    if (owner === undefined || fence === null || owner.id === fence.id || owner.epoch > fence.epoch) return null;
+    const current = this.#owner;
+    if (current === null || current === connection) return null;
+    return owner.epoch < fence.epoch
+      ? `owner epoch ${owner.epoch} is older than the session's current owner's (${fence.epoch}): another host resumed it since`
+      : `another host resumed this session from the same state (owner epoch ${fence.epoch}) and drives it`;
   }
 
   /** Acks a command once its records are durable (and so already on their way to the owner), or reports its error. */

@@ -11,7 +11,7 @@ import {
 import type { BridgeChannelErrorCode } from './errors.ts';
 
 /** Error codes that refuse an attach for good on this bridge. */
-const terminalAttachCodes = new Set<string>(['cursor-expired', 'cursor-ahead', 'journal-mismatch', 'version-mismatch', 'unauthorized']);
+const terminalAttachCodes = new Set<string>(['cursor-expired', 'cursor-ahead', 'journal-mismatch', 'version-mismatch', 'unauthorized', 'fenced']);
 
 /** Why the channel ends; `details` says what the journal holds, when known. */
 export type AttachRefusal = {

@@ -297,6 +297,7 @@ class Channel implements BridgeChannel {
       protocolVersion: PROTOCOL_VERSION_V1,
       cursor: this.cursor,
       journalId: hello.journalId,
+      ...(this.options.owner ? { owner: this.options.owner } : {}),
     });
   }
 

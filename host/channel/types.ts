@@ -57,6 +57,8 @@ export type BridgeChannelOptions = {
   cursor: number;
   /** Expected journal; when unset the first hello's journalId is pinned for later reconnects. */
   journalId?: string;
+  /** Sent with every attach (fencing, docs/design.md#d3): the session's owner epoch and this host instance's id. */
+  owner?: { epoch: number; id: string };
   reconnectDeadlineMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
   heartbeatMs?: number;

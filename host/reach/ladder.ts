@@ -9,7 +9,7 @@
 import type { HarnessV1PortEndpoint, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HelloFrame } from '../../protocol/v1/index.ts';
 import type { CreateConnection } from '../channel/index.ts';
-import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type SpawnBridgeOptions } from './bridge-process.ts';
+import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type BridgeReady, type SpawnBridgeOptions } from './bridge-process.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
 import { probeBridge, type ProbeResult } from './probe.ts';
 import { BridgeSessionError } from '../session/errors.ts';
@@ -80,7 +80,7 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
     // it is never right; keep probing it within the lock wait, then attach — or, once it has
     // exited and released the lock, start the new bridge after all.
     if ((error as { exitCode?: number }).exitCode !== EXIT_STATE_DIR_LOCKED || !prior || !token) throw error;
-    const waited = await awaitLockedBridge(options, prior.port, token, error);
+    const waited = await awaitLockedBridge(options, prior, token, error);
     if (waited.replaced) return { link: waited.link, rung: waited.link.hello.journalId === options.journalId ? 'replay' : 'rerun' };
     return { link: waited.link, rung: waited.link.hello.journalId === options.journalId ? 'attach' : 'rerun' };
   }
@@ -105,20 +105,25 @@ async function untilGone(
 
 async function awaitLockedBridge(
   options: ReachOptions,
-  port: number,
-  token: string,
+  prior: BridgeReady,
+  priorToken: string,
   refusal: unknown,
 ): Promise<{ link: BridgeLink; replaced: boolean }> {
-  const { url, headers = {}, createConnection } = await options.endpoint(port);
   const deadline = Date.now() + HOST_SESSION_LIMITS.lockedBridgeWaitMs;
   let delayMs = 250;
   let last = 'not probed';
   while (Date.now() < deadline) {
+    // The holder may be a bridge another host started a moment ago (two hosts resuming one session
+    // against a dead bridge): its address and token are in the state dir, not in what we read first.
+    const current = await currentBridge(options, prior, priorToken);
+    const { port, token } = current;
+    const { url, headers = {}, createConnection } = await options.endpoint(port);
     let probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection);
     // The holder is on its way out: once it exits (and releases the lock) a new bridge can start.
     if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers, createConnection);
     if (probe.ok && probe.hello.state !== 'stopping') {
-      return { link: { url, headers, token, port, hello: probe.hello, ...(createConnection ? { createConnection } : {}) }, replaced: false };
+      const link = { url, headers, token, port, hello: probe.hello, ...(createConnection ? { createConnection } : {}) };
+      return { link, replaced: current.bridgeId !== prior.bridgeId };
     }
     last = probe.ok ? 'the bridge holding the state dir is still stopping' : probe.detail;
     // It did not answer, or is still stopping: it may have exited meanwhile (a stopping bridge answers
@@ -133,6 +138,14 @@ async function awaitLockedBridge(
     `a live bridge holds ${options.spawn.stateDir} and neither answered nor exited within ${HOST_SESSION_LIMITS.lockedBridgeWaitMs} ms (last: ${last})`,
     refusal,
   );
+}
+
+/** The bridge the state dir names now (bridge.json and token, re-read), else the one named before. */
+async function currentBridge(options: ReachOptions, prior: BridgeReady, priorToken: string): Promise<{ port: number; token: string; bridgeId: string }> {
+  const stateDir = options.spawn.stateDir;
+  const [ready, token] = await Promise.all([readBridgeState(options.sandbox, stateDir), readToken(options.sandbox, stateDir)]);
+  if (ready && token && ready.bridgeId !== prior.bridgeId) return { port: ready.port, token, bridgeId: ready.bridgeId };
+  return { port: prior.port, token: priorToken, bridgeId: prior.bridgeId };
 }
 
 /** A new bridge on the state dir, or undefined when a live bridge still holds it (exit 75). */

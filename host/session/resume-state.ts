@@ -57,6 +57,8 @@ export const resumeDataSchema = z.object({
   port: z.number().int().min(0).max(65535),
   /** Highest seq whose parts the consumer fully received. */
   cursor: z.number().int().nonnegative(),
+  /** The owner epoch of the host that cut the state (fencing: the next host attaches with epoch + 1); absent in older states (0). */
+  epoch: z.number().int().nonnegative().optional(),
   threadId: z.string().optional(),
   /** True once the first prompt went out: instructions are never applied again. */
   prompted: z.boolean(),

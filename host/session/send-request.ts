@@ -47,6 +47,11 @@ export async function sendRequest(ctx: SendContext, frame: ChannelRequest, timeo
         throw new BridgeSessionError('channel-lost', `lost the bridge while settling ${frame.type}: ${(settleError as Error).message}`, settleError);
       }
     }
+    if (code === 'closed') {
+      // The channel ended under the request: another host fencing this one off is its own typed error (docs/design.md#d3).
+      const ended = await channel.whenLive().then(() => null, (reason: unknown) => reason as { code?: string; message?: string });
+      if (ended?.code === 'fenced') throw new BridgeSessionError('fenced', `another host drives this session: ${ended.message ?? 'fenced'}`, ended);
+    }
     throw new BridgeSessionError('bridge-refused', `bridge refused ${frame.type}: ${code}: ${(error as Error).message}`, error);
   } finally {
     clearTimeout(timer);

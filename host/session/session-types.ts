@@ -25,6 +25,8 @@ export type OpenChannel = (options: {
   /** Records with seq <= cursor are not delivered. */
   cursor: number;
   journalId: string;
+  /** Fencing: the owner epoch this session took and its instance id, sent with every attach. */
+  owner: { epoch: number; id: string };
   onRecords: (records: ReadonlyArray<JournalRecord>) => void;
   /** The channel ended for good (it will not reconnect). */
   onTerminal: (error: Error) => void;

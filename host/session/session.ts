@@ -61,6 +61,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private pendingRerun: boolean;
   /** Records after `after` up to `through` may have reached a host that is gone: their parts are marked re-delivered (redeliveryMarker). */
   private redelivery: { after: number; through: number; begun: boolean } | undefined;
+  /** Fencing (docs/design.md#d3): the epoch this instance took (the state's + 1; 1 when fresh) and its id, sent with every attach. */
+  private readonly owner: { epoch: number; id: string };
   /** The cursor of the last checkpoint handed to onCheckpoint. */
   private checkpointCursor = 0;
   /** The journal was gone or behind at resume (rebaseOnLostJournal): a rerun of a turn it does not hold goes out as a start. */
@@ -104,6 +106,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       : undefined;
     const resume = init.resume;
     this.cursor = resume?.cursor ?? 0;
+    this.owner = { epoch: (resume?.epoch ?? 0) + 1, id: randomBytes(12).toString('hex') };
     this.threadId = resume?.threadId;
     this.prompted = resume?.prompted ?? false;
     this.fromSuspend = resume?.reason === 'suspend';
@@ -494,10 +497,18 @@ export class BridgeSession<S> implements HarnessV1Session {
       token: this.link.token,
       cursor,
       journalId: this.link.hello.journalId,
+      owner: this.owner,
       onRecords: (records) => this.onRecords(channel, records),
       onTerminal: (error) => {
         if (this.channel !== channel) return;
         this.channel = null;
+        if ((error as { code?: string }).code === 'fenced') {
+          // Another host resumed this session and drives it: this one must not (docs/design.md#d3).
+          const message = `another host drives this session (owner epoch ${this.owner.epoch} fenced off): ${error.message}`;
+          this.report('error', message, { cursor: this.cursor, epoch: this.owner.epoch });
+          this.consumer.fail(new BridgeSessionError('fenced', message, error));
+          return;
+        }
         const message = `lost the bridge at cursor ${this.cursor}: ${error.message}`;
         this.report('error', message, { cursor: this.cursor });
         this.consumer.fail(new BridgeSessionError('channel-lost', message, error));
@@ -537,6 +548,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       bridgeId: this.link.hello.bridgeId,
       port: this.link.port,
       cursor: this.cursor,
+      epoch: this.owner.epoch,
       prompted: this.prompted,
       reason,
       ...(this.threadId === undefined ? {} : { threadId: this.threadId }),

@@ -12,6 +12,7 @@ import { errorCodeSchema, type ErrorCode } from '../v1/error-codes.ts';
  * - unauthorized: HTTP 401/403 on the upgrade (wrong token).
  * - cursor-expired / cursor-ahead / journal-mismatch: the bridge refused attach.
  * - displaced: another host attached (close 4000 / error not-owner).
+ * - fenced: the bridge refused our attach: another host with a newer (or the same) owner epoch drives the session.
  * - reconnect-deadline: no attach succeeded within reconnectDeadlineMs of the first failure.
  * - bridge-stopped: the bridge closed with 4003 (stop/destroy in progress).
  * - bridge-failed: the bridge closed with 4005: it is exiting on a fatal error its close reason names (ENOSPC…).
@@ -26,6 +27,7 @@ export const channelErrorCodes = [
   'cursor-ahead',
   'journal-mismatch',
   'displaced',
+  'fenced',
   'reconnect-deadline',
   'bridge-stopped',
   'bridge-failed',
@@ -58,6 +60,7 @@ export type ChannelRequestErrorCode = (typeof channelRequestErrorCodes)[number];
  * - channel-lost: the channel ended for good and no rung of the ladder could continue the turn.
  * - compact-failed: doCompact's internal turn ended with an error (the CLI refused or failed the compaction).
  * - bad-launch: the adapter's launch spec for a turn is invalid (e.g. io.maxLineBytes outside the protocol's range); nothing was sent.
+ * - fenced: another host drives this session (it resumed from the same or a newer state): this one stops.
  * - session-live: doStart without a resume state for a session whose bridge is alive (resume it from a checkpoint or state instead).
  */
 export const sessionErrorCodes = [
@@ -71,6 +74,7 @@ export const sessionErrorCodes = [
   'compact-failed',
   'bad-launch',
   'session-live',
+  'fenced',
 ] as const;
 export type SessionErrorCode = (typeof sessionErrorCodes)[number];
 

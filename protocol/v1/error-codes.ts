@@ -10,6 +10,7 @@ export const errorCodeSchema = z.enum([
   'cursor-ahead', // attach cursor beyond the journal's last seq (journal lost or swapped)
   'journal-mismatch', // attach names a journalId this bridge does not hold
   'not-owner', // the sender does not own the session's stream (never attached, or displaced)
+  'fenced', // attach with an older owner epoch (or another owner of the same epoch) while the current owner is connected
   'turn-busy', // a turn is already running
   'unknown-turn', // the frame names a turn that does not exist or has ended
   'unknown-call', // tool-result/approval for a call that is not pending

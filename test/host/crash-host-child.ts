@@ -2,7 +2,7 @@
 // mid-turn (SIGKILL: no suspend, no detach). Prints one JSON line per event:
 // {part}, {checkpoint} (onCheckpoint's state, after the parts it covers),
 // {detached}. Usage:
-//   tsx test/host/crash-host-child.ts <kit root> <sessionId> <mode> <prompt>
+//   node --import tsx test/host/crash-host-child.ts <kit root> <sessionId> <mode> <prompt>
 // mode fresh: one turn on a new session.
 // mode after-detach: a first turn, doDetach (printed), then a new host instance
 // resumes from that state and runs <prompt> (the app kept only the detach state).

@@ -29,7 +29,8 @@ const marker = (p: HarnessV1StreamPart, edge: 'begin' | 'end') =>
 /** Runs a host process until `until` says so, then SIGKILLs it; returns every event it printed. */
 function crashHost(sessionId: string, mode: string, prompt: string, until: (events: Event[]) => boolean): Promise<Event[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(repoRoot, 'node_modules/.bin/tsx'), [join(repoRoot, 'test/host/crash-host-child.ts'), kit.root, sessionId, mode, prompt], {
+    // node itself, tsx as a loader: SIGKILL must hit the host process (tsx's CLI would leave its node child running).
+    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test/host/crash-host-child.ts'), kit.root, sessionId, mode, prompt], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
