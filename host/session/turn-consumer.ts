@@ -22,6 +22,11 @@ export type CompactionPart = Extract<HarnessV1StreamPart, { type: 'compaction' }
 export type TurnState<S> = InFlightTurn & {
   translation: TurnTranslation<S> | undefined;
   abortRequested: boolean;
+  /**
+   * Aborted before the CLI named what its interrupt request needs (e.g. Codex's turn id): the
+   * request goes out with the first record that makes adapter.encodeInterrupt answer.
+   */
+  interruptPending?: boolean;
   redeliverSet: Set<string>;
   /**
    * The turn came from a resume payload: this host took it over after another let go. If the replay
@@ -133,7 +138,16 @@ export class TurnConsumer<S> {
     const slice = this.slice;
     if (slice) for (const part of parts) slice.emit(part);
     this.answerHeld(turn, parts);
+    if (turn.interruptPending && record.kind !== 'turn-end') this.sendPendingInterrupt(turn);
     if (record.kind === 'turn-end') this.onTurnEnd(turn, record);
+  }
+
+  /** TurnState.interruptPending: the CLI's interrupt request, once the translator state can name it. */
+  private sendPendingInterrupt(turn: TurnState<S>): void {
+    const interrupt = turn.translation ? this.adapter.encodeInterrupt?.(turn.translation.adapterState) : undefined;
+    if (interrupt === undefined) return;
+    turn.interruptPending = false;
+    this.hooks.send({ type: 'input', turnId: turn.turnId, text: interrupt }).catch(() => undefined); // the bridge's abort is under way either way
   }
 
   /** The re-driven turn asks again for a call the host already answered (TurnState.held): the answer goes out now. */
@@ -198,6 +212,7 @@ export class TurnConsumer<S> {
       turn.abortRequested = true;
       // adapter.encodeInterrupt: the CLI's own interrupt request goes first (it names ids from the translator state).
       const interrupt = turn.translation ? this.adapter.encodeInterrupt?.(turn.translation.adapterState) : undefined;
+      if (interrupt === undefined && this.adapter.encodeInterrupt) turn.interruptPending = true;
       const sent = interrupt === undefined ? Promise.resolve() : this.hooks.send({ type: 'input', turnId: turn.turnId, text: interrupt }).then(() => undefined);
       sent.then(() => this.hooks.send({ type: 'abort', turnId: turn.turnId })).catch((error) => {
         const settle = () => {

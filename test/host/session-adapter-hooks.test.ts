@@ -213,3 +213,37 @@ describe('encodeCompact', () => {
     await stop();
   }, 30_000);
 });
+
+describe('encodeInterrupt', () => {
+  it('an abort before the CLI named what its interrupt needs sends the interrupt once the translator can encode it (the CLI ends its own turn)', async () => {
+    // Like Codex's turn/interrupt, which names a turn id the CLI reports only after the turn starts: undefined until
+    // the first text part; the launch's own interrupt input is empty, so only encodeInterrupt can stop the turn early.
+    let refused = 0;
+    const adapter = variant((base) => ({
+      launch: (ctx) => ({ ...base.launch(ctx), interrupt: { input: '' } }),
+      encodeInterrupt: (state) => {
+        if (state.textId !== null) return `${JSON.stringify({ type: 'interrupt' })}\n`;
+        refused++;
+        return undefined;
+      },
+    }));
+    const { session, stop } = await open('interrupt-pending', adapter);
+    const abort = new AbortController();
+    const parts: HarnessV1StreamPart[] = [];
+    const control = await session.doPromptTurn({
+      prompt: 'long LINES:400 INTERVAL:20',
+      abortSignal: abort.signal,
+      emit: (part) => {
+        parts.push(part);
+        if (part.type === 'stream-start') abort.abort(); // before any text: the interrupt cannot be encoded yet
+      },
+    });
+    await Promise.resolve(control.done).catch(() => undefined);
+    expect(refused, 'asked before the CLI named its turn').toBeGreaterThan(0);
+    const finish = parts.find((part) => part.type === 'finish');
+    expect(finish?.type === 'finish' ? finish.finishReason.raw : undefined, 'the CLI ended the turn on its interrupt, not the abort grace SIGKILL').toBe('interrupted');
+    expect(parts.filter((part) => part.type === 'text-delta').length, 'far fewer than 400 lines').toBeLessThan(400);
+    await session.doDestroy();
+    await stop();
+  }, 30_000);
+});
