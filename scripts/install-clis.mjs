@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Command line for the CLI installer (host/cli/install-clis.mjs): installs the
 // pinned coding-agent CLIs into the cache and prints one absolute bin path per
-// line. Usage: node scripts/install-clis.mjs <claude-code|codex|pi|all>...
+// line. Usage: node scripts/install-clis.mjs <claude-code|codex|pi|claude-code-acp|codex-acp|all>...
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLIS, cliPaths, ensureCli } from '../host/cli/install-clis.mjs';

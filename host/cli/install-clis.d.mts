@@ -1,5 +1,5 @@
 // Types for install-clis.mjs (kept as plain .mjs so bare `node` loads it: scripts/install-clis.mjs).
-export type CliName = 'claude-code' | 'codex' | 'pi';
+export type CliName = 'claude-code' | 'codex' | 'pi' | 'claude-code-acp' | 'codex-acp';
 export interface CliSpec {
   pkg: string;
   version: string;

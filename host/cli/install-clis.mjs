@@ -17,6 +17,9 @@ export const CLIS = Object.freeze({
   'claude-code': { pkg: '@anthropic-ai/claude-code', version: '2.1.328', bin: 'claude' },
   codex: { pkg: '@openai/codex', version: '0.169.0', bin: 'codex' },
   pi: { pkg: '@mariozechner/pi-coding-agent', version: '0.73.1', bin: 'pi' },
+  // ACP agents the generic ACP adapter is tested on (host/adapters/acp/agents.ts, docs/acp.md).
+  'claude-code-acp': { pkg: '@zed-industries/claude-code-acp', version: '0.16.2', bin: 'claude-code-acp' },
+  'codex-acp': { pkg: '@zed-industries/codex-acp', version: '0.16.0', bin: 'codex-acp' },
 });
 
 const MARKER = '.harness-bridge-installed.json';
