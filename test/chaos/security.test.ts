@@ -188,13 +188,14 @@ describe('security', () => {
     await channel.request({ type: 'diagnostics', enabled: true, level: 'debug' });
     await channel.request({ type: 'start', turnId: 'diag-turn', launch: fixtureLaunch(['--lines', '3']) });
     await channel.request({ type: 'input', turnId: 'no-such-turn', text: 'x' }).catch((error: unknown) => errors.push(String(error), JSON.stringify(error)));
-    // Forwarded once the channel has caught up with the journal (none while it is behind): wait for one (a hang guard, not a pass condition).
-    for (let i = 0; i < 400 && !diagnostics.some((d) => (d as { source?: string }).source === 'bridge'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    await channel.close();
+    // A refused token while this channel forwards the bridge's logs (the refusal is logged).
     const refusedChannel = createBridgeChannel({ url: `ws://127.0.0.1:${port}/`, token: `${token}x`, cursor: 0, onRecords: () => undefined, onDiagnostic: (d) => diagnostics.push(d) });
     const refusedWith = await refusedChannel.closed;
     errors.push(String(refusedWith), refusedWith?.stack ?? '', JSON.stringify(refusedWith));
     expect(refusedWith?.code).toBe('unauthorized');
+    // Forwarded once the channel has caught up with the journal (none while it is behind): wait for one (a hang guard, not a pass condition).
+    for (let i = 0; i < 400 && !diagnostics.some((d) => (d as { source?: string }).source === 'bridge'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    await channel.close();
     expect(diagnostics.some((d) => (d as { source?: string }).source === 'bridge'), `bridge logs were forwarded: ${JSON.stringify(diagnostics).slice(0, 600)}`).toBe(true);
 
     // Grep the whole sandbox (state dir: journal, bridge.log, bridge.json; all but the token file itself), the recordings, everything captured.
