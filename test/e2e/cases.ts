@@ -509,7 +509,9 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         await control.done;
         expect(rungsOf(next.session), 'reported lossless').toEqual(['replay']);
         expect(ofType(rest, 'tool-call').filter((c) => !c.providerExecuted), 'the unanswered call is re-delivered').toHaveLength(1);
-        expect(await Promise.all(answers), 'the adopting bridge has no such pending call').toEqual([expect.stringMatching(/no pending tool-call/)]);
+        // The adopting bridge has no such pending call: the host's answer is refused, or (when the host no longer sees the
+        // turn running) kept for a re-driven turn that never comes. Either way it never reaches the model (below).
+        expect(await Promise.all(answers), 'the adopting bridge has no such pending call').toEqual([expect.stringMatching(/no pending tool-call|^accepted$/)]);
         const all = [...first, ...rest];
         expect(ofType(all, 'finish').map((p) => p.finishReason.unified)).toEqual(['stop']);
         expect(textOf(all), 'the model got a transport error instead of the host\'s answer').not.toContain('HOST: HELLO MCP');
