@@ -28,7 +28,7 @@ export type E2eProfile = {
   readonly translatorSnapshots: boolean;
   /** What the model's reply after the conformance list's denied approval shows (the CLI's tool-result text for a denial); unset: not checked. */
   readonly deniedReply?: RegExp;
-  /** Cases this adapter cannot run, by case name → why. */
+  /** Cases this adapter cannot run (shared and conformance), by case name → why. */
   readonly skip?: Readonly<Record<string, string>>;
 };
 
@@ -523,6 +523,11 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
 
   describe(`adapter conformance: ${profile.name} (real CLI)`, () => {
     for (const testCase of adapterConformance) {
+      const reason = profile.skip?.[testCase.name];
+      if (reason) {
+        it.skip(`${testCase.name} (skipped: ${reason})`, () => undefined);
+        continue;
+      }
       it(
         testCase.name,
         async (context) => {

@@ -9,6 +9,8 @@ import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { useE2eEnv } from './support.ts';
 
+const abortOnlyReject =
+  "codex-acp's only reject option is 'abort' ('No, and tell Codex what to do differently'): it cancels the whole turn (stopReason cancelled) instead of declining the one command, so no error result reaches the model";
 const noMidTurn = 'ACP has no mid-turn user message: a turn is one session/prompt request, and the adapter offers no submitUserMessage';
 
 const env = useE2eEnv({
@@ -26,8 +28,8 @@ sharedE2eCases(env, {
   compactionSummary: /^$/,
   translatorSnapshots: false,
   skip: {
-    'approval round trip (deny) with allow-reads':
-      "codex-acp's only reject option is 'abort' ('No, and tell Codex what to do differently'): it cancels the whole turn (stopReason cancelled) instead of declining the one command, so no error result reaches the model",
+    'approval round trip (deny) with allow-reads': abortOnlyReject,
+    'an approval denial reaches the CLI: the tool does not run, its result is an error, the turn finishes stop': abortOnlyReject,
     'mid-turn user message reaches the model within the running turn': noMidTurn,
     'mid-turn user message during a text-only turn: the answer to it is part of that turn; the next turn is normal': noMidTurn,
     'doCompact between turns from a re-attached host: the next turn carries the compaction part; the model gets the summary': 'ACP has no compaction request (doCompact is refused with HarnessCapabilityUnsupportedError)',
