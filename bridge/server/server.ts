@@ -367,16 +367,18 @@ export class BridgeServer {
   /**
    * Fencing (docs/design.md#d3): an attach naming its owner gets in with a newer epoch than the fence,
    * as the fence's own host again (a reconnect, by id), or when no other connection owns the stream (its
-   * host is gone: a host crash resumed from an older state). Otherwise the reason it is refused.
+   * host is gone: a host crash resumed from an older state), or when the connected owner runs no turn
+   * (a finished host left attached is displaced, as without fencing). Otherwise the reason it is refused.
    */
   #fenced(connection: Connection, owner: AttachFrame['owner']): string | null {
     const fence = this.#fence;
     if (owner === undefined || fence === null || owner.id === fence.id || owner.epoch > fence.epoch) return null;
     const current = this.#owner;
     if (current === null || current === connection) return null;
+    if (this.#options.supervisor.state !== 'running') return null;
     return owner.epoch < fence.epoch
-      ? `owner epoch ${owner.epoch} is older than the session's current owner's (${fence.epoch}): another host resumed it since`
-      : `another host resumed this session from the same state (owner epoch ${fence.epoch}) and drives it`;
+      ? `owner epoch ${owner.epoch} is older than that of the host driving the running turn (${fence.epoch}): another host resumed the session since`
+      : `another host resumed this session from the same state (owner epoch ${fence.epoch}) and drives the running turn`;
   }
 
   /** Acks a command once its records are durable (and so already on their way to the owner), or reports its error. */

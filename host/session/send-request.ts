@@ -50,7 +50,7 @@ export async function sendRequest(ctx: SendContext, frame: ChannelRequest, timeo
     if (code === 'closed') {
       // The channel ended under the request: another host fencing this one off is its own typed error (docs/design.md#d3).
       const ended = await channel.whenLive().then(() => null, (reason: unknown) => reason as { code?: string; message?: string });
-      if (ended?.code === 'fenced') throw new BridgeSessionError('fenced', `another host drives this session: ${ended.message ?? 'fenced'}`, ended);
+      if (ended?.code === 'fenced' || ended?.code === 'displaced') throw new BridgeSessionError('fenced', `another host drives this session: ${ended.message ?? 'fenced'}`, ended);
     }
     throw new BridgeSessionError('bridge-refused', `bridge refused ${frame.type}: ${code}: ${(error as Error).message}`, error);
   } finally {

@@ -502,7 +502,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       onTerminal: (error) => {
         if (this.channel !== channel) return;
         this.channel = null;
-        if ((error as { code?: string }).code === 'fenced') {
+        if ((error as { code?: string }).code === 'fenced' || (error as { code?: string }).code === 'displaced') {
           // Another host resumed this session and drives it: this one must not (docs/design.md#d3).
           const message = `another host drives this session (owner epoch ${this.owner.epoch} fenced off): ${error.message}`;
           this.report('error', message, { cursor: this.cursor, epoch: this.owner.epoch });
