@@ -1,6 +1,6 @@
 // The host kit's public entry (the package root, `harness-bridge`): everything
 // a program needs to run CLI adapters as HarnessV1 sessions over the bridge —
-// createBridgeHarness, the local sandbox provider, the errors and the types.
+// createBridgeHarness, the local and Docker sandbox providers, the errors and the types.
 // The other public entries: harness-bridge/adapters/<cli>, /adapter-kit,
 // /bootstrap, /protocol, /testing (package.json `exports`). Internals (turn
 // translation, the ladder's pieces) are not exported.
@@ -32,6 +32,14 @@ export {
   type LocalSandboxProviderOptions,
   type LocalSandboxSession,
 } from './sandbox/local/provider.ts';
+export {
+  createDockerSandboxProvider,
+  DockerSandboxError,
+  dockerUnavailable,
+  type DockerSandboxProvider,
+  type DockerSandboxProviderOptions,
+  type DockerSandboxSession,
+} from './sandbox/docker/provider.ts';
 export { BRIDGE_ISOLATION, type BridgeIsolation } from './reach/bridge-isolation.ts';
 export type { IsolationMode, IsolationReport, IsolationRequest } from '../protocol/v1/isolation.ts';
 export type { NetworkPolicy } from '../protocol/v1/network-policy.ts';

@@ -7,7 +7,8 @@
 import { posix } from 'node:path';
 import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../../protocol/harness-v1/index.ts';
 import { holdOpen } from '../../session/hold-open.ts';
-import { dockerOk } from './docker-cli.ts';
+import { docker, dockerOk } from './docker-cli.ts';
+import { DockerSandboxError } from './errors.ts';
 import { createFileMethods } from './files.ts';
 import { runProcess, spawnProcess, type ContainerHost, type DockerSpawnOptions, type DockerSandboxProcess } from './process.ts';
 
@@ -72,11 +73,16 @@ export function createDockerSession(options: { id: string; container: string; do
     run: (runOptions: Parameters<SandboxSession['run']>[0]) => runProcess(host, runOptions),
   });
   let stopping: Promise<void> | undefined;
+  let destroyed = false;
   const stop = (): Promise<void> =>
     holdOpen(() => {
       stopping ??= (async () => {
         running = false;
-        await dockerOk(options.docker, ['stop', '--time', '1', container]);
+        // Stopping what is gone (destroyed, here or by another host) leaves it as stop promises: nothing runs.
+        const stopped = destroyed ? undefined : await docker(options.docker, ['stop', '--time', '1', container]);
+        if (stopped && stopped.code !== 0 && !/No such container/.test(stopped.stderr)) {
+          throw new DockerSandboxError('docker-failed', `docker stop exited ${stopped.code}: ${stopped.stderr.trim().slice(-2000)}`);
+        }
         await Promise.all([...host.live].map((entry) => entry.kill()));
       })().finally(() => {
         stopping = undefined;
@@ -94,6 +100,7 @@ export function createDockerSession(options: { id: string; container: string; do
     destroy: () =>
       holdOpen(async () => {
         running = false;
+        destroyed = true;
         await dockerOk(options.docker, ['rm', '--force', '--volumes', container]);
         await Promise.all([...host.live].map((entry) => entry.kill()));
       }),

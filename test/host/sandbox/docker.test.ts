@@ -46,6 +46,17 @@ describe.skipIf(unavailable !== undefined)('docker provider conformance', () => 
   }
 });
 
+describe.skipIf(unavailable !== undefined)('docker session lifecycle', () => {
+  it('stop after destroy, and a second stop, resolve (nothing runs); a command after destroy fails', { timeout: 120_000 }, async () => {
+    const session = await provider.createSession({ sessionId: 'stop-after-destroy' });
+    expect((await session.run({ command: 'echo up' })).stdout).toBe('up\n');
+    await session.destroy();
+    await session.stop();
+    await session.stop();
+    await expect(Promise.resolve(session.run({ command: 'echo again' }))).rejects.toThrow();
+  });
+});
+
 describe.skipIf(unavailable !== undefined)('sessions in a docker sandbox (exec transport)', () => {
   it('a turn, a stop and a resume in a new host: the bridge is reached through docker exec only', { timeout: 180_000 }, async () => {
     const sandbox = await provider.createSession({ sessionId: `turns-${Date.now()}` });
