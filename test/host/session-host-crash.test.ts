@@ -128,6 +128,7 @@ describe('host crash', () => {
       () => null,
       (e: unknown) => e as { code?: string; message?: string },
     );
+    await sandbox.stop(); // the crashed host's bridge: this sandbox was never handed to the kit's cleanup
     expect(error?.code).toBe('session-live');
     expect(error?.message).toMatch(/resumeFrom/);
     figures.push('no-state:session-live=1');
