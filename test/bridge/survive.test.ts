@@ -241,7 +241,10 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     const first = await bridgeOn();
     const { client, hello } = await connect(first);
     await client.attach(hello.lastSeq);
-    const launch = echoLaunch();
+    // The CLI holds after its 10th delta until the steer below is in: the adopted turn is still running then, however
+    // long the second bridge takes to start on a loaded machine.
+    const holdFile = join(tempDir(), 'release');
+    const launch = echoLaunch(['--hold-after', '10', '--hold-file', holdFile]);
     await client.request({ type: 'start', id: 's1', turnId: 't1', launch, input: '{"type":"prompt","text":"A","lines":30,"intervalMs":40}\n' });
     const spawn = (await client.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
     cliGroups.push(spawn.data.pid);
@@ -253,6 +256,8 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     await c2.attach(0);
     // input after adoption: a steer joins the running turn
     expect(await c2.request({ type: 'input', id: 'i1', turnId: 't1', text: '{"type":"steer","text":"S","uuid":"u1"}\n' })).toMatchObject({ type: 'ack' });
+    await c2.waitForRecord((r) => r.kind === 'stdout' && r.turnId === 't1' && r.data.text.includes('"steered"'));
+    writeFileSync(holdFile, '');
     const end1 = (await c2.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1', 30_000)) as RecordOf<'turn-end'>;
     expect(end1.data.reason).toBe('matched');
     const out1 = linesOf(c2.records(), 'stdout', 't1').map((line) => JSON.parse(line) as { type: string; n?: number; text?: string; steered?: string[] });
