@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 // Real processes and sockets: generous timeouts, and files run in parallel
-// forks. `npm test` runs the chaos suite and the real-CLI E2E files in a
-// second, serial pass (test:heavy): on these 2-core machines they saturate
-// the CPU and would starve timing-sensitive unit tests running beside them.
+// forks (the unit pass asks for two: vitest's default on a 2-core machine is
+// one, and most unit files wait on processes and sockets, not the CPU).
+// `npm test` runs the chaos suite and the real-CLI E2E files in a second,
+// serial pass (test:heavy): they saturate the CPU on these machines.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
