@@ -7,7 +7,7 @@
 //     a continueFrom), doStart({ continueFrom }), per-turn settings (model,
 //     skills, instructions, tools, responseFormat), lifecycleStateSchema over
 //     the state's `data`, and a basic SandboxSession allowed in doStart;
-//   - the canary.3 contract (/work/shared/spec): one untagged resume state,
+//   - the canary.3 contract (docs/design.md#harnessv1): one untagged resume state,
 //     doStart({ resumeFrom }) for both a parked session and a suspended turn,
 //     skills per session, resumeStateSchema over the whole state.
 // Options we receive are declared as the union of both (every field either

@@ -1,4 +1,4 @@
-// The canary.3 contract (/work/shared/spec) keeps working beside @ai-sdk/harness 1.0.x: its one
+// The canary.3 contract (docs/design.md#harnessv1) keeps working beside @ai-sdk/harness 1.0.x: its one
 // untagged resume state (no `type`: what a caller kept from doSuspendTurn) continues a turn through
 // doStart({ resumeFrom }); a canary.3 sandbox session (getPortUrl only, no destroy, no
 // getPortEndpoint) carries sessions; skills given to doStart are on disk before the first turn;
