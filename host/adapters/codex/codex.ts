@@ -73,7 +73,7 @@ export type CodexState = {
   lines: LineBuffers;
   stream: StreamState;
   modelId: string | undefined;
-  /** Codex's own thread and turn ids (turn/steer and turn/interrupt name them). */
+  /** Codex's own thread id, and the id of its running turn once turn/started said so (turn/steer and turn/interrupt name them). */
   threadId: string | null;
   turnId: string | null;
   /** The item whose text/reasoning block is open, and whether deltas fed it. */
@@ -134,7 +134,8 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
   if (!line.ok || line.stream === 'stderr') raw();
   else if (!('method' in line.value)) {
     const L = line.value; // an answer to one of our requests
-    if (L.id === rpc.rpcIds.turnStart && L.result?.turn) s.turnId = L.result.turn.id;
+    // The turn/start answer names the turn before Codex runs it: turn/interrupt then fails "no active
+    // turn to interrupt". turnId is set by turn/started, once the turn can be interrupted and steered.
     const request = L.id === rpc.rpcIds.turnStart ? 'turn/start' : L.id === rpc.rpcIds.compactStart ? 'thread/compact/start' : undefined;
     if (!request || !L.error) return raw(), { state: s, parts };
     out.push({ type: 'error', error: { message: `codex refused ${request}: ${L.error.message}` } });

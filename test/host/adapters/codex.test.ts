@@ -240,6 +240,20 @@ describe('fixture by fixture', () => {
     expect(text(promptTurn('interrupt', 1).parts)).toBe('Scripted reply 2 (text): you said "after the interrupt".');
   });
 
+  it('interrupt: encodeInterrupt waits for turn/started (Codex refuses turn/interrupt for the turn its turn/start answer names, "no active turn to interrupt")', () => {
+    const turn = turnsOf('interrupt').filter((t) => !isSetup(t))[0]!;
+    const records = journal(turn, { input: promptInput('interrupt', 0) });
+    let state = adapter.translator.init({ turnId: 'turn-1', rerun: false });
+    const interruptible: string[] = [];
+    for (const record of records.slice(0, -1)) {
+      state = adapter.translator.step(state, record).state;
+      const line = record.kind === 'stdout' ? record.data.text : '';
+      if (adapter.encodeInterrupt!(state) !== undefined && interruptible.length === 0) interruptible.push(line);
+    }
+    expect(turn.some((l) => l.startsWith(`{"id":"${rpc.rpcIds.turnStart}",`)), 'the fixture has the turn/start answer').toBe(true);
+    expect(interruptible[0]).toMatch(/^\{"method":"turn\/started"/);
+  });
+
   it('fail: a failed turn is an error part and finish error; the next turn works', () => {
     const { parts } = promptTurn('fail');
     expect(ofType(parts, 'error')[0]!.error).toMatchObject({ message: expect.stringContaining('scripted failure') });
