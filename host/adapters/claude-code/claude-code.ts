@@ -31,6 +31,7 @@ import { anthropicFinishReason, anthropicUsage, anthropicUsageSchema, mergeAnthr
 import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
 import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot } from '../../adapter-kit/snapshot.ts';
+import { fileResult, lineSchema, type Block } from './lines.ts';
 import { claudeCodeBuiltinTools, claudeToolName } from './tools.ts';
 
 export const claudeCodeVersion = '2.1.328';
@@ -51,65 +52,6 @@ export type ClaudeCodeOptions = {
   survive?: boolean;
 };
 
-const usage = anthropicUsageSchema.optional();
-const nested = { parent_tool_use_id: z.string().nullish() };
-const block = z.object({
-  type: z.string(),
-  text: z.string().optional(),
-  thinking: z.string().optional(),
-  id: z.string().optional(),
-  name: z.string().optional(),
-  input: z.json().optional(),
-  tool_use_id: z.string().optional(),
-  content: z.json().optional(),
-  is_error: z.boolean().optional(),
-});
-type Block = z.infer<typeof block>;
-const streamEvent = z.object({
-  type: z.string(),
-  message: z.object({ id: z.string(), usage }).optional(),
-  content_block: block.optional(),
-  delta: z
-    .object({ type: z.string().optional(), text: z.string().optional(), thinking: z.string().optional(), partial_json: z.string().optional(), stop_reason: z.string().nullish() })
-    .optional(),
-  usage,
-});
-const lineSchema = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('system'),
-    subtype: z.string(),
-    model: z.string().optional(),
-    compact_metadata: z.object({ trigger: z.enum(['manual', 'auto']).catch('auto'), pre_tokens: z.number().optional(), post_tokens: z.number().optional() }).optional(),
-  }),
-  z.object({ type: z.literal('stream_event'), ...nested, event: streamEvent }),
-  z.object({
-    type: z.literal('assistant'),
-    ...nested,
-    aborted: z.boolean().optional(),
-    is_api_error_message: z.boolean().optional(),
-    message: z.object({ id: z.string(), model: z.string().optional(), content: z.array(block), usage }),
-  }),
-  z.object({ type: z.literal('user'), ...nested, message: z.object({ content: z.union([z.string(), z.array(block)]) }), tool_use_result: z.json().optional() }),
-  z.object({
-    type: z.literal('control_request'),
-    request_id: z.string(),
-    request: z.object({ subtype: z.string(), tool_use_id: z.string().optional(), input: z.json().optional() }),
-  }),
-  z.object({ type: z.literal('command_lifecycle') }), // our own inputs' bookkeeping (the bridge's inputAck reads it)
-  z.object({
-    type: z.literal('result'),
-    subtype: z.string(),
-    is_error: z.boolean(),
-    result: z.string().optional(),
-    errors: z.array(z.string()).optional(),
-    stop_reason: z.string().nullish(),
-    terminal_reason: z.string().nullish(),
-    usage,
-    total_cost_usd: z.number().optional(),
-    num_turns: z.number().optional(),
-  }),
-]);
-const fileResult = z.object({ filePath: z.string(), type: z.string().optional() });
 
 export type ClaudeCodeState = {
   rerun: boolean;
@@ -123,7 +65,7 @@ export type ClaudeCodeState = {
   /** The builtin tool_use block whose input is streaming (tool-input-* parts); absent when none is (so older hosts still read the snapshot). */
   input?: string;
   /** Pending `can_use_tool` requests (request_id → the tool input), for encodeApproval; dropped once the answer's stdin record is seen. */
-  approvals: Record<string, z.infer<typeof block>['input']>;
+  approvals: Record<string, Block['input']>;
   compaction: { trigger: 'manual' | 'auto'; tokensBefore?: number; tokensAfter?: number } | null;
   /** The turn's `result` lines so far, summed; `last` is the latest run's, until another run starts. The finish is made from them at turn-end. */
   results: { usage: AnthropicUsage | undefined; numTurns: number | undefined; costUsd: number | undefined; last: LanguageModelV4FinishReason | null } | null;

@@ -16,6 +16,7 @@ import { createStreamState, partWriter, type StreamState } from '../../adapter-k
 import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../../adapter-kit/snapshot.ts';
 import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
 import { codexBuiltinTools, codexItemTools, codexToolName } from './tools.ts';
+import { lineSchema, type Counts, type Item } from './lines.ts';
 import * as rpc from './rpc.ts';
 
 export const codexVersion = '0.169.0';
@@ -104,11 +105,11 @@ const snapshotShape = {
 };
 const snapshotVersion = 1;
 
-const toCounts = (c: rpc.Counts): TokenCounts => {
+const toCounts = (c: Counts): TokenCounts => {
   const cached = (c.cachedInputTokens ?? 0) + (c.cacheWriteInputTokens ?? 0);
   return { noCache: Math.max(0, (c.inputTokens ?? 0) - cached), cacheRead: c.cachedInputTokens ?? 0, cacheWrite: c.cacheWriteInputTokens ?? 0, output: c.outputTokens ?? 0, reasoning: c.reasoningOutputTokens ?? 0 };
 };
-const callInput = (it: rpc.Item) =>
+const callInput = (it: Item) =>
   it.type === 'fileChange' ? { changes: (it.changes ?? []).map((c) => ({ path: c.path, kind: c.kind.type, diff: c.diff })) } : it.type === 'webSearch' ? { query: it.query } : { command: it.command, cwd: it.cwd };
 const fileEvents: Record<string, 'create' | 'modify' | 'delete'> = { add: 'create', update: 'modify', delete: 'delete' };
 /** Session-level notifications that race the turn's start (they land in it or between turns): no part, so runs compare equal. */
@@ -128,7 +129,7 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
     out.start(s.modelId);
   }
   if (record.kind === 'turn-end') out.endTurn(record, id);
-  const line = readJsonLine(s.lines, record, rpc.lineSchema);
+  const line = readJsonLine(s.lines, record, lineSchema);
   if (!line) return { state: s, parts };
   const raw = () => out.raw(line.stream === 'stderr' ? { stderr: line.json } : line.json);
   if (!line.ok || line.stream === 'stderr') raw();

@@ -1,8 +1,6 @@
-// Codex app-server's JSON-RPC as the codex adapter speaks it: the stdin lines
-// (requests with our fixed ids, answers to Codex's approval requests) and the
-// zod shapes of the stdout lines the translator reads. Data and encoders only;
-// what a line means for the stream is codex.ts's. Shapes: test/fixtures/codex/README.md.
-import { z } from 'zod';
+// Codex app-server's JSON-RPC as the codex adapter writes it: the stdin lines
+// (requests with our fixed ids, answers to Codex's approval requests). The
+// stdout lines' shapes are lines.ts's; what a line means for the stream is codex.ts's.
 
 /** Our request ids: fixed, so turn-end matchers and the translator can recognise the answers. */
 export const rpcIds = {
@@ -14,33 +12,6 @@ export const rpcIds = {
   turnInterrupt: 'hb-turn-interrupt',
   compactStart: 'hb-compact-start',
 } as const;
-
-const rpcId = z.union([z.string(), z.number()]);
-const count = z.number().nullish();
-const counts = z.object({ inputTokens: count, cachedInputTokens: count, cacheWriteInputTokens: count, outputTokens: count, reasoningOutputTokens: count });
-const change = z.object({ path: z.string(), kind: z.object({ type: z.string() }), diff: z.string().optional() });
-const item = z.object({
-  type: z.string(),
-  id: z.string(),
-  ...{ text: z.string().optional(), summary: z.array(z.string()).optional(), content: z.array(z.string()).optional() },
-  ...{ command: z.string().optional(), cwd: z.string().optional(), status: z.string().optional(), aggregatedOutput: z.string().nullish(), exitCode: z.number().nullish() },
-  ...{ changes: z.array(change).optional(), server: z.string().optional(), tool: z.string().optional(), arguments: z.json().optional(), result: z.json().optional(), error: z.json().optional(), query: z.string().optional() },
-});
-export type Item = z.infer<typeof item>;
-/** A stdout line: a notification or a request from Codex (method), or an answer to one of ours (id). Unknown keys are dropped. */
-export const lineSchema = z.union([
-  z.object({
-    method: z.string(),
-    id: rpcId.optional(),
-    params: z.object({
-      ...{ item: item.optional(), itemId: z.string().optional(), delta: z.string().optional(), threadId: z.string().optional() },
-      turn: z.object({ id: z.string(), status: z.string(), error: z.object({ message: z.string(), codexErrorInfo: z.json().optional() }).nullish() }).optional(),
-      tokenUsage: z.object({ last: counts }).optional(),
-    }).optional(),
-  }),
-  z.object({ id: rpcId, result: z.object({ turn: z.object({ id: z.string() }).optional() }).optional(), error: z.object({ message: z.string() }).optional() }),
-]);
-export type Counts = z.infer<typeof counts>;
 
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 const textInput = (text: string) => [{ type: 'text', text, text_elements: [] }];

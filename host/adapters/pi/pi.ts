@@ -16,6 +16,7 @@ import { createStreamState, partWriter, type StreamState } from '../../adapter-k
 import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../../adapter-kit/snapshot.ts';
 import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
 import { PI_EXTENSION_ENV as E, piApprovalTitle, piExtensionFile, piExtensionSource, piHostToolPrefix } from './extension.ts';
+import { approvalMessage, lineSchema, partialToolCall, textBlock, toolCallBlock, type PiUsage } from './lines.ts';
 import { piBuiltinTools } from './tools.ts';
 
 export const piVersion = '0.73.1';
@@ -36,27 +37,6 @@ export type PiOptions = {
    */
   survive?: boolean;
 };
-
-const usage = z.object({ input: z.number(), output: z.number(), cacheRead: z.number(), cacheWrite: z.number() }).partial().catchall(z.json());
-const message = z.object({ role: z.string(), stopReason: z.string().optional(), errorMessage: z.string().optional(), usage: usage.optional() });
-const lineSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('response'), id: z.string().optional(), command: z.string(), success: z.boolean(), error: z.string().optional(), data: z.object({ model: z.object({ id: z.string() }).nullish() }).nullish() }),
-  z.object({
-    type: z.literal('message_update'),
-    // `partial` (the whole message so far) is read only at a toolcall_start, for the call's id and name.
-    assistantMessageEvent: z.object({ type: z.string(), contentIndex: z.number().optional(), delta: z.string().optional(), partial: z.unknown().optional() }),
-  }),
-  z.object({ type: z.enum(['message_end', 'turn_end']), message }),
-  z.object({ type: z.literal('tool_execution_start'), toolCallId: z.string(), toolName: z.string(), args: z.json().optional() }),
-  z.object({ type: z.literal('tool_execution_end'), toolCallId: z.string(), toolName: z.string(), isError: z.boolean(), result: z.object({ content: z.array(z.json()).optional(), details: z.json().optional() }).partial().nullish() }),
-  z.object({ type: z.literal('extension_ui_request'), id: z.string(), method: z.string(), title: z.string().optional(), message: z.string().optional() }),
-  z.object({ type: z.literal('compaction_end'), reason: z.string().optional(), result: z.object({ summary: z.string(), tokensBefore: z.number().optional() }).nullish() }),
-  z.object({ type: z.enum(['agent_start', 'agent_end', 'turn_start', 'message_start', 'tool_execution_update', 'queue_update', 'compaction_start']) }),
-]);
-const approvalMessage = z.object({ toolCallId: z.string() });
-const partialToolCall = z.object({ content: z.array(z.unknown()) });
-const toolCallBlock = z.object({ type: z.literal('toolCall'), id: z.string().min(1), name: z.string().min(1) });
-const textBlock = z.object({ type: z.literal('text'), text: z.string() });
 
 export type PiState = {
   rerun: boolean;
@@ -96,7 +76,7 @@ const snapshotVersion = 1;
 const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 /** The id of doCompact's `compact` command: its response ends the kit's internal compaction turn. */
 const compactId = 'harness-compact';
-const counts = (u: z.infer<typeof usage> | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
+const counts = (u: PiUsage | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
 const finishReason = (stop: string | null) => ({
   unified: ({ stop: 'stop', length: 'length', toolUse: 'tool-calls', error: 'error', aborted: 'other' } as const)[stop as 'stop'] ?? ('other' as const),
   raw: stop ?? undefined,
