@@ -26,6 +26,7 @@ import { isolationWarning, type BridgeIsolation } from './reach/bridge-isolation
 import { EXIT_STATE_DIR_LOCKED } from './reach/bridge-process.ts';
 import { BridgeSessionError } from './session/errors.ts';
 import { HOST_SESSION_LIMITS } from './limits.ts';
+import { markPhase } from './phase-marks.ts';
 import { lifecycleStateSchema, parseResumeState, resumeStateSchemaFor, startStateOf, type ResumeData } from './session/resume-state.ts';
 import { BridgeSession, type CheckpointPolicy, type OpenChannel, type SessionContext } from './session/session.ts';
 
@@ -121,6 +122,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
     getRecipeIdentity: async () => recipeIdentity(await getBootstrap()),
 
     async doStart(options: HarnessV1StartOptions) {
+      markPhase('start');
       const box = options.sandboxSession;
       const network = isNetworkSandboxSession(box) ? box : undefined;
       const sandbox = network ? network.restricted() : box;
@@ -137,6 +139,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           ...(settings.onBootstrapProgress ? { onProgress: settings.onBootstrapProgress } : {}),
         });
       }
+      markPhase('bootstrap');
       const bootstrapDir = absolute(defaultWorkingDirectory, bootstrap.bootstrapDir);
       const stateDir = resume?.stateDir ?? defaultStateDir(defaultWorkingDirectory, adapter.harnessId, options.sessionId);
       // No port to reach: the exec transport, a relay over the sandbox's spawn stdio (docs/remote-providers.md#exec-transport).
@@ -179,6 +182,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           );
         });
       }
+      markPhase('reached');
       // A CLI that runs without isolation can act as the host (docs/security.md): said at start, every start.
       const unisolated = isolationWarning(link.hello);
       if (unisolated !== undefined) {

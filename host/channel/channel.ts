@@ -31,6 +31,7 @@ import { HeartbeatWatchdog } from './heartbeat.ts';
 import { RequestTracker, type ChannelRequest } from './requests.ts';
 import { channelSettings } from './settings.ts';
 import type { BridgeChannel, BridgeChannelOptions, ChannelStatus } from './types.ts';
+import { markPhase } from '../phase-marks.ts';
 
 export function createBridgeChannel(options: BridgeChannelOptions): BridgeChannel {
   return new Channel(options);
@@ -139,6 +140,7 @@ class Channel implements BridgeChannel {
       {
         open: () => {
           this.phase = 'awaiting-hello';
+          markPhase('channel-open');
           this.recorder?.event('open');
         },
         message: (text, bytes) => this.receive(text, bytes),
@@ -323,6 +325,7 @@ class Channel implements BridgeChannel {
       this.diag('warn', `records while ${this.phase}; dropped (a re-attach replays them)`);
       return;
     }
+    markPhase('channel-records');
     const gap = this.delivery.accept(records, this.phase === 'replaying');
     if (!gap) return;
     const reason = `gap: expected seq ${gap.expected}, got ${gap.got}; re-attaching from ${this.cursor}`;
@@ -428,6 +431,7 @@ class Channel implements BridgeChannel {
   }
 
   private status(status: ChannelStatus): void {
+    markPhase(`channel-${status.state}`);
     this.options.onStatus?.(status);
   }
 

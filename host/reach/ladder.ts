@@ -13,6 +13,7 @@ import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type Br
 import { HOST_SESSION_LIMITS } from '../limits.ts';
 import { probeBridge, type ProbeResult } from './probe.ts';
 import { BridgeSessionError } from '../session/errors.ts';
+import { markPhase } from '../phase-marks.ts';
 
 export type Rung = 'fresh' | 'attach' | 'replay' | 'rerun';
 
@@ -44,6 +45,7 @@ export type ReachOptions = {
 
 export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink> {
   const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
+  markPhase('spawned');
   const { url, headers = {}, createConnection } = await options.endpoint(ready.port);
   const probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection);
   if (!probe.ok) {
@@ -57,9 +59,11 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
   const { sandbox } = options;
   const stateDir = options.spawn.stateDir;
   const [prior, token] = await Promise.all([readBridgeState(sandbox, stateDir), readToken(sandbox, stateDir)]);
+  markPhase('state-read');
   if (prior && token) {
     const { url, headers = {}, createConnection } = await options.endpoint(prior.port);
     let probe = await probeLiveBridge(url, token, options.probeTimeoutMs, headers, createConnection);
+    markPhase('probed');
     // A bridge that is stopping (SIGTERM, stop, destroy) is about to exit: attaching would leave the
     // channel retrying a dead port. A fresh connection gets 503 on upgrade (handled below, as a
     // bridge that does not answer); one whose upgrade won the race gets a hello with state

@@ -38,6 +38,7 @@ import { hostToolsKey, withHostToolsKey } from './host-tools-key.ts';
 import { startFrame, type TurnRequest } from './start-frame.ts';
 import { TurnConsumer, type CompactionPart, type Slice, type TurnState } from './turn-consumer.ts';
 import { WriteLog } from './write-log.ts';
+import { markPhase } from '../phase-marks.ts';
 
 export type { CheckpointPolicy, OpenChannel, SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 export { promptText } from './prompt.ts';
@@ -263,6 +264,7 @@ export class BridgeSession<S> implements HarnessV1Session {
           ? TurnTranslation.restore(this.ctx.adapter, { turnId: turn.turnId, rerun: turn.rerun }, snapshot, turn.redeliverSet)
           : null;
       turn.translation = restored ?? undefined;
+      markPhase('restored');
       await this.openChannel(restored ? this.cursor : turn.firstSeq !== undefined ? turn.firstSeq - 1 : this.cursor);
       if (turn.firstSeq === undefined) await this.restartIfNeverStarted(turn, tools);
       // Redeliveries go out after the caller holds the control handle (it may answer them at once),

@@ -13,6 +13,9 @@
 //              aisdk: new SandboxChannel({initialLastSeenEventId}) +
 //              open({resume:true}) — the same handshake its adapters run on
 //              doStart/doContinueTurn (the adapter packages are not installed).
+//              ours' session resume is also printed phase by phase (probe,
+//              connect, hello, attach, snapshot restore, first frame, first
+//              part), from host/phase-marks.ts's diagnostics channel.
 // The AI SDK translates records to HarnessV1 parts inside its bridge, so its
 // host side is SandboxChannel validating each frame against
 // harnessV1BridgeOutboundMessageSchema and dispatching it; no host translator.
@@ -21,6 +24,7 @@
 // dist/bridge.mjs: until they exist this scenario prints why ours is skipped
 // and still measures aisdk.
 import { spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -209,6 +213,8 @@ async function measureOurs(count) {
       isolated: median(isolated),
       viaBridge: median(viaBridge),
       resumeMs: session.ms,
+      resumePhases: session.phases,
+      replayPhases: sessionReplay.phases,
       channelResumeMs: median(resume),
       sessionReplayMs: sessionReplay.ms,
       runs: { isolated, viaBridge, resume: session.runs, replay: sessionReplay.runs },
@@ -245,8 +251,13 @@ async function measureOursSession(host, count, snapshots) {
   await control.done;
   const state = await withTimeout(suspended, 60_000, 'suspend at N/2');
   const times = [];
+  const breakdowns = [];
+  const marks = [];
+  const onMark = (mark) => marks.push(mark);
+  subscribe(PHASE_MARKS, onMark);
   try {
     for (let rep = 0; rep < Math.max(3, REPEATS); rep++) {
+      marks.length = 0;
       const t0 = performance.now();
       const again = await provider.resumeSession({ sessionId: 'resume' });
       const resumed = await host.createBridgeHarness(adapter, { ...settings, skipBootstrap: true }).doStart({
@@ -259,14 +270,59 @@ async function measureOursSession(host, count, snapshots) {
       const firstPart = new Promise((resolve) => (first = resolve));
       await resumed.doContinueTurn({ emit: () => first() });
       await withTimeout(firstPart, 60_000, 'first part after resume');
-      times.push(performance.now() - t0);
+      const t1 = performance.now();
+      times.push(t1 - t0);
+      breakdowns.push(breakdown(marks, t0, t1));
       await resumed.doSuspendTurn();
     }
   } finally {
+    unsubscribe(PHASE_MARKS, onMark);
     await sandbox.stop();
   }
-  return { ms: median(times), runs: times };
+  return { ms: median(times), runs: times, phases: medianPhases(breakdowns) };
 }
+
+// The resume's phases, from host/phase-marks.ts marks (each ends at its mark; the first occurrence counts).
+const PHASE_MARKS = 'harness-bridge:phase';
+const PHASES = [
+  ['sandbox', 'start'], // provider.resumeSession, up to doStart
+  ['setup', 'bootstrap'], // doStart: resume state parsed, working dir, recipe (skipBootstrap)
+  ['state', 'state-read'], // ladder: bridge.json + token read from the sandbox
+  ['probe', 'probed'], // ladder: a socket to the live bridge, its hello, closed
+  ['spawn', 'spawned'], // replay rung only: a new bridge on the state dir
+  ['reach', 'reached'],
+  ['restore', 'restored'], // BridgeSession built; doContinueTurn restores the translator snapshot
+  ['connect', 'channel-open'], // channel socket: TCP + upgrade
+  ['hello', 'channel-attaching'], // hello received, attach sent
+  ['attach', 'channel-replaying'], // the bridge handled the attach: replay-begin
+  ['frame', 'channel-records'], // first records frame (the journal read from the cursor)
+  ['part', null], // the translator up to the first part emitted (without a snapshot: the turn's records up to the cursor)
+];
+
+function breakdown(marks, t0, t1) {
+  const first = new Map();
+  for (const { phase, at } of marks) if (!first.has(phase) && at >= t0) first.set(phase, at);
+  const out = {};
+  let last = t0;
+  for (const [name, mark] of PHASES) {
+    const at = mark === null ? t1 : first.get(mark);
+    if (at === undefined) continue;
+    out[name] = at - last;
+    last = at;
+  }
+  return out;
+}
+
+function medianPhases(breakdowns) {
+  const out = {};
+  for (const [name] of PHASES) {
+    const values = breakdowns.map((b) => b[name]).filter((v) => v !== undefined);
+    if (values.length > 0) out[name] = median(values);
+  }
+  return out;
+}
+
+const showPhases = (phases) => Object.entries(phases).map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(' · ');
 
 // ── aisdk ─────────────────────────────────────────────────────────────────
 async function sdk() {
@@ -378,6 +434,8 @@ await runScenario(async () => {
     console.log(
       `         same without a translator snapshot (replays the turn from its first record): ${ours.sessionReplayMs.toFixed(1)} ms · channel-level replay from the turn start: ${ours.channelResumeMs.toFixed(1)} ms`,
     );
+    console.log(`         resume breakdown, median ms, with snapshot: ${showPhases(ours.resumePhases)}`);
+    console.log(`         resume breakdown, median ms, without:       ${showPhases(ours.replayPhases)}`);
     console.log(`         runs: isolated ${ours.runs.isolated.map((v) => fmt(v)).join(', ')} · via bridge ${ours.runs.viaBridge.map((v) => fmt(v)).join(', ')} · resume ${ours.runs.resume.map((v) => v.toFixed(1)).join(', ')} ms · replay ${ours.runs.replay.map((v) => v.toFixed(1)).join(', ')} ms`);
   } catch (error) {
     oursReason = oursMissing() ? error.message : `failed: ${error.message}`;
