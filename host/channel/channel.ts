@@ -12,6 +12,7 @@ import {
   PROTOCOL_VERSION_V1,
   bridgeFrameSchema,
   decodeFrame,
+  fastRecordsFrame,
   type AckFrame,
   type BridgeFrame,
   type ErrorFrame,
@@ -215,7 +216,7 @@ class Channel implements BridgeChannel {
   }
 
   private decodeAndHandle(text: string, bytes: number): void {
-    const decoded = decodeFrame(text, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes, bytes);
+    const decoded = decodeFrame(text, bridgeFrameSchema, CHANNEL_LIMITS.maxInboundFrameBytes, bytes, fastRecordsFrame);
     if (!decoded.ok) {
       // A bad frame from the bridge is reported and dropped, never cast. A
       // dropped records frame shows up as a gap on the next one → re-attach.

@@ -31,6 +31,7 @@ export {
 } from './isolation.ts';
 export { recordSchema, type JournalRecord, type RecordDraft, type RecordKind, type RecordOf } from './journal-record.ts';
 export { recordsFrameSchema, type RecordsFrame } from './frames/bridge/records.ts';
+export { fastRecordsFrame } from './frames/records-fast-path.ts';
 export { helloFrameSchema, turnInfoSchema, type HelloFrame, type TurnInfo } from './frames/bridge/hello.ts';
 export { attachFrameSchema, type AttachFrame } from './frames/host/attach.ts';
 export { replayBeginFrameSchema, type ReplayBeginFrame } from './frames/bridge/replay-begin.ts';
