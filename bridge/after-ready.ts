@@ -9,7 +9,8 @@ import type { LogLevel } from '../protocol/v1/index.ts';
 import type { HostToolSpec } from '../protocol/v1/index.ts';
 import type { AfterReadyContext } from './after-ready-context.ts';
 import { adoptSurvivor } from './survive/adopt-survivor.ts';
-import { inheritedMcpEnv, keeperDir, removeStaleKeeperDirs } from './survive/kept-process.ts';
+import { inheritedMcpEnv, keeperDir, keeperRelayPort, removeStaleKeeperDirs } from './survive/kept-process.ts';
+import type { AdoptedCall } from './mcp/relayed-calls.ts';
 import { createBridgeLogger } from './logger.ts';
 import { McpEndpoint } from './mcp/endpoint.ts';
 import { withMcp } from './mcp/with-mcp.ts';
@@ -72,10 +73,15 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   recordPath.connectSupervisor(supervisor); // before adoption: an adopted CLI's output is read from here on
   let adoptedTools: HostToolSpec[] = [];
   let inherited: { token: string; port: number } | null = null;
+  let adoptedCalls: AdoptedCall[] = [];
+  let relayPort: number | undefined;
   if (ctx.adopted !== undefined) {
     mainLog.info({ adopted: ctx.adopted }, 'adopting a surviving CLI');
     inherited = inheritedMcpEnv(keeperDir(ctx.stateDir, ctx.adopted.keeper));
-    ({ tools: adoptedTools } = await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record }));
+    ({ tools: adoptedTools, calls: adoptedCalls } = await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record }));
+    relayPort = keeperRelayPort(keeperDir(ctx.stateDir, ctx.adopted.keeper));
+    // The kept CLI's MCP URL names its keeper's relay: this bridge needs the token, not the port.
+    if (relayPort !== undefined && inherited !== null) inherited = { token: inherited.token, port: 0 };
   }
   // Keeper dirs a crash left behind (exit journaled but the dir not yet removed, or a keeper that died).
   const stale = await removeStaleKeeperDirs(ctx.stateDir, ctx.adopted?.keeper);
@@ -87,7 +93,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     flush: () => journal.flush(),
     turnId: () => supervisor.turnId,
     log: logger.child('mcp'),
-    ...(inherited === null ? {} : { token: inherited.token, port: inherited.port }),
+    ...(inherited === null ? {} : { token: inherited.token, ...(inherited.port > 0 ? { port: inherited.port } : {}) }),
   });
   mcp.setTurnTools(adoptedTools);
   await mcp.listen();
@@ -132,6 +138,8 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     },
   });
   mcp.bindCalls(running.pendingCalls); // host tool-result frames reach waiting calls through the server's routing
+  mcp.adoptCalls(adoptedCalls); // before any host frame is read: a re-delivered answer finds its call
+  if (relayPort !== undefined) supervisor.relayMcpTo(mcp.port); // the keeper's held requests come here now
   recordPath.connectServer(running);
   ctx.listener.off('connection', ctx.hold);
   for (const socket of ctx.held.splice(0)) ctx.listener.emit('connection', socket);

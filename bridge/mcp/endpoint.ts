@@ -12,9 +12,13 @@
 // body is read; bodies and waiting calls are bounded (MCP_LIMITS); a bad
 // message gets a JSON-RPC error and the endpoint carries on; a call whose HTTP
 // request closes is dropped from pending with nothing recorded.
-// Not guaranteed: a call pending when the bridge dies is lost with its socket
-// (the host sees `unknown-call` if it answers the replayed record later); no
-// sessions, no SSE streams, so no list_changed notifications.
+// A kept CLI's requests come through its keeper's relay (launch `survive`) with a
+// relay id, journaled with the call: a relayed call outlives its HTTP request and
+// this bridge, and the bridge that adopts the CLI answers the keeper's re-sent
+// request from the journal or the host (relayed-calls.ts). A call of a CLI
+// without a keeper is lost with its socket when the bridge dies (the host sees
+// `unknown-call` if it answers the replayed record later). No sessions, no SSE
+// streams, so no list_changed notifications.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { MCP_ENV_V1, type HostToolSpec, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../../protocol/v1/index.ts';
@@ -23,6 +27,8 @@ import { resolveMcpLimits, type McpLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import type { PendingCall } from '../server/server-seams.ts';
 import { BRIDGE_VERSION } from '../version.ts';
+import { RELAY_HEADER, RELAY_RETRY_STATUS } from '../survive/mcp-relay.ts';
+import { RelayedCalls, type AdoptedCall } from './relayed-calls.ts';
 import {
   callParamsSchema,
   idOf,
@@ -71,6 +77,8 @@ export class McpEndpoint {
   readonly #waiting = new Map<string, Waiting>();
   #calls: Map<string, PendingCall> | null = null;
   #closed = false;
+  /** Calls that came through a keeper's relay, by relay id: they outlive their HTTP request. */
+  readonly #relayed: RelayedCalls;
 
   constructor(options: McpEndpointOptions) {
     this.#options = options;
@@ -80,6 +88,15 @@ export class McpEndpoint {
     this.#tokenMatches = createTokenCheck(this.token);
     this.#http = createServer((req, res) => this.#request(req, res));
     this.#http.maxConnections = this.limits.maxMcpConnections;
+    this.#relayed = new RelayedCalls({
+      record: (draft) => options.record(draft),
+      flush: () => options.flush(),
+      log: this.#log,
+      keepaliveIntervalMs: this.limits.keepaliveIntervalMs,
+      reply: (res, body) => sendJson(res, 200, body),
+      result: (id, output, isError) => rpcResult(id, toolResult(outputText(output), isError)),
+      failed: (id, message) => rpcError(id, rpcErrors.internal, message),
+    });
   }
 
   /** The bound port (after listen). */
@@ -98,7 +115,7 @@ export class McpEndpoint {
   }
 
   get pendingCount(): number {
-    return this.#waiting.size;
+    return this.#waiting.size + this.#relayed.waitingCount;
   }
 
   /** Loopback only, whatever host the bridge's ws listens on: the CLI runs beside us. */
@@ -129,6 +146,16 @@ export class McpEndpoint {
   /** Where calls wait for the host (the server's `pendingCalls`, which routes tool-result frames). */
   bindCalls(calls: Map<string, PendingCall>): void {
     this.#calls = calls;
+  }
+
+  /**
+   * The relayed calls of an adopted CLI's turn (adopt-survivor.ts read them from the journal): those
+   * without a result wait in pendingCalls for the host; each is answered to the keeper's re-sent
+   * request. Call after bindCalls.
+   */
+  adoptCalls(calls: readonly AdoptedCall[]): void {
+    if (this.#calls === null) throw new Error('adoptCalls before bindCalls');
+    for (const call of calls) this.#relayed.adopt(call, this.#calls);
   }
 
   /**
@@ -163,6 +190,7 @@ export class McpEndpoint {
       if (this.#calls?.get(waiting.callId) === waiting.entry) this.#calls.delete(waiting.callId);
       sendJson(waiting.res, 200, rpcError(waiting.rpcId, rpcErrors.internal, 'the bridge is stopping'));
     }
+    this.#relayed.close();
     const closed = new Promise<void>((resolve) => this.#http.close(() => resolve()));
     this.#http.closeIdleConnections();
     // Let those answers go out; a client that keeps its socket open does not hold the stop.
@@ -215,8 +243,10 @@ export class McpEndpoint {
       }
       chunks.push(chunk);
     });
+    const relayHeader = req.headers[RELAY_HEADER];
+    const relay = typeof relayHeader === 'string' && relayHeader.length > 0 && relayHeader.length <= 64 ? relayHeader : undefined;
     req.on('end', () => {
-      if (!refused) this.#message(Buffer.concat(chunks, bytes).toString('utf8'), res);
+      if (!refused) this.#message(Buffer.concat(chunks, bytes).toString('utf8'), res, relay);
     });
   }
 
@@ -227,7 +257,7 @@ export class McpEndpoint {
     req.resume(); // read and discard the rest so the client sees the 413 rather than a reset
   }
 
-  #message(text: string, res: ServerResponse): void {
+  #message(text: string, res: ServerResponse, relay: string | undefined): void {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -266,7 +296,7 @@ export class McpEndpoint {
       case 'tools/list':
         return sendJson(res, 200, rpcResult(id, { tools: [...this.#tools.values()].map(listedTool) }));
       case 'tools/call':
-        return this.#call(id, params, res);
+        return this.#call(id, params, res, relay);
       default:
         // Also Claude's `server/discover` probe, which falls back to initialize on this answer.
         return sendJson(res, 200, rpcError(id, rpcErrors.methodNotFound, `method not found: ${method}`));
@@ -282,7 +312,13 @@ export class McpEndpoint {
     };
   }
 
-  #call(id: RpcId, params: Record<string, unknown> | undefined, res: ServerResponse): void {
+  #call(id: RpcId, params: Record<string, unknown> | undefined, res: ServerResponse, relay: string | undefined): void {
+    if (relay !== undefined && this.#calls === null && !this.#closed) {
+      // Adoption under way: the keeper holds the request and sends it again once this bridge serves calls.
+      res.writeHead(RELAY_RETRY_STATUS, { 'content-length': 0 }).end();
+      return;
+    }
+    if (relay !== undefined && this.#relayed.answer(relay, id, res)) return; // re-sent by the keeper: the call is journaled already
     const parsed = callParamsSchema.safeParse(params ?? {});
     if (!parsed.success) return sendJson(res, 200, rpcError(id, rpcErrors.invalidParams, 'tools/call needs params.name (and an arguments object)'));
     const { name } = parsed.data;
@@ -292,14 +328,19 @@ export class McpEndpoint {
     if (turnId === null) return sendJson(res, 200, rpcResult(id, toolResult('no turn is running: the host cannot answer this call', true)));
     const calls = this.#calls;
     if (calls === null || this.#closed) return sendJson(res, 200, rpcError(id, rpcErrors.internal, 'the bridge is not serving calls'));
-    if (this.#waiting.size >= this.limits.maxPendingCalls) {
+    if (this.pendingCount >= this.limits.maxPendingCalls) {
       return sendJson(res, 200, rpcResult(id, toolResult(`too many pending host tool calls (${this.limits.maxPendingCalls})`, true)));
     }
     // callId is derived from the tool-call record's own seq: unique for the journal's life, deterministic on replay.
     const callId = `mcp-${this.#options.nextSeq()}`;
-    const seq = this.#options.record({ kind: 'tool-call', turnId, data: { callId, name, input: parsed.data.arguments ?? {} } });
+    const seq = this.#options.record({ kind: 'tool-call', turnId, data: { callId, name, input: parsed.data.arguments ?? {}, ...(relay ? { relay } : {}) } });
     if (seq === null) return sendJson(res, 200, rpcError(id, rpcErrors.internal, 'the bridge is stopping'));
     if (`mcp-${seq}` !== callId) this.#log.error({ callId, seq }, 'mcp: tool-call seq differs from the predicted one');
+    if (relay !== undefined) {
+      this.#relayed.start({ callId, relay, turnId }, id, res, calls);
+      this.#log.info({ callId, name, turnId, relay }, 'mcp: relayed tool call waiting for the host');
+      return;
+    }
 
     const entry: PendingCall = { kind: 'tool-call', answer: (frame) => this.#answered(waiting, turnId, frame) };
     const keepalive = setInterval(() => {

@@ -32,6 +32,8 @@ import { loadPty, type PtyImporter } from './pty.ts';
 import { spawnPipes, spawnPty, type SupervisorLogger } from './supervised-process.ts';
 import type { Adoption } from '../survive/adoption.ts';
 import { adoptKept, KeptProcess, spawnKept } from '../survive/kept-process.ts';
+import type { RelaySpec } from '../survive/mcp-relay.ts';
+import { relayLaunch } from '../survive/relay-launch.ts';
 import { randomBytes } from 'node:crypto';
 import type { OutputStream } from './output-line.ts';
 import { entryKey, newEntry, ptyLines, survivorKey, type EntryHandlers, type ProcEntry } from './proc-entry.ts';
@@ -158,7 +160,14 @@ export class Supervisor {
 
     // What is spawned is the jail's launch (docs/security.md): the CLI's dirs, its uid, its namespace.
     // The host's launch stays what is journaled and what reuse compares.
-    const preparing = this.#jail.prepare(launch);
+    // A kept CLI's MCP URL names its keeper's relay, so a call in flight outlives this bridge (survive/relay-launch.ts).
+    // Not from a network namespace: its only way out is this bridge's egress proxy, which dies with the bridge
+    // (docs/bridge-internals.md#survive-mcp-relay).
+    const keeperId = randomBytes(6).toString('hex');
+    let toJail = launch;
+    let relay: RelaySpec | undefined;
+    if (launch.survive === true && launch.io.mode !== 'pty' && this.#jail.egress === undefined) ({ launch: toJail, relay } = await relayLaunch(launch, keeperId));
+    const preparing = this.#jail.prepare(toJail);
     const jailed: Jailed = preparing instanceof Promise ? await preparing : preparing;
     if (this.#turn !== turn || turn.ending) {
       // Aborted or stopped while the jail was prepared: nothing was spawned.
@@ -190,7 +199,7 @@ export class Supervisor {
     } else if (launch.survive === true) {
       if (this.#stateDir === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
       const shell = newEntry(launch, this.#handlers);
-      const spawned = await spawnKept(this.#stateDir, randomBytes(6).toString('hex'), launch, survivorKey(launch), options, shell.events, spawnAs);
+      const spawned = await spawnKept(this.#stateDir, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
       if (this.#stopping) {
@@ -267,6 +276,12 @@ export class Supervisor {
    * supervisor had started it — input, signals, abort, stop, turnEnd matchers,
    * the inputAck gate. Call before any start().
    */
+  /** An adopted CLI's keeper relays its MCP requests to `port` (this bridge's endpoint) from now on. */
+  relayMcpTo(port: number): void {
+    const proc = this.#processes.current?.proc;
+    if (proc instanceof KeptProcess) proc.relayTo(port);
+  }
+
   async adopt(adoption: Adoption): Promise<void> {
     const { launch } = adoption;
     const shell = newEntry(launch, this.#handlers);

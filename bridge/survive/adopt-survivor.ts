@@ -5,11 +5,14 @@
 // (launch.inputAck) the turn's stdin writes and complete lines; then hands the
 // CLI to the supervisor. A keeper dir without its saved launch cannot be
 // driven: its group is killed and the turn ends 'interrupted' as before.
-// Host tool calls the adopted turn made that have no result yet died with the
-// old bridge's MCP connection (the CLI got a transport error as their result):
-// each gets a journaled error result here, so no host is asked again for an
-// answer nothing waits for, and the journal says what happened.
+// Host tool calls of the adopted turn: those that came through the keeper's MCP
+// relay (their tool-call has `relay`) are carried over — the keeper holds each
+// request and sends it again to this bridge, which answers it (mcp/relayed-calls.ts).
+// A call without a relay id died with the old bridge's MCP connection (the CLI
+// got a transport error as its result): it gets a journaled error result here,
+// so no host is asked again for an answer nothing waits for.
 import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1/index.ts';
+import type { AdoptedCall } from '../mcp/relayed-calls.ts';
 import type { Journal } from '../journal/journal.ts';
 import { keeperDir, readSavedLaunch } from './kept-process.ts';
 import { SERVER_LIMITS } from '../limits.ts';
@@ -23,8 +26,9 @@ export async function adoptSurvivor(options: {
   journal: Journal;
   supervisor: Supervisor;
   record: (draft: RecordDraft) => number | null;
-}): Promise<{ tools: HostToolSpec[] }> {
+}): Promise<{ tools: HostToolSpec[]; calls: AdoptedCall[] }> {
   const tools: HostToolSpec[] = [];
+  const relayed = new Map<string, AdoptedCall>();
   const { adopted, journal } = options;
   const dir = keeperDir(options.stateDir, adopted.keeper);
   const saved = readSavedLaunch(dir);
@@ -41,7 +45,7 @@ export async function adoptSurvivor(options: {
         data: { reason: 'interrupted', message: 'the bridge running this turn exited, and its surviving CLI could not be adopted (keeper files unreadable)' },
       });
     }
-    return { tools };
+    return { tools, calls: [] };
   }
   const launch = { ...saved.launch } as Adoption['launch'];
   const adoption: Adoption = {
@@ -75,11 +79,16 @@ export async function adoptSurvivor(options: {
         continue;
       }
       if (record.kind === 'tool-call') {
-        if (record.turnId === adopted.turnId) unanswered.add(record.data.callId);
+        if (record.turnId !== adopted.turnId) continue;
+        const { callId, relay } = record.data;
+        if (relay !== undefined && adopted.turnId !== null) relayed.set(callId, { callId, relay, turnId: adopted.turnId });
+        else unanswered.add(callId);
         continue;
       }
       if (record.kind === 'tool-result') {
         unanswered.delete(record.data.callId);
+        const call = relayed.get(record.data.callId);
+        if (call) call.result = { output: record.data.output, isError: record.data.isError };
         continue;
       }
       if (record.kind === 'signal') {
@@ -114,5 +123,5 @@ export async function adoptSurvivor(options: {
     });
   }
   await options.supervisor.adopt(adoption);
-  return { tools };
+  return { tools, calls: [...relayed.values()] };
 }

@@ -11,9 +11,12 @@
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
+import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
-export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number; uid?: number; gid?: number; jailed?: boolean };
+/** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
+export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number; uid?: number; gid?: number; jailed?: boolean; mcp?: RelaySpec };
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
 export const KEEPER_FILES = {
@@ -81,6 +84,15 @@ export async function runKeeper(given: string): Promise<void> {
     stderr: openSync(join(dir, KEEPER_FILES.stderr), 'a', 0o600),
   };
   const sizes = { stdout: 0, stderr: 0 };
+  let relay: McpRelay | undefined;
+  if (spec.mcp) {
+    try {
+      relay = await startMcpRelay(spec.mcp, process.env[MCP_ENV_V1.tokenEnvVar]);
+    } catch (error) {
+      say({ error: `keeper MCP relay: cannot listen on 127.0.0.1:${spec.mcp.listenPort}: ${(error as Error).message}` });
+      process.exit(0);
+    }
+  }
   const [file, ...args] = spec.argv as [string, ...string[]];
   const child = spawn(file, args, {
     cwd: spec.cwd,
@@ -123,7 +135,7 @@ export async function runKeeper(given: string): Promise<void> {
       for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
-        let msg: { t?: unknown; b?: unknown };
+        let msg: { t?: unknown; b?: unknown; port?: unknown };
         try {
           msg = JSON.parse(line) as typeof msg;
         } catch {
@@ -132,6 +144,7 @@ export async function runKeeper(given: string): Promise<void> {
         const stdin = child.stdin;
         if (msg.t === 'in' && typeof msg.b === 'string' && stdin && !stdin.writableEnded) stdin.write(Buffer.from(msg.b, 'base64'));
         else if (msg.t === 'eof' && stdin && !stdin.writableEnded) stdin.end();
+        else if (msg.t === 'up' && typeof msg.port === 'number' && Number.isSafeInteger(msg.port)) relay?.setUpstream(msg.port);
       }
     });
     socket.on('close', () => {
@@ -187,6 +200,7 @@ export async function runKeeper(given: string): Promise<void> {
     const path = join(dir, KEEPER_FILES.exit);
     writeFileSync(`${path}.tmp`, line, { mode: 0o600 });
     renameSync(`${path}.tmp`, path);
+    relay?.close();
     server.close();
     const socket = bridge;
     if (socket === null || socket.destroyed) process.exit(0);

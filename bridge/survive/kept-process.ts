@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
+import type { RelaySpec } from './mcp-relay.ts';
 import { LineSplitter } from '../supervisor/line-splitter.ts';
 import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
@@ -50,6 +51,8 @@ export async function spawnKept(
   events: ProcessEvents,
   /** What the keeper runs: the jail's launch (argv, env, cwd); `launch` is what is saved for adoption. */
   spawnAs: LaunchSpec = launch,
+  /** The keeper relays the CLI's MCP requests (mcp-relay.ts); spawnAs's MCP URL names its port. */
+  relay?: RelaySpec,
 ): Promise<KeptSpawn> {
   const dir = resolve(keeperDir(stateDir, id));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -67,6 +70,7 @@ export async function spawnKept(
     cwd: resolve(spawnAs.cwd ?? process.cwd()),
     ...options.credentials,
     ...(options.signal ? { jailed: true } : {}),
+    ...(relay ? { mcp: relay } : {}),
   };
   writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
   const { env: _env, ...withoutEnv } = launch;
@@ -125,6 +129,15 @@ export function inheritedMcpEnv(dir: string): { token: string; port: number } | 
     return Number.isSafeInteger(port) && port > 0 ? { token, port } : null;
   } catch {
     return null;
+  }
+}
+
+/** The port of the keeper's MCP relay (its spec's `mcp`), or undefined for a keeper without one. */
+export function keeperRelayPort(dir: string): number | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec).mcp?.listenPort;
+  } catch {
+    return undefined;
   }
 }
 
@@ -382,6 +395,12 @@ export class KeptProcess implements SupervisedProcess {
   /** Removes the keeper dir (call once the exit is journaled). */
   cleanUp(): void {
     if (existsSync(join(this.dir, KEEPER_FILES.exit)) || this.#exited) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Points the keeper's MCP relay at this bridge's endpoint (an adopted CLI's held requests go there now). */
+  relayTo(port: number): void {
+    const socket = this.#socket;
+    if (socket !== null && !socket.destroyed) socket.write(`{"t":"up","port":${port}}\n`);
   }
 
   write(text: string): boolean {

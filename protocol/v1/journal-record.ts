@@ -61,8 +61,12 @@ export const recordSchema = z.discriminatedUnion('kind', [
       unacknowledged: z.array(z.string()).optional(),
     }),
   ),
-  /** The CLI called a host tool over the MCP endpoint. */
-  variant('tool-call', z.object({ callId: callIdSchema, name: z.string(), input: z.unknown() })),
+  /**
+   * The CLI called a host tool over the MCP endpoint. `relay`: the keeper's id for the HTTP request
+   * (launch `survive`), so a bridge adopting the CLI answers that request when the keeper re-sends it
+   * (docs/bridge-internals.md#survive-mcp-relay).
+   */
+  variant('tool-call', z.object({ callId: callIdSchema, name: z.string(), input: z.unknown(), relay: z.string().min(1).max(64).optional() })),
   variant('tool-result', z.object({ callId: callIdSchema, output: z.unknown(), isError: z.boolean() })),
   /** The CLI asks whether it may use a tool (a permission prompt routed to the host). */
   variant(

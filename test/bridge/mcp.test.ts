@@ -69,7 +69,7 @@ afterEach(async () => {
 
 type Reply = { status: number; text: string; json: unknown };
 
-async function post(body: unknown, options: { token?: string | null; url?: string; signal?: AbortSignal; raw?: boolean } = {}): Promise<Reply> {
+async function post(body: unknown, options: { token?: string | null; url?: string; signal?: AbortSignal; raw?: boolean; relay?: string } = {}): Promise<Reply> {
   const token = options.token === undefined ? h.endpoint.token : options.token;
   const response = await fetch(options.url ?? h.endpoint.url, {
     method: 'POST',
@@ -77,6 +77,7 @@ async function post(body: unknown, options: { token?: string | null; url?: strin
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+      ...(options.relay === undefined ? {} : { 'x-hb-relay': options.relay }),
     },
     body: options.raw === true && typeof body === 'string' ? body : JSON.stringify(body),
     ...(options.signal ? { signal: options.signal } : {}),
@@ -300,6 +301,59 @@ describe('MCP endpoint on its own', () => {
       expect((await first).json).toMatchObject({ id: 1, result: { isError: false } });
     } finally {
       await one.endpoint.close();
+    }
+  });
+
+  it('a relayed call (launch survive: through the keeper) outlives its request: the re-sent request gets the answer, nothing is journaled twice', async () => {
+    h.endpoint.setTurnTools([echoTool]);
+    const abort = new AbortController();
+    const first = post(rpc(4, 'tools/call', { name: 'echo_upper', arguments: { text: 'x' } }), { signal: abort.signal, relay: 'k1-4' });
+    await eventually(() => h.calls.size === 1, 5_000, 'a pending call');
+    expect(h.records[0]!.draft).toMatchObject({ kind: 'tool-call', data: { callId: 'mcp-11', relay: 'k1-4' } });
+    abort.abort(); // the keeper's connection broke (its bridge-side half, as when a bridge dies)
+    await expect(first).rejects.toThrow();
+    await sleep(50);
+    expect([...h.calls.keys()], 'the call still waits for the host').toEqual(['mcp-11']);
+    const again = post(rpc(4, 'tools/call', { name: 'echo_upper', arguments: { text: 'x' } }), { relay: 'k1-4' });
+    await sleep(50);
+    answer('mcp-11', 'X');
+    expect((await again).json).toMatchObject({ id: 4, result: { content: [{ text: 'X' }], isError: false } });
+    expect(h.records.map((r) => r.draft.kind), 'one call, one result').toEqual(['tool-call', 'tool-result']);
+    expect(h.endpoint.pendingCount).toBe(0);
+  });
+
+  it('an adopting bridge answers a re-sent relayed request from the journal, or waits for the host; before it serves calls it says 503 (the keeper sends again)', async () => {
+    const adopting = makeEndpoint();
+    await adopting.endpoint.listen();
+    adopting.endpoint.setTurnTools([echoTool]);
+    try {
+      const opts = { url: adopting.endpoint.url, token: adopting.endpoint.token };
+      adopting.endpoint.adoptCalls([
+        { callId: 'mcp-3', relay: 'k0-1', turnId: 't1', result: { output: 'FROM THE JOURNAL', isError: false } },
+        { callId: 'mcp-5', relay: 'k0-2', turnId: 't1' },
+      ]);
+      expect([...adopting.calls.keys()], 'only the unanswered call waits for the host').toEqual(['mcp-5']);
+      const journaled = await post(rpc(7, 'tools/call', { name: 'echo_upper', arguments: {} }), { ...opts, relay: 'k0-1' });
+      expect(journaled.json).toMatchObject({ id: 7, result: { content: [{ text: 'FROM THE JOURNAL' }], isError: false } });
+      const waiting = post(rpc(8, 'tools/call', { name: 'echo_upper', arguments: {} }), { ...opts, relay: 'k0-2' });
+      await sleep(50);
+      const entry = adopting.calls.get('mcp-5')!;
+      adopting.calls.delete('mcp-5');
+      if (entry.kind === 'tool-call') entry.answer({ type: 'tool-result', callId: 'mcp-5', output: 'FROM THE HOST' });
+      expect((await waiting).json).toMatchObject({ id: 8, result: { content: [{ text: 'FROM THE HOST' }] } });
+      expect(adopting.records.map((r) => [r.draft.kind, (r.draft.data as { callId?: string }).callId]), 'no new call; the host\'s result journaled').toEqual([['tool-result', 'mcp-5']]);
+    } finally {
+      await adopting.endpoint.close();
+    }
+
+    const early = new McpEndpoint({ record: () => 1, nextSeq: () => 1, flush: () => Promise.resolve(), turnId: () => 't1', log: h.logger.child('early') });
+    await early.listen();
+    early.setTurnTools([echoTool]);
+    try {
+      const notYet = await post(rpc(1, 'tools/call', { name: 'echo_upper', arguments: {} }), { url: early.url, token: early.token, relay: 'k0-3' });
+      expect(notYet.status, 'adoption under way: not an answer the keeper would pass on').toBe(503);
+    } finally {
+      await early.close();
     }
   });
 
