@@ -464,10 +464,9 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
     );
 
     test(
-      'survive on, known gap: a host tool call in flight at the bridge SIGKILL is lost (the CLI\'s MCP request dies with the bridge; the re-delivered call\'s answer is refused; the turn finishes unmarked)',
+      'survive on: a host tool call in flight at the bridge SIGKILL survives it (the keeper holds the CLI\'s MCP request; the re-delivered answer reaches the model once; replay rung only, nothing recomputed)',
       async () => {
-        // Pins the gap that keeps survive off by default in the reference adapters (docs/bridge-internals.md#survive-in-flight-tool-call). When the
-        // bridge carries in-flight MCP calls over, this fails: then the answer reaches the model, and the default can flip.
+        // docs/bridge-internals.md#survive-mcp-relay: the kept CLI's MCP URL names its keeper, which re-sends the request to the adopting bridge.
         const survive = { survive: true } as const;
         const { session } = await open('survive-tool', 'allow-all', undefined, undefined, survive);
         const first: Part[] = [];
@@ -492,6 +491,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
           },
         });
         const state = await (await killed);
+        const stateDir = (state.data as { stateDir: string }).stateDir;
         const next = await open('survive-tool', 'allow-all', state, undefined, survive);
         const rest: Part[] = [];
         const answers: Array<Promise<string>> = [];
@@ -507,14 +507,20 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         });
         controlled(control);
         await control.done;
-        expect(rungsOf(next.session), 'reported lossless').toEqual(['replay']);
+        expect(rungsOf(next.session), 'lossless: no rerun').toEqual(['replay']);
         expect(ofType(rest, 'tool-call').filter((c) => !c.providerExecuted), 'the unanswered call is re-delivered').toHaveLength(1);
-        // The adopting bridge has no such pending call: the host's answer is refused, or (when the host no longer sees the
-        // turn running) kept for a re-driven turn that never comes. Either way it never reaches the model (below).
-        expect(await Promise.all(answers), 'the adopting bridge has no such pending call').toEqual([expect.stringMatching(/no pending tool-call|^accepted$/)]);
+        expect(await Promise.all(answers), 'the adopting bridge waits for this answer').toEqual(['accepted']);
         const all = [...first, ...rest];
+        expect(
+          all.some((p) => p.type === 'stream-start' && (p.warnings ?? []).some((w) => w.type === 'other' && /recomputed/.test(w.message))),
+          'no recomputed marker',
+        ).toBe(false);
         expect(ofType(all, 'finish').map((p) => p.finishReason.unified)).toEqual(['stop']);
-        expect(textOf(all), 'the model got a transport error instead of the host\'s answer').not.toContain('HOST: HELLO MCP');
+        expect(textOf(all), 'the model read the host\'s answer').toContain('HOST: HELLO MCP');
+        const records = (loadSource(stateDir) as JournalSource).records.map((r) => r.record);
+        const calls = records.filter((r) => r.kind === 'tool-call');
+        expect(calls.map((r) => r.data.relay !== undefined), 'one call, through the keeper relay').toEqual([true]);
+        expect(records.filter((r) => r.kind === 'tool-result').map((r) => [r.data.callId, r.data.isError]), 'one result, the host\'s').toEqual([[calls[0]!.data.callId, false]]);
         await next.session.doDestroy();
       },
       180_000,
