@@ -189,9 +189,9 @@ export type CliAdapterDefinition<S> = {
    */
   encodeCompact?(customInstructions: string | undefined, context?: CompactContext): string;
   /**
-   * Files that make skills discoverable by the CLI (e.g. `.claude/skills/<name>/SKILL.md`, plus each skill's
-   * `files`; skillDirectoryFiles builds that layout). The kit writes them before a turn whose skills changed and
-   * removes the files of skills that are gone.
+   * Files that make skills discoverable by the CLI (e.g. `.claude/skills/<name>/SKILL.md`: skillDirectoryFiles
+   * builds that layout). The kit writes them before a turn whose skills changed and removes the files of skills
+   * that are gone.
    */
   skillFiles?(skills: ReadonlyArray<HarnessV1Skill>, sessionWorkDir: string): ReadonlyArray<HarnessV1BootstrapFile>;
   /** The CLI's thread id, if this record reveals it. */

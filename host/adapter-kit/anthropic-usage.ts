@@ -46,6 +46,17 @@ export function mergeAnthropicUsage(base: AnthropicUsage | undefined, update: An
   return merged;
 }
 
+/** Counts of two usage reports added up (a turn of several model runs); other keys are the later report's. */
+export function addAnthropicUsage(a: AnthropicUsage | undefined, b: AnthropicUsage | undefined): AnthropicUsage | undefined {
+  if (!a || !b) return b ?? a;
+  const sum: AnthropicUsage = { ...b };
+  for (const key of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
+    const [x, y] = [a[key], b[key]];
+    if (typeof x === 'number' || typeof y === 'number') sum[key] = (x ?? 0) + (y ?? 0);
+  }
+  return sum;
+}
+
 const stopReasons: Record<string, LanguageModelV4FinishReason['unified']> = {
   end_turn: 'stop',
   stop_sequence: 'stop',

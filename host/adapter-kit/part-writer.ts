@@ -90,6 +90,8 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
     },
     finish,
     raw: (rawValue: unknown) => push({ type: 'raw', rawValue }),
+    /** A line the translator leaves raw (readJsonLine's `json`): a stderr line as `{ stderr }`. */
+    rawLine: (line: { stream: 'stdout' | 'stderr'; json: unknown }) => push({ type: 'raw', rawValue: line.stream === 'stderr' ? { stderr: line.json } : line.json }),
     /**
      * A turn-end record reached a turn the CLI never finished: aborted/stopped → finish unified 'other', raw the reason;
      * exit/spawn-failed/matched → error + finish 'error'; interrupted (the bridge died) → blocks closed
@@ -106,5 +108,19 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
       push({ type: 'error', error: { message: message ?? `${cli} ended the turn without a result (${reason}${code == null ? '' : `, code ${code}`})` } });
       finish({ unified: 'error', raw: reason });
     },
+  };
+}
+
+/**
+ * A Translator.step from `write`, which says what one record means through a partWriter over `state.stream`
+ * (and keeps the rest of its state in place). Once the stream finished, records yield nothing.
+ */
+export function writerStep<S extends { stream: StreamState }>(
+  write: (state: S, record: JournalRecord, out: PartWriter) => void,
+): (state: S, record: JournalRecord) => { state: S; parts: HarnessV1StreamPart[] } {
+  return (state, record) => {
+    const parts: HarnessV1StreamPart[] = [];
+    if (!state.stream.finished) write(state, record, partWriter(state.stream, parts));
+    return { state, parts };
   };
 }

@@ -31,8 +31,11 @@ export function takeSnapshot(cli: string, version: number, state: Record<string,
   return JSON.parse(JSON.stringify({ cli, v: version, state })) as JSONValue;
 }
 
+/** The state a snapshot `shape` describes (a translator whose state is all snapshot can declare its type this way). */
+export type SnapshotState<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape, z.core.$strict>>;
+
 /** The state in a `takeSnapshot(cli, version, …)` snapshot, validated against `shape`; anything else is a clear error. */
-export function readSnapshot<Shape extends z.ZodRawShape>(cli: string, version: number, shape: Shape, snapshot: unknown): z.output<z.ZodObject<Shape, z.core.$strict>> {
+export function readSnapshot<Shape extends z.ZodRawShape>(cli: string, version: number, shape: Shape, snapshot: unknown): SnapshotState<Shape> {
   const tag = z.looseObject({ cli: z.literal(cli), v: z.literal(version) }).safeParse(snapshot);
   if (!tag.success) {
     const found = z.looseObject({ cli: z.unknown(), v: z.unknown() }).safeParse(snapshot).data;
@@ -41,4 +44,12 @@ export function readSnapshot<Shape extends z.ZodRawShape>(cli: string, version: 
   const parsed = z.strictObject({ cli: z.string(), v: z.number(), state: z.strictObject(shape) }).safeParse(snapshot);
   if (!parsed.success) throw new Error(`${cli}: corrupt translator snapshot: ${z.prettifyError(parsed.error)}`);
   return parsed.data.state;
+}
+
+/** Translator.snapshot and restore for a state that `shape` describes whole: takeSnapshot and readSnapshot under one tag. */
+export function snapshotCodec<Shape extends z.ZodRawShape>(cli: string, version: number, shape: Shape) {
+  return {
+    snapshot: (state: Record<string, unknown>): JSONValue => takeSnapshot(cli, version, state),
+    restore: (snapshot: JSONValue): SnapshotState<Shape> => readSnapshot(cli, version, shape, snapshot),
+  };
 }

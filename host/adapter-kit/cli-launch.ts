@@ -1,0 +1,48 @@
+// What adapters of npm-published, long-lived, stdin-fed CLIs share: the options
+// their factories take, the bootstrap recipe's npm install and where it puts the
+// CLI, and the fixed half of their launch spec. argv, env, the turn-end matchers
+// and the interrupt stay the adapter's.
+import { posix } from 'node:path';
+import type { HarnessV1BootstrapFile } from '../../protocol/harness-v1/bootstrap.ts';
+import type { LaunchSpecInput } from '../../protocol/v1/launch-spec.ts';
+import type { CliAdapterDefinition, CliPackage, LaunchContext } from './adapter.ts';
+
+/** What an adapter factory takes (the reference adapters take these). */
+export type CliAdapterOptions = {
+  /** The model of a turn that names none; stream-start reports it. */
+  modelId?: string;
+  /** The CLI to run instead of the one the install commands put under the bootstrap dir. */
+  binPath?: string;
+  /** Env for the CLI: wins over the adapter's own. */
+  extraEnv?: Record<string, string>;
+  /**
+   * Launch `survive` (pipes only): the CLI runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the
+   * next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
+   * Default false: a host tool call in flight at the crash is lost and the turn still reads as lossless, where
+   * without survive it is rerun, marked recomputed (docs/bridge-internals.md#survive-in-flight-tool-call).
+   */
+  survive?: boolean;
+};
+
+/** `cli`, and an `install` that writes `files` (if any) and npm-installs the CLI into `<bootstrapDir>/cli`. */
+export function npmCli(cli: CliPackage, files?: ReadonlyArray<HarnessV1BootstrapFile>): Pick<CliAdapterDefinition<unknown>, 'cli' | 'install'> {
+  const command = `npm install --prefix cli --no-audit --no-fund --prefer-offline ${cli.package}@${cli.version}`;
+  return { cli, install: { ...(files ? { files } : {}), commands: [{ command }] } };
+}
+
+/** The CLI's path in the sandbox: `binPath` when given, else where npmCli's install puts it. */
+export function cliBinPath(cli: CliPackage, ctx: Pick<LaunchContext, 'bootstrapDir'>, binPath?: string): string {
+  return binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin', cli.bin);
+}
+
+/** The adapter's half of a sessionLaunch spec. */
+export type SessionLaunchParts = Pick<LaunchSpecInput, 'argv' | 'env' | 'io' | 'turnEnd' | 'inputAck' | 'interrupt'>;
+
+/**
+ * A launch spec for a long-lived CLI fed over stdin (lifetime 'session', stdin a pipe), run in the
+ * session's work dir; `survive` as in CliAdapterOptions (the spec carries it only when true).
+ */
+export function sessionLaunch(ctx: Pick<LaunchContext, 'sessionWorkDir'>, survive: boolean | undefined, parts: SessionLaunchParts): LaunchSpecInput {
+  const { argv, env, io, ...rest } = parts;
+  return { argv, env, cwd: ctx.sessionWorkDir, stdin: 'pipe', ...(io === undefined ? {} : { io }), lifetime: 'session', ...rest, ...(survive === true ? { survive: true } : {}) };
+}
