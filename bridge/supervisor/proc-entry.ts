@@ -21,6 +21,8 @@ export type ProcEntry = {
   ptyLineOverlong: boolean;
   /** launch `start`: the handshake still holding writes back (process-start.ts); null once done or without one. */
   gate: StartGate | null;
+  /** The env launch `stdinSecrets` take values from when it is not the launch's own (a kept CLI's relayed MCP URL). */
+  secretsEnv?: Record<string, string>;
 };
 
 /** What the supervisor does with an entry's process events. */

@@ -56,12 +56,12 @@ export class StartGate {
  * `stdinSecrets` replaced by that env value of the spawned CLI, escaped as JSON string contents.
  * A name the env lacks is left as written.
  */
-export function withStdinSecrets(text: string, launch: LaunchSpec): string {
+export function withStdinSecrets(text: string, launch: LaunchSpec, env: Record<string, string> | undefined = launch.env): string {
   const names = launch.stdinSecrets;
   if (!names || names.length === 0 || !text.includes('${')) return text;
   let out = text;
   for (const name of names) {
-    const value = launch.env?.[name];
+    const value = env?.[name];
     if (value === undefined) continue;
     out = out.split(`\${${name}}`).join(JSON.stringify(value).slice(1, -1));
   }

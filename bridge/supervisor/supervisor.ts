@@ -202,6 +202,7 @@ export class Supervisor {
       const spawned = await spawnKept(this.#stateDir, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
+      if (relay && toJail.env) entry.secretsEnv = toJail.env; // stdin placeholders name the relay's URL, as the CLI's env does
       if (this.#stopping) {
         // Stopped while the keeper started: stop() did not see this process.
         spawned.proc.killGroup('SIGKILL');
@@ -237,7 +238,7 @@ export class Supervisor {
     if (!found.ok) return found;
     if (!found.entry.proc.hasStdin) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
     if (found.entry.gate?.hold({ turnId, text, ack: true })) return { ok: true }; // written once the handshake is done
-    if (!found.entry.proc.write(withStdinSecrets(text, this.#turn!.launch))) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
+    if (!found.entry.proc.write(withStdinSecrets(text, this.#turn!.launch, found.entry.secretsEnv))) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
     this.#emit({ kind: 'stdin', turnId, data: { text } });
     this.#turn!.awaitAcks(text);
     return { ok: true };
@@ -406,7 +407,7 @@ export class Supervisor {
   #gateWrite(entry: ProcEntry, w: GateWrite): void {
     const turn = this.#turn;
     const launch = turn?.entry === entry ? turn.launch : null;
-    if (!entry.proc.hasStdin || !entry.proc.write(launch ? withStdinSecrets(w.text, launch) : w.text)) return;
+    if (!entry.proc.hasStdin || !entry.proc.write(launch ? withStdinSecrets(w.text, launch, entry.secretsEnv) : w.text)) return;
     const turnId = turn?.entry === entry ? turn.turnId : null;
     this.#emit({ kind: 'stdin', turnId, data: { text: w.text } });
     if (w.ack && turn && turnId === w.turnId) turn.awaitAcks(w.text);
