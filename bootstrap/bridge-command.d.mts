@@ -4,9 +4,13 @@ export type BridgeIsolationArgs = { tokenFile?: string; isolation?: string; requ
 export type BridgeArgvOptions = { bridgeFile: string; stateDir: string; port: number; host?: string; recipeIdentity?: string } & BridgeIsolationArgs;
 /** Node/V8 flags the bridge runs with. */
 export declare const BRIDGE_NODE_FLAGS: readonly string[];
+/** The glibc malloc tunable the bridge runs with (GLIBC_TUNABLES). */
+export declare const BRIDGE_MALLOC_TUNABLE: string;
+/** Environment variables to spawn the bridge with from argv, given the caller's (default process.env). */
+export declare function bridgeEnv(env?: Record<string, string | undefined>): { GLIBC_TUNABLES: string };
 /** argv after the node binary: flags, bridge file, bridge arguments. */
 export declare function bridgeArgv(options: BridgeArgvOptions): string[];
 /** The same launch as one sh command; values from HB_NODE, HB_FILE, HB_STATE, HB_PORT (+ HB_HOST, HB_RECIPE, HB_TOKEN_FILE, HB_ISOLATION, HB_CLI_USER, HB_NETWORK_POLICY, HB_SRT when present). */
 export declare function bridgeShellCommand(present?: { host?: boolean; recipeIdentity?: boolean } & { [K in keyof BridgeIsolationArgs]?: boolean }): string;
-/** `node <flags> bridge.mjs --state-dir DIR --port 0`, for logs and bench output. */
+/** `GLIBC_TUNABLES=… node <flags> bridge.mjs --state-dir DIR --port 0`, for logs and bench output. */
 export declare function describeBridgeCommand(): string;

@@ -14,6 +14,25 @@
  */
 export const BRIDGE_NODE_FLAGS = Object.freeze([]);
 
+/**
+ * The glibc malloc tunable the bridge runs with (in GLIBC_TUNABLES, after any the caller set).
+ * A fixed trim threshold (glibc's own initial 128 KiB) turns off glibc's dynamic mmap threshold:
+ * the large transient allocations of the start (stage 2 unpacked and compiled) raised it, and
+ * later frees then stayed in the brk heap. −4.5 MiB of idle RSS, −4 MiB streaming
+ * (docs/bridge-internals.md#memory). Other libcs ignore it; the bridge takes it back out of its
+ * environment at start (bridge/malloc-tunable.ts), so the CLI never inherits it.
+ */
+export const BRIDGE_MALLOC_TUNABLE = 'glibc.malloc.trim_threshold=131072';
+
+/**
+ * The environment variables to spawn the bridge with from argv (bridgeArgv), given the caller's.
+ * @param {Record<string, string | undefined>} [env]
+ * @returns {{ GLIBC_TUNABLES: string }}
+ */
+export function bridgeEnv(env = process.env) {
+  return { GLIBC_TUNABLES: env.GLIBC_TUNABLES ? `${env.GLIBC_TUNABLES}:${BRIDGE_MALLOC_TUNABLE}` : BRIDGE_MALLOC_TUNABLE };
+}
+
 for (const flag of BRIDGE_NODE_FLAGS) {
   if (!/^--[a-z0-9-]+(=[a-z0-9]+)?$/.test(flag)) throw new Error(`bridge node flag ${flag} is not shell-safe`);
 }
@@ -60,10 +79,11 @@ export function bridgeShellCommand({ host = false, recipeIdentity = false, ...is
   if (recipeIdentity) args.push('--recipe-identity "$HB_RECIPE"');
   for (const [key, flag, env] of isolationFlags) if (isolation[key]) args.push(`${flag} "$${env}"`);
   if (isolation.requireIsolation) args.push('--require-isolation');
-  return ['exec "$HB_NODE"', ...BRIDGE_NODE_FLAGS, '"$HB_FILE"', ...args].join(' ');
+  const tunables = `GLIBC_TUNABLES="\${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}${BRIDGE_MALLOC_TUNABLE}"`;
+  return [tunables, 'exec "$HB_NODE"', ...BRIDGE_NODE_FLAGS, '"$HB_FILE"', ...args].join(' ');
 }
 
 /** One line for logs and bench output: the argv with placeholders. */
 export function describeBridgeCommand() {
-  return ['node', ...bridgeArgv({ bridgeFile: 'bridge.mjs', stateDir: 'DIR', port: 0 })].join(' ');
+  return [`GLIBC_TUNABLES=${BRIDGE_MALLOC_TUNABLE}`, 'node', ...bridgeArgv({ bridgeFile: 'bridge.mjs', stateDir: 'DIR', port: 0 })].join(' ');
 }

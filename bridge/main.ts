@@ -20,6 +20,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { loadAfterReady } from './after-ready-loader.ts';
 import { loadToken } from './auth/token-source.ts';
+import { dropMallocTunable } from './malloc-tunable.ts';
 import { EarlyLog } from './early-log.ts';
 import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './journal/state-lock.ts';
 import { ensurePrivateDir } from './journal/journal-file.ts';
@@ -98,6 +99,7 @@ function writePrivateFile(path: string, text: string): void {
 
 
 async function main(): Promise<void> {
+  dropMallocTunable(process.env);
   const parsed = parseArgs(process.argv.slice(2));
   if (!parsed.ok) fail(exitUsage, `${parsed.message}\n${usage}`);
   const { stateDir, port, host, recipeIdentity, tokenFile, jail } = parsed.args;

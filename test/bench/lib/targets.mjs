@@ -10,7 +10,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { bridgeArgv } from '../../../bootstrap/bridge-command.mjs';
+import { bridgeArgv, bridgeEnv } from '../../../bootstrap/bridge-command.mjs';
 import { BENCH_DIR, REPO, childEnv, tempDir, track, withTimeout } from './common.mjs';
 
 export const TARGETS = ['ours', 'aisdk', 'rawws'];
@@ -74,13 +74,13 @@ export async function launchBridge(target, { stateDir = tempDir(`${target}-state
   const { files } = await prepareTargets();
   const token = randomBytes(16).toString('hex');
   const args = {
-    // The host kit's launch (bootstrap/bridge-command.mjs): node flags + bridge.mjs + args.
+    // The host kit's launch (bootstrap/bridge-command.mjs): node flags + bridge.mjs + args, and its environment (bridgeEnv).
     ours: bridgeArgv({ bridgeFile: files.ours, stateDir, port: 0 }),
     aisdk: [files.aisdk, '--state-dir', stateDir, '--port', '0'],
     rawws: [files.rawws, '--port', '0', ...(retain ? ['--retain'] : [])],
   }[target];
   const env = childEnv({
-    ours: { HARNESS_BRIDGE_TOKEN: token },
+    ours: { HARNESS_BRIDGE_TOKEN: token, ...bridgeEnv() },
     aisdk: { BRIDGE_CHANNEL_TOKEN: token },
     rawws: { RAWWS_TOKEN: token },
   }[target]);
