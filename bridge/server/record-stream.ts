@@ -56,6 +56,12 @@ const closeBrace = 0x7d;
  */
 const frameBufferBytes = 120 * 1024;
 /**
+ * The first records frame of a replay is at most this many bytes: a resuming
+ * host's first part waits for its whole first frame to be parsed and
+ * translated (docs/bridge-internals.md#resume-costs). The frames after it are full.
+ */
+const firstReplayFrameBytes = 16 * 1024;
+/**
  * Frame buffers kept for reuse once ws has written them. A socket is filled
  * until its bufferedAmount passes SERVER_LIMITS.maxBufferedBytes, so up to
  * that many bytes of frames plus one are in flight at once: the pool holds
@@ -189,7 +195,7 @@ export class RecordStream {
   async #replay(cursor: number): Promise<void> {
     const to = this.#journal.durableSeq;
     this.#sendText(`{"type":"replay-begin","from":${cursor + 1},"to":${to}}`);
-    await this.#copyTo(to);
+    await this.#copyTo(to, firstReplayFrameBytes);
     if (!this.#closed) this.#sendText(`{"type":"replay-end","to":${to}}`);
   }
 
@@ -207,9 +213,9 @@ export class RecordStream {
     );
   }
 
-  /** Sends sentSeq+1..to from the journal, pausing while the socket is above its high-water mark. */
-  async #copyTo(to: number): Promise<void> {
-    if (this.#journal.cursor !== undefined) return this.#copyBytesTo(to);
+  /** Sends sentSeq+1..to from the journal, pausing while the socket is above its high-water mark; the first frame's bytes at most `firstFrameBytes` (byte path). */
+  async #copyTo(to: number, firstFrameBytes = frameBufferBytes): Promise<void> {
+    if (this.#journal.cursor !== undefined) return this.#copyBytesTo(to, firstFrameBytes);
     while (!this.#closed && this.#sentSeq < to) {
       await this.#drained(); // immediate unless the socket is full of our own frames
       if (this.#closed) return;
@@ -227,15 +233,17 @@ export class RecordStream {
   }
 
   /** #copyTo on the byte path: frames filled straight from the window or the file. */
-  async #copyBytesTo(to: number): Promise<void> {
+  async #copyBytesTo(to: number, firstFrameBytes: number): Promise<void> {
     const cursor = this.#journal.cursor!();
+    let limit = firstFrameBytes - 1;
     try {
       while (!this.#closed && this.#sentSeq < to) {
         await this.#drained(); // immediate unless the socket is full of our own frames
         if (this.#closed) return;
         const from = this.#sentSeq + 1;
         let buffer = takeFrameBuffer();
-        let copied = await cursor.copy(from, to, buffer, prefixBytes.length, buffer.length - 1);
+        let copied = await cursor.copy(from, to, buffer, prefixBytes.length, limit);
+        limit = buffer.length - 1;
         if (copied.next === from) {
           releaseFrameBuffer(buffer);
           if (this.#closed) return;

@@ -77,6 +77,13 @@ describe('attach at every cursor', () => {
       expect(seqProblem(records, cursor + 1, lastSeq + 1)).toBeNull();
       expect(records.filter((r) => r.turnId === 'k')).toEqual(turnRecords.filter((r) => r.seq > cursor));
     }
+    // A resuming host's first part waits for its whole first frame: a replay's first frame is ≤ 16 KiB, the next ones full.
+    const { begin } = await reader.attach(0);
+    const [first, second] = reader.frames.slice(reader.frames.indexOf(begin) + 1);
+    expect(first?.type).toBe('records');
+    expect(second?.type).toBe('records');
+    expect(JSON.stringify(first).length).toBeLessThanOrEqual(16 * 1024);
+    expect(JSON.stringify(second).length).toBeGreaterThan(64 * 1024);
   });
 });
 
