@@ -31,6 +31,7 @@ import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { REPEATS, REPO, banner, benchLine, childEnv, fmt, median, runScenario, scaled, skippedValue, tempDir, track, withTimeout } from './lib/common.mjs';
 import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
+import { loadOursHost } from './lib/ours-host.mjs';
 
 const SCENARIO = 'host-channel';
 
@@ -41,61 +42,6 @@ function oursMissing() {
   if (missing.length > 0) return `host kit not written yet (missing ${missing.join(', ')})`;
   if (!existsSync(path.join(REPO, 'dist/bridge.mjs'))) return 'dist/bridge.mjs missing (npm run build)';
   return undefined;
-}
-
-// The host kit is TypeScript: bundle just what this scenario needs (channel,
-// turn translation, a bench adapter whose translator maps each stdout record to
-// one HarnessV1 `raw` part — the same part the AI SDK driver emits) into a temp
-// ESM file.
-const OURS_ENTRY = `
-import { createBridgeChannel } from './host/channel/index.ts';
-import { TurnTranslation } from './host/adapter-kit/turn-translation.ts';
-import { defineCliAdapter } from './host/adapter-kit/adapter.ts';
-export const adapter = defineCliAdapter({
-  harnessId: 'bench',
-  builtinTools: {},
-  launch: () => ({ argv: ['true'] }),
-  threadId: () => undefined,
-  translator: {
-    init: () => null,
-    step: (state, record) => ({ state, parts: record.kind === 'stdout' ? [{ type: 'raw', rawValue: record.data.text }] : [] }),
-  },
-});
-export { createBridgeChannel, TurnTranslation };
-export { createBridgeHarness } from './host/harness.ts';
-export { createLocalSandboxProvider } from './host/sandbox/local/provider.ts';
-/** The same translator as a session adapter: one-shot CLI, optional translator snapshots. */
-export function sessionAdapter(argv, snapshots) {
-  return defineCliAdapter({
-    harnessId: 'bench',
-    builtinTools: {},
-    launch: () => ({ argv }),
-    threadId: () => undefined,
-    translator: {
-      init: () => 0,
-      step: (state, record) => ({ state, parts: record.kind === 'stdout' ? [{ type: 'raw', rawValue: record.data.text }] : [] }),
-      ...(snapshots ? { snapshot: (state) => state, restore: (json) => Number(json) } : {}),
-    },
-  });
-}
-`;
-
-async function loadOursHost() {
-  const { build } = await import('esbuild');
-  const outfile = path.join(tempDir('host-bundle'), 'ours-host.mjs');
-  await build({
-    stdin: { contents: OURS_ENTRY, resolveDir: REPO, loader: 'ts', sourcefile: 'bench-host-entry.ts' },
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['bufferutil', 'utf-8-validate'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    absWorkingDir: REPO,
-    logLevel: 'silent',
-  });
-  return import(outfile);
 }
 
 /**
