@@ -6,37 +6,26 @@
 import { posix } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { HarnessCapabilityUnsupportedError } from '../../../protocol/harness-v1/errors.ts';
-import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
-import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
-import { createLineBuffers, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
-import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
-import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../../adapter-kit/snapshot.ts';
+import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
+import { createLineBuffers, readJsonLine } from '../../adapter-kit/json-lines.ts';
+import { createStreamState, writerStep } from '../../adapter-kit/part-writer.ts';
+import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
+import { compactBetweenTurns, promptText } from '../../adapter-kit/stdin-encoders.ts';
 import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
-import { codexBuiltinTools, codexItemTools, codexToolName } from './tools.ts';
 import { lineSchema, type Counts, type Item } from './lines.ts';
 import * as rpc from './rpc.ts';
+import { codexBuiltinTools, codexItemTools, codexToolName } from './tools.ts';
 
 export const codexVersion = '0.169.0';
 const id = 'codex';
 /** Our name for the bridge's MCP server (Codex shows its tools to the model in namespace `mcp__host`). */
 const hostServer = 'host';
 
-export type CodexOptions = {
-  modelId?: string;
-  binPath?: string;
-  /** Env for the CLI. `OPENAI_BASE_URL` (ignored by Codex itself) selects a custom Responses provider there, keyed by `OPENAI_API_KEY`. */
-  extraEnv?: Record<string, string>;
-  /**
-   * Launch `survive` (pipes only): the app-server runs under a keeper, outlives a SIGKILLed bridge and is re-adopted
-   * by the next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
-   * Default false: a host tool call in flight at the crash is lost and the turn still reads as lossless, where
-   * without survive it is rerun, marked recomputed (docs/bridge-internals.md#survive-in-flight-tool-call).
-   */
-  survive?: boolean;
-};
+const cli = { package: '@openai/codex', version: codexVersion, bin: 'codex' };
+
+export type CodexOptions = CliAdapterOptions;
 
 const toml = (value: string | boolean) => JSON.stringify(value); // a JSON string or boolean is a TOML one
 
@@ -54,55 +43,38 @@ export function codexLaunch(options: CodexOptions, ctx: LaunchContext): LaunchSp
   // Values only the spawned process knows (the MCP port changes per bridge) are read by sh from env, so argv holds names only.
   const fromEnv: Record<string, string> = { ...(ctx.mcp ? { 'mcp_servers.host.url': ctx.mcp.urlEnvVar } : {}), ...(custom ? { 'model_providers.harness.base_url': 'OPENAI_BASE_URL' } : {}) };
   const script = `mkdir -p "$CODEX_HOME" && exec "$0" "$@"${Object.entries(fromEnv).map(([key, env]) => ` -c "${key}=\\"$${env}\\""`).join('')}`;
-  return {
-    argv: ['sh', '-c', script, options.binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin/codex'), 'app-server', ...Object.entries(config).flatMap(([key, value]) => ['-c', `${key}=${toml(value)}`])],
+  return sessionLaunch(ctx, options.survive, {
+    argv: ['sh', '-c', script, cliBinPath(cli, ctx, options.binPath), 'app-server', ...Object.entries(config).flatMap(([key, value]) => ['-c', `${key}=${toml(value)}`])],
     env: { HOME: home, CODEX_HOME: posix.join(home, '.codex'), ...options.extraEnv },
-    cwd: ctx.sessionWorkDir,
-    stdin: 'pipe',
-    lifetime: 'session',
     turnEnd: [
       { prefix: '{"method":"turn/completed"' }, // a prefix also fires on a split line (it repeats the turn's items)
       { prefix: `{"id":"${rpc.rpcIds.threadStart}",` }, // the kit's thread-start exchange
       { regex: `^\\{"error":.*"id":"(${rpc.rpcIds.turnStart}|${rpc.rpcIds.threadStart}|${rpc.rpcIds.compactStart})"\\}$` }, // refused: no turn/completed follows
     ],
     interrupt: { input: '' }, // turn/interrupt names the running turn: encodeInterrupt sends it
-    ...(options.survive === true ? { survive: true } : {}), // opt-in: see CodexOptions.survive
-  };
+  });
 }
-
-export type CodexState = {
-  lines: LineBuffers;
-  stream: StreamState;
-  modelId: string | undefined;
-  /** Codex's own thread id, and the id of its running turn once turn/started said so (turn/steer and turn/interrupt name them). */
-  threadId: string | null;
-  turnId: string | null;
-  /** The item whose text/reasoning block is open, and whether deltas fed it. */
-  open: { item: string; streamed: boolean } | null;
-  /** Usage of the model response that ended last; its finish-step waits until we know whether more steps follow. */
-  pending: TokenCounts | null;
-  total: TokenCounts;
-  /** Builtin call item id → toolName, until its result. Host MCP calls are absent: the kit emits those. */
-  tools: Record<string, string>;
-  /** approvalId → Codex's JSON-RPC request id, for encodeApproval. */
-  approvals: Record<string, string | number>;
-  /** This turn is our thread/compact/start (doCompact): its compaction is manual, any other auto. */
-  compact: boolean;
-};
 
 /** What a snapshot holds: the state but `modelId` (configuration, not state: restore takes the adapter's own). */
 const snapshotShape = {
   lines: lineBuffersSchema,
   stream: streamStateSchema,
+  /** Codex's own thread id, and the id of its running turn once turn/started said so (turn/steer and turn/interrupt name them). */
   threadId: z.string().nullable(),
   turnId: z.string().nullable(),
+  /** The item whose text/reasoning block is open, and whether deltas fed it. */
   open: z.strictObject({ item: z.string(), streamed: z.boolean() }).nullable(),
+  /** Usage of the model response that ended last; its finish-step waits until we know whether more steps follow. */
   pending: tokenCountsSchema.nullable(),
   total: tokenCountsSchema,
+  /** Builtin call item id → toolName, until its result. Host MCP calls are absent: the kit emits those. */
   tools: z.record(z.string(), z.string()),
+  /** approvalId → Codex's JSON-RPC request id, for encodeApproval. */
   approvals: z.record(z.string(), z.union([z.string(), z.number()])),
+  /** This turn is our thread/compact/start (doCompact): its compaction is manual, any other auto. */
   compact: z.boolean(),
 };
+export type CodexState = SnapshotState<typeof snapshotShape> & { modelId: string | undefined };
 const snapshotVersion = 1;
 
 const toCounts = (c: Counts): TokenCounts => {
@@ -115,14 +87,11 @@ const fileEvents: Record<string, 'create' | 'modify' | 'delete'> = { add: 'creat
 /** Session-level notifications that race the turn's start (they land in it or between turns): no part, so runs compare equal. */
 const sessionNoise = new Set(['thread/started', 'mcpServer/startupStatus/updated', 'remoteControl/status/changed']);
 
-function step(s: CodexState, record: JournalRecord): { state: CodexState; parts: HarnessV1StreamPart[] } {
-  const parts: HarnessV1StreamPart[] = [];
-  const out = partWriter(s.stream, parts);
+const step = writerStep<CodexState>((s, record, out) => {
   const flushStep = (unified: 'tool-calls' | 'stop' | 'other' | 'error' = 'tool-calls', raw?: string) => {
     if (s.pending) out.finishStep({ unified, raw }, usageFromCounts(s.pending));
     s.pending = null;
   };
-  if (s.stream.finished) return { state: s, parts };
   if (record.kind === 'turn-start') {
     s.threadId = /"threadId":"([^"]+)"/.exec(record.data.input ?? '')?.[1] ?? null; // our turn/start names it
     s.compact = (record.data.input ?? '').includes(`"id":"${rpc.rpcIds.compactStart}"`);
@@ -130,36 +99,35 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
   }
   if (record.kind === 'turn-end') out.endTurn(record, id);
   const line = readJsonLine(s.lines, record, lineSchema);
-  if (!line) return { state: s, parts };
-  const raw = () => out.raw(line.stream === 'stderr' ? { stderr: line.json } : line.json);
-  if (!line.ok || line.stream === 'stderr') raw();
+  if (!line) return;
+  if (!line.ok || line.stream === 'stderr') out.rawLine(line);
   else if (!('method' in line.value)) {
     const L = line.value; // an answer to one of our requests
     // The turn/start answer names the turn before Codex runs it: turn/interrupt then fails "no active
     // turn to interrupt". turnId is set by turn/started, once the turn can be interrupted and steered.
     const request = L.id === rpc.rpcIds.turnStart ? 'turn/start' : L.id === rpc.rpcIds.compactStart ? 'thread/compact/start' : undefined;
-    if (!request || !L.error) return raw(), { state: s, parts };
+    if (!request || !L.error) return out.rawLine(line);
     out.push({ type: 'error', error: { message: `codex refused ${request}: ${L.error.message}` } });
     out.finish({ unified: 'error', raw: `${request} refused` });
   } else {
     const { method, id: requestId, params: p = {} } = line.value;
     const it = p.item;
     const tool = it ? codexItemTools[it.type] : undefined;
-    if (sessionNoise.has(method)) return { state: s, parts };
+    if (sessionNoise.has(method)) return;
     if (requestId !== undefined && /^item\/(commandExecution|fileChange)\/requestApproval$/.test(method) && p.itemId) {
       const approvalId = `codex-approval-${requestId}`;
       s.approvals[approvalId] = requestId;
       out.push({ type: 'tool-approval-request', approvalId, toolCallId: p.itemId });
     } else if (method === 'turn/started' && p.turn) {
       s.turnId = p.turn.id;
-      raw();
+      out.rawLine(line);
     } else if (method === 'item/started' && it && (it.type === 'agentMessage' || it.type === 'reasoning')) {
       flushStep();
       out.open(it.type === 'agentMessage' ? 'text' : 'reasoning', `${it.type === 'agentMessage' ? 'text' : 'reasoning'}-${record.seq}`);
       s.open = { item: it.id, streamed: false };
     } else if (method === 'item/started' && it && (tool || (it.type === 'mcpToolCall' && it.server))) {
       flushStep();
-      if (it.server === hostServer) return { state: s, parts }; // the kit emits host calls from the bridge's tool-call records
+      if (it.server === hostServer) return; // the kit emits host calls from the bridge's tool-call records
       const toolName = (s.tools[it.id] = codexToolName(it) ?? `mcp__${it.server}__${it.tool}`);
       const input = tool ? callInput(it) : (it.arguments ?? {});
       out.push({ type: 'tool-call', toolCallId: it.id, toolName, input: JSON.stringify(input), providerExecuted: true, nativeName: tool?.nativeName ?? toolName });
@@ -192,38 +160,33 @@ function step(s: CodexState, record: JournalRecord): { state: CodexState; parts:
       flushStep(unified, status === 'interrupted' ? status : undefined);
       if (unified === 'error') out.push({ type: 'error', error: { message: error?.message ?? `codex turn ${status}`, codexErrorInfo: error?.codexErrorInfo ?? null } });
       out.finish({ unified, raw: status }, usageFromCounts(s.total)); // no Codex ids: they differ per session, parts must not
-    } else raw();
+    } else out.rawLine(line);
   }
-  return { state: s, parts };
-}
+});
 
-/** Codex over the bridge. `binPath` overrides the bootstrapped CLI; `extraEnv` (e.g. OPENAI_BASE_URL / OPENAI_API_KEY) is added to its env. */
+/**
+ * Codex over the bridge. `binPath` overrides the bootstrapped CLI; `extraEnv` is added to its env: `OPENAI_BASE_URL`
+ * there (ignored by Codex itself) selects a custom Responses provider, keyed by `OPENAI_API_KEY`.
+ */
 export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState> {
   return defineCliAdapter<CodexState>({
     harnessId: id,
     builtinTools: codexBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
-    cli: { package: '@openai/codex', version: codexVersion, bin: 'codex' },
-    install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @openai/codex@${codexVersion}` }] },
+    ...npmCli(cli),
     launch: (ctx) => codexLaunch(options, ctx),
     encodeThreadStart: () => rpc.threadStart(),
-    encodePrompt: ({ text, instructions, threadId, permissionMode }) => {
-      if (threadId === undefined) throw new Error('codex: no thread yet (the kit runs encodeThreadStart first)');
-      return rpc.turnStart(threadId, instructions ? `${instructions}\n\n${text}` : text, permissionMode === 'allow-all' ? 'never' : 'untrusted');
+    encodePrompt: (prompt) => {
+      if (prompt.threadId === undefined) throw new Error('codex: no thread yet (the kit runs encodeThreadStart first)');
+      return rpc.turnStart(prompt.threadId, promptText(prompt), prompt.permissionMode === 'allow-all' ? 'never' : 'untrusted');
     },
     encodeUserMessage: (text, state) => {
       if (!state.threadId || !state.turnId) throw new Error('codex: the turn has not started yet; send the message once its first part arrived');
       return rpc.turnSteer(state.threadId, state.turnId, text);
     },
     // thread/compact/start takes no instructions: customInstructions are not Codex's to follow.
-    encodeCompact: (_instructions, context) => {
-      if (context?.duringTurn) {
-        throw new HarnessCapabilityUnsupportedError({ message: 'codex compacts between turns only (thread/compact/start interrupts a running turn)', harnessId: id });
-      }
-      if (!context?.threadId) throw new Error('codex: no thread to compact yet (prompt a turn first)');
-      return rpc.compactStart(context.threadId);
-    },
+    encodeCompact: (_instructions, context) => rpc.compactStart(compactBetweenTurns(id, context, 'thread/compact/start interrupts a running turn')),
     encodeInterrupt: (state) => (state.threadId && state.turnId ? rpc.turnInterrupt(state.threadId, state.turnId) : undefined),
     encodeApproval: ({ approvalId, approved }, state) => {
       const requestId = state.approvals[approvalId];

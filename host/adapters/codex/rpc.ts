@@ -1,6 +1,7 @@
 // Codex app-server's JSON-RPC as the codex adapter writes it: the stdin lines
 // (requests with our fixed ids, answers to Codex's approval requests). The
 // stdout lines' shapes are lines.ts's; what a line means for the stream is codex.ts's.
+import { jsonLine } from '../../adapter-kit/stdin-encoders.ts';
 
 /** Our request ids: fixed, so turn-end matchers and the translator can recognise the answers. */
 export const rpcIds = {
@@ -13,23 +14,22 @@ export const rpcIds = {
   compactStart: 'hb-compact-start',
 } as const;
 
-const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 const textInput = (text: string) => [{ type: 'text', text, text_elements: [] }];
 
 /** initialize + initialized. A live process answers a second initialize with "Already initialized" (harmless). */
 export const handshake = () =>
-  line({ id: rpcIds.initialize, method: 'initialize', params: { clientInfo: { name: 'harness-bridge', title: null, version: '1' }, capabilities: { experimentalApi: false } } }) +
-  line({ method: 'initialized' });
+  jsonLine({ id: rpcIds.initialize, method: 'initialize', params: { clientInfo: { name: 'harness-bridge', title: null, version: '1' }, capabilities: { experimentalApi: false } } }) +
+  jsonLine({ method: 'initialized' });
 
-export const threadStart = () => handshake() + line({ id: rpcIds.threadStart, method: 'thread/start', params: {} });
+export const threadStart = () => handshake() + jsonLine({ id: rpcIds.threadStart, method: 'thread/start', params: {} });
 
 export type ApprovalPolicy = 'never' | 'untrusted' | 'on-request';
 
 /** Handshake and resume (no-ops for a live process already running the thread; a new process needs both), then the turn. */
 export const turnStart = (threadId: string, text: string, approvalPolicy: ApprovalPolicy) =>
   handshake() +
-  line({ id: rpcIds.threadResume, method: 'thread/resume', params: { threadId, excludeTurns: true } }) +
-  line({ id: rpcIds.turnStart, method: 'turn/start', params: { threadId, input: textInput(text), approvalPolicy } });
+  jsonLine({ id: rpcIds.threadResume, method: 'thread/resume', params: { threadId, excludeTurns: true } }) +
+  jsonLine({ id: rpcIds.turnStart, method: 'turn/start', params: { threadId, input: textInput(text), approvalPolicy } });
 
 /**
  * Handshake and resume (as for a turn), then `thread/compact/start`: Codex runs the compaction as a
@@ -37,15 +37,15 @@ export const turnStart = (threadId: string, text: string, approvalPolicy: Approv
  */
 export const compactStart = (threadId: string) =>
   handshake() +
-  line({ id: rpcIds.threadResume, method: 'thread/resume', params: { threadId, excludeTurns: true } }) +
-  line({ id: rpcIds.compactStart, method: 'thread/compact/start', params: { threadId } });
+  jsonLine({ id: rpcIds.threadResume, method: 'thread/resume', params: { threadId, excludeTurns: true } }) +
+  jsonLine({ id: rpcIds.compactStart, method: 'thread/compact/start', params: { threadId } });
 
 export const turnSteer = (threadId: string, turnId: string, text: string) =>
-  line({ id: rpcIds.turnSteer, method: 'turn/steer', params: { threadId, expectedTurnId: turnId, input: textInput(text) } });
+  jsonLine({ id: rpcIds.turnSteer, method: 'turn/steer', params: { threadId, expectedTurnId: turnId, input: textInput(text) } });
 
-export const turnInterrupt = (threadId: string, turnId: string) => line({ id: rpcIds.turnInterrupt, method: 'turn/interrupt', params: { threadId, turnId } });
+export const turnInterrupt = (threadId: string, turnId: string) => jsonLine({ id: rpcIds.turnInterrupt, method: 'turn/interrupt', params: { threadId, turnId } });
 
-export const response = (id: string | number, result: unknown) => line({ id, result });
+export const response = (id: string | number, result: unknown) => jsonLine({ id, result });
 
 const threadAnswer = new RegExp(`^\\{"id":"(?:${rpcIds.threadStart}|${rpcIds.threadResume})","result":\\{"thread":\\{"id":"([^"]+)"`);
 
