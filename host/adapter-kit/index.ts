@@ -19,12 +19,14 @@ export {
   type ThreadStartContext,
   type Translator,
 } from './adapter.ts';
+/** JSON lines out of journal records: cont pieces joined, parsed without trusting; wholeStdoutJson for threadId readers. */
 export {
   completeLine,
   createLineBuffers,
   maxJoinedLineChars,
   parseJsonObject,
   readJsonLine,
+  wholeStdoutJson,
   type JsonLine,
   type LineBuffers,
   type OutputLine,

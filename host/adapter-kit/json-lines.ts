@@ -51,6 +51,17 @@ export function parseJsonObject(text: string): unknown {
   }
 }
 
+/**
+ * For threadId readers, which the kit asks about every record: the JSON object of a whole stdout line (one record,
+ * not a `cont` piece) that `match` accepts — it starts with the string, or matches the pattern — else undefined.
+ * The lines it skips are not parsed.
+ */
+export function wholeStdoutJson(record: JournalRecord, match: string | RegExp): unknown {
+  if (record.kind !== 'stdout' || record.data.cont) return undefined;
+  const { text } = record.data;
+  return (typeof match === 'string' ? text.startsWith(match) : match.test(text)) ? parseJsonObject(text) : undefined;
+}
+
 export type JsonLine<T> =
   /** The line parsed and matched the schema; `json` is the line as parsed, before the schema stripped anything. */
   | { ok: true; stream: 'stdout' | 'stderr'; value: T; json: unknown }

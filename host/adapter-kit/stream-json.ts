@@ -23,7 +23,7 @@ import { PROTOCOL_LIMITS_V1 } from '../../protocol/v1/limits.ts';
 import type { Translator } from './adapter.ts';
 import { addAnthropicUsage, anthropicFinishReason, anthropicUsage, anthropicUsageSchema, mergeAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import type { SessionLaunchParts } from './cli-launch.ts';
-import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from './json-lines.ts';
+import { createLineBuffers, parseJsonObject, readJsonLine, wholeStdoutJson, type LineBuffers } from './json-lines.ts';
 import { createStreamState, writerStep, type PartWriter, type StreamState } from './part-writer.ts';
 import { lineBuffersSchema, snapshotCodec, streamStateSchema } from './snapshot.ts';
 import { jsonLine } from './stdin-encoders.ts';
@@ -274,7 +274,5 @@ export function streamJsonApproval(harnessId: string, answer: { approvalId: stri
 /** A threadId reader: the CLI's session id, from its init and result lines. */
 export function streamJsonThreadId(record: JournalRecord): string | undefined {
   // Only init and result lines are parsed: the kit asks about every record, and every line of a turn repeats the id.
-  if (record.kind !== 'stdout' || record.data.cont || !/"subtype":"init"|"type":"result"/.test(record.data.text)) return undefined;
-  const parsed = streamJsonSessionSchema.safeParse(parseJsonObject(record.data.text));
-  return parsed.success ? parsed.data.session_id : undefined;
+  return streamJsonSessionSchema.safeParse(wholeStdoutJson(record, /"subtype":"init"|"type":"result"/)).data?.session_id;
 }

@@ -23,3 +23,7 @@ export const partialToolCall = z.object({ content: z.array(z.unknown()) });
 export const toolCallBlock = z.object({ type: z.literal('toolCall'), id: z.string().min(1), name: z.string().min(1) });
 export const textBlock = z.object({ type: z.literal('text'), text: z.string() });
 export type PiUsage = z.infer<typeof usage>;
+/** A tool call's arguments that name a file (write, edit: the file-change part's path). */
+export const pathArgs = z.object({ path: z.string() });
+/** The answer to our get_state command: the session file is the thread. */
+export const stateAnswer = z.object({ data: z.object({ sessionFile: z.string().min(1) }) });

@@ -6,74 +6,50 @@
 import { posix } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { HarnessCapabilityUnsupportedError } from '../../../protocol/harness-v1/errors.ts';
-import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
-import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
-import { createLineBuffers, parseJsonObject, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
-import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
-import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema } from '../../adapter-kit/snapshot.ts';
+import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
+import { createLineBuffers, parseJsonObject, readJsonLine, wholeStdoutJson } from '../../adapter-kit/json-lines.ts';
+import { createStreamState, writerStep } from '../../adapter-kit/part-writer.ts';
+import { skillDirectoryFiles } from '../../adapter-kit/skill-files.ts';
+import { lineBuffersSchema, snapshotCodec, streamStateSchema, tokenCountsSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
+import { compactBetweenTurns, jsonLine, promptText } from '../../adapter-kit/stdin-encoders.ts';
 import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
 import { PI_EXTENSION_ENV as E, piApprovalTitle, piExtensionFile, piExtensionSource, piHostToolPrefix } from './extension.ts';
-import { approvalMessage, lineSchema, partialToolCall, textBlock, toolCallBlock, type PiUsage } from './lines.ts';
+import { approvalMessage, lineSchema, partialToolCall, pathArgs, stateAnswer, textBlock, toolCallBlock, type PiUsage } from './lines.ts';
 import { piBuiltinTools } from './tools.ts';
 
 export const piVersion = '0.73.1';
 const id = 'pi';
+const cli = { package: '@mariozechner/pi-coding-agent', version: piVersion, bin: 'pi' };
 
 /** A pi model provider (pi's ProviderConfig plus its id), registered by the extension; `${VAR}` in strings expands from the CLI's env. */
 export type PiProvider = { readonly id: string } & Readonly<Record<string, JSONValue>>;
-export type PiOptions = {
-  modelId?: string;
-  binPath?: string;
-  extraEnv?: Record<string, string>;
-  provider?: PiProvider;
-  /**
-   * Launch `survive` (pipes only): pi runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the next
-   * bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
-   * Default false: a host tool call in flight at the crash is lost and the turn still reads as lossless, where
-   * without survive it is rerun, marked recomputed (docs/bridge-internals.md#survive-in-flight-tool-call).
-   */
-  survive?: boolean;
-};
-
-export type PiState = {
-  rerun: boolean;
-  lines: LineBuffers;
-  stream: StreamState;
-  /** contentIndex of the open text/reasoning block (pi interleaves a thinking block's end with the text after it). */
-  block: number | null;
-  /** pi's stopReason of the latest assistant message; null until one ended. */
-  stop: string | null;
-  ran: boolean;
-  rejected: boolean;
-  total: TokenCounts;
-  /** Builtin tool calls (toolCallId → name and path). Host tools are absent: the kit emits those from the bridge's records. */
-  tools: Record<string, { name: string; path?: string }>;
-  /**
-   * Builtin tool calls whose arguments are streaming (tool-input-* parts), by contentIndex (pi interleaves
-   * several calls of a message); absent when none is, so snapshots without one stay readable by older hosts.
-   */
-  inputs?: Record<string, string>;
-};
+export type PiOptions = CliAdapterOptions & { provider?: PiProvider };
 
 /** A snapshot holds the whole state (rerun too: restore gets no turn). */
 const snapshotShape = {
   rerun: z.boolean(),
   lines: lineBuffersSchema,
   stream: streamStateSchema,
+  /** contentIndex of the open text/reasoning block (pi interleaves a thinking block's end with the text after it). */
   block: z.number().nullable(),
+  /** pi's stopReason of the latest assistant message; null until one ended. */
   stop: z.string().nullable(),
   ran: z.boolean(),
   rejected: z.boolean(),
   total: tokenCountsSchema,
+  /** Builtin tool calls (toolCallId → name and path). Host tools are absent: the kit emits those from the bridge's records. */
   tools: z.record(z.string(), z.strictObject({ name: z.string(), path: z.string().optional() })),
+  /**
+   * Builtin tool calls whose arguments are streaming (tool-input-* parts), by contentIndex (pi interleaves
+   * several calls of a message); absent when none is, so snapshots without one stay readable by older hosts.
+   */
   inputs: z.record(z.string(), z.string()).optional(),
 };
+export type PiState = SnapshotState<typeof snapshotShape>;
 const snapshotVersion = 1;
 
-const line = (value: unknown) => `${JSON.stringify(value)}\n`;
 /** The id of doCompact's `compact` command: its response ends the kit's internal compaction turn. */
 const compactId = 'harness-compact';
 const counts = (u: PiUsage | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
@@ -86,9 +62,9 @@ function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
   const home = posix.join(ctx.stateDir, 'pi');
   // The turn's model (a per-turn choice, else options.modelId), else the custom provider's first.
   const model = ctx.modelId ?? options.modelId ?? (options.provider ? z.object({ id: z.string() }).array().safeParse(options.provider.models).data?.[0]?.id : undefined);
-  return {
+  return sessionLaunch(ctx, options.survive, {
     argv: [
-      options.binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin/pi'),
+      cliBinPath(cli, ctx, options.binPath),
       ...['--mode', 'rpc', '-e', posix.join(ctx.bootstrapDir, piExtensionFile)],
       // The thread is a session FILE (an id prefix from another cwd makes pi ask a question on stdout). A fresh
       // session gets this session's own file, which get_state then reports as the thread: argv never changes,
@@ -106,10 +82,7 @@ function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
       ...(options.provider ? { [E.provider]: JSON.stringify(options.provider) } : {}),
       ...options.extraEnv,
     },
-    cwd: ctx.sessionWorkDir,
-    stdin: 'pipe',
     io: { mode: 'pipes', maxLineBytes: 1024 * 1024 },
-    lifetime: 'session',
     // agent_end repeats the whole run and can outgrow the line cap: a prefix matcher still sees it. A rejected prompt gets no agent run.
     // doCompact's compact command runs no agent either: its response (after compaction_end) ends that internal turn, either way.
     turnEnd: [
@@ -117,24 +90,19 @@ function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
       { prefix: '{"id":"harness-prompt","type":"response","command":"prompt","success":false' },
       { prefix: `{"id":"${compactId}","type":"response","command":"compact",` },
     ],
-    interrupt: { input: line({ type: 'abort' }) },
-    ...(options.survive === true ? { survive: true } : {}), // opt-in: see PiOptions.survive
-  };
+    interrupt: { input: jsonLine({ type: 'abort' }) },
+  });
 }
 
-function step(s: PiState, record: JournalRecord): { state: PiState; parts: HarnessV1StreamPart[] } {
-  const parts: HarnessV1StreamPart[] = [];
-  const out = partWriter(s.stream, parts);
-  if (s.stream.finished) return { state: s, parts };
+const step = writerStep<PiState>((s, record, out) => {
   if (record.kind === 'turn-start' && s.rerun) out.start(); // the kit marks a rerun on the turn-start's stream-start
   if (record.kind === 'turn-end') {
     if (record.data.reason !== 'matched' || !(s.ran || s.rejected)) out.endTurn(record, 'pi');
     else out.finish(s.rejected ? { unified: 'error', raw: 'rejected' } : finishReason(s.stop), usageFromCounts(s.total));
   }
   const read = readJsonLine(s.lines, record, lineSchema);
-  if (!read) return { state: s, parts };
-  const raw = () => out.raw(read.stream === 'stderr' ? { stderr: read.json } : read.json);
-  if (!read.ok) return raw(), { state: s, parts };
+  if (!read) return;
+  if (!read.ok) return out.rawLine(read);
   const L = read.value;
   if (L.type === 'response') {
     if (L.command === 'get_state' && L.id === 'harness-state') out.start(L.data?.model?.id);
@@ -145,7 +113,7 @@ function step(s: PiState, record: JournalRecord): { state: PiState; parts: Harne
     } else if (L.command === 'prompt' && !L.success && (L.id === 'harness-prompt' || L.id === 'harness-steer')) {
       s.rejected ||= L.id === 'harness-prompt';
       out.push({ type: 'error', error: { message: L.error ?? 'pi rejected the prompt' } });
-    } else if (!L.success) raw();
+    } else if (!L.success) out.rawLine(read);
   } else if (L.type === 'agent_start') {
     s.ran = true;
     out.start();
@@ -182,7 +150,7 @@ function step(s: PiState, record: JournalRecord): { state: PiState; parts: Harne
     s.total = addCounts(s.total, counts(L.message.usage));
     out.finishStep(finishReason(L.message.stopReason ?? s.stop), usageFromCounts(counts(L.message.usage), L.message.usage));
   } else if (L.type === 'tool_execution_start' && !L.toolName.startsWith(piHostToolPrefix)) {
-    const path = z.object({ path: z.string() }).safeParse(L.args).data?.path;
+    const path = pathArgs.safeParse(L.args).data?.path;
     s.tools[L.toolCallId] = { name: L.toolName, ...(path === undefined ? {} : { path }) };
     out.push({ type: 'tool-call', toolCallId: L.toolCallId, toolName: L.toolName, input: JSON.stringify(L.args ?? {}), providerExecuted: true, nativeName: L.toolName });
   } else if (L.type === 'tool_execution_end' && s.tools[L.toolCallId]) {
@@ -196,13 +164,12 @@ function step(s: PiState, record: JournalRecord): { state: PiState; parts: Harne
   } else if (L.type === 'extension_ui_request') {
     const approval = L.method === 'confirm' && L.title === piApprovalTitle ? approvalMessage.safeParse(parseJsonObject(L.message ?? '')).data : undefined;
     if (approval) out.push({ type: 'tool-approval-request', approvalId: L.id, toolCallId: approval.toolCallId });
-    else raw();
+    else out.rawLine(read);
   } else if (L.type === 'compaction_end' && L.result) {
     const { summary, tokensBefore } = L.result;
     out.push({ type: 'compaction', trigger: L.reason === 'manual' ? 'manual' : 'auto', summary, ...(tokensBefore === undefined ? {} : { tokensBefore }) });
   }
-  return { state: s, parts };
-}
+});
 
 /** pi over the bridge. `binPath` overrides the bootstrapped CLI; `provider` points pi at a model endpoint without a config file; `extraEnv` wins over ours. */
 export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
@@ -211,43 +178,26 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     builtinTools: piBuiltinTools,
     supportsBuiltinToolApprovals: true, // through the extension's confirm hook
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
-    cli: { package: '@mariozechner/pi-coding-agent', version: piVersion, bin: 'pi' },
-    install: {
-      files: [{ path: piExtensionFile, content: piExtensionSource }],
-      commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline @mariozechner/pi-coding-agent@${piVersion}` }],
-    },
+    ...npmCli(cli, [{ path: piExtensionFile, content: piExtensionSource }]),
     launch: (ctx) => launch(options, ctx),
     // get_state first: its answer names the session file (the thread) and the model.
-    encodePrompt: ({ text, instructions }) =>
-      line({ id: 'harness-state', type: 'get_state' }) + line({ id: 'harness-prompt', type: 'prompt', message: instructions ? `${instructions}\n\n${text}` : text }),
+    encodePrompt: (prompt) => jsonLine({ id: 'harness-state', type: 'get_state' }) + jsonLine({ id: 'harness-prompt', type: 'prompt', message: promptText(prompt) }),
     // Delivered after the running assistant turn's tool calls, before the next model call.
-    encodeUserMessage: (text) => line({ id: 'harness-steer', type: 'prompt', message: text, streamingBehavior: 'steer' }),
-    encodeApproval: ({ approvalId, approved }) => line({ type: 'extension_ui_response', id: approvalId, confirmed: approved }),
+    encodeUserMessage: (text) => jsonLine({ id: 'harness-steer', type: 'prompt', message: text, streamingBehavior: 'steer' }),
+    encodeApproval: ({ approvalId, approved }) => jsonLine({ type: 'extension_ui_response', id: approvalId, confirmed: approved }),
     // rpc `compact`: pi summarises the session with the model, following customInstructions, and keeps its newest
     // messages (settings compaction.keepRecentTokens, 20k by default). Between turns only: pi's compact aborts a
     // running agent run first and prints none of that run's ending (no agent_end), so the turn would be cut short.
     encodeCompact: (customInstructions, context) => {
-      if (context?.duringTurn) {
-        throw new HarnessCapabilityUnsupportedError({ message: 'pi compacts between turns only (its compact command aborts the running turn)', harnessId: id });
-      }
-      if (!context?.threadId) throw new Error('pi: no session to compact yet (prompt a turn first)');
-      return line({ id: compactId, type: 'compact', ...(customInstructions ? { customInstructions } : {}) });
+      compactBetweenTurns(id, context, 'its compact command aborts the running turn', 'session');
+      return jsonLine({ id: compactId, type: 'compact', ...(customInstructions ? { customInstructions } : {}) });
     },
-    skillFiles: (skills, sessionWorkDir) =>
-      skills.map((skill) => {
-        const name = skill.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 64);
-        const content = `---\nname: ${name}\ndescription: ${JSON.stringify(skill.description)}\n---\n\n${skill.content}\n`;
-        return { path: posix.join(sessionWorkDir, '.pi', 'skills', name, 'SKILL.md'), content };
-      }),
-    threadId: (record) => {
-      if (record.kind !== 'stdout' || record.data.cont || !record.data.text.startsWith('{"id":"harness-state"')) return undefined;
-      return z.object({ data: z.object({ sessionFile: z.string().min(1) }) }).safeParse(parseJsonObject(record.data.text)).data?.data.sessionFile;
-    },
+    skillFiles: skillDirectoryFiles('.pi/skills'),
+    threadId: (record) => stateAnswer.safeParse(wholeStdoutJson(record, '{"id":"harness-state"')).data?.data.sessionFile,
     translator: {
       init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), stream: createStreamState(), block: null, stop: null, ran: false, rejected: false, total: {}, tools: {} }),
       step,
-      snapshot: (state): JSONValue => takeSnapshot(id, snapshotVersion, state),
-      restore: (snapshot): PiState => readSnapshot(id, snapshotVersion, snapshotShape, snapshot),
+      ...snapshotCodec(id, snapshotVersion, snapshotShape),
     },
   });
 }
