@@ -43,6 +43,17 @@ export type SessionLaunchParts = Pick<LaunchSpecInput, 'argv' | 'env' | 'io' | '
  * session's work dir; `survive` as in CliAdapterOptions (the spec carries it only when true).
  */
 export function sessionLaunch(ctx: Pick<LaunchContext, 'sessionWorkDir'>, survive: boolean | undefined, parts: SessionLaunchParts): LaunchSpecInput {
-  const { argv, env, io, ...rest } = parts;
-  return { argv, env, cwd: ctx.sessionWorkDir, stdin: 'pipe', ...(io === undefined ? {} : { io }), lifetime: 'session', ...rest, ...(survive === true ? { survive: true } : {}) };
+  const { argv, env, io, turnEnd, inputAck, interrupt } = parts;
+  return {
+    argv,
+    ...(env === undefined ? {} : { env }),
+    cwd: ctx.sessionWorkDir,
+    stdin: 'pipe',
+    ...(io === undefined ? {} : { io }),
+    lifetime: 'session',
+    ...(turnEnd === undefined ? {} : { turnEnd }),
+    ...(inputAck === undefined ? {} : { inputAck }),
+    ...(interrupt === undefined ? {} : { interrupt }),
+    ...(survive === true ? { survive: true } : {}),
+  };
 }

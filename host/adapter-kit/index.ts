@@ -61,6 +61,7 @@ export { skillDirectoryFiles } from './skill-files.ts';
 /** Claude-style stream-json (Claude Code's `--output-format stream-json`): the translator, the stdin lines, the launch's part, the line shapes. */
 export {
   streamJsonApproval,
+  streamJsonInputAck,
   streamJsonLaunch,
   streamJsonThreadId,
   streamJsonTranslator,

@@ -240,24 +240,27 @@ export function streamJsonTranslator(o: StreamJsonOptions): Translator<StreamJso
 /** The control_request that interrupts the running turn. */
 const interruptLine = jsonLine({ type: 'control_request', request_id: 'harness-bridge-interrupt', request: { subtype: 'interrupt' } });
 
-/**
- * The launch spec's part the format decides, for sessionLaunch: a `result` line ends the turn, unless a user line
- * written during it is still pending (its uuid not yet `started` in a command_lifecycle line: the CLI queued it
- * behind that result, and the result of the run that answers it ends the turn); the interrupt is a control_request.
- */
+/** The launch spec's part the format decides, for sessionLaunch: a `result` line ends the turn; the interrupt is a control_request. */
 export const streamJsonLaunch = {
   io: { mode: 'pipes', maxLineBytes: PROTOCOL_LIMITS_V1.maxLineBytesCeiling }, // the most there is: turnEnd only matches a line the bridge did not split
   turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
-  inputAck: {
-    inputId: ['uuid'],
-    when: [
-      { path: ['type'], equals: 'command_lifecycle' },
-      { path: ['state'], equals: 'started' },
-    ],
-    ackId: ['command_uuid'],
-  },
   interrupt: { input: interruptLine },
-} satisfies Omit<SessionLaunchParts, 'argv' | 'env'>;
+} satisfies Omit<SessionLaunchParts, 'argv'>;
+
+/**
+ * The launch's inputAck for a CLI that reports its user lines in command_lifecycle lines (Claude Code does): a user
+ * line's uuid is pending until `started` names it, and the result of the run that answers a message the CLI
+ * queued behind the turn's `result` ends the turn (docs/bridge-internals.md#input-ack). A CLI that prints no such
+ * lines must not have it: its turns would wait out the gate's bound.
+ */
+export const streamJsonInputAck = {
+  inputId: ['uuid'],
+  when: [
+    { path: ['type'], equals: 'command_lifecycle' },
+    { path: ['state'], equals: 'started' },
+  ],
+  ackId: ['command_uuid'],
+} satisfies SessionLaunchParts['inputAck'];
 
 /** A user message line; its `uuid` names it in the CLI's command_lifecycle lines (the id a launch's inputAck waits for). */
 export const streamJsonUserLine = (content: string): string => jsonLine({ type: 'user', uuid: randomUUID(), message: { role: 'user', content } });

@@ -18,7 +18,7 @@ import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../..
 import type { PartWriter } from '../../adapter-kit/part-writer.ts';
 import { skillDirectoryFiles } from '../../adapter-kit/skill-files.ts';
 import { promptText } from '../../adapter-kit/stdin-encoders.ts';
-import { streamJsonApproval, streamJsonLaunch, streamJsonThreadId, streamJsonTranslator, streamJsonUserLine, type StreamJsonState } from '../../adapter-kit/stream-json.ts';
+import { streamJsonApproval, streamJsonInputAck, streamJsonLaunch, streamJsonThreadId, streamJsonTranslator, streamJsonUserLine, type StreamJsonState } from '../../adapter-kit/stream-json.ts';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import { fileResult } from './lines.ts';
 import { claudeCodeBuiltinTools, claudeToolName } from './tools.ts';
@@ -61,7 +61,7 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
     ...{ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
     ...options.extraEnv,
   };
-  return sessionLaunch(ctx, options.survive, { argv, env, ...streamJsonLaunch });
+  return sessionLaunch(ctx, options.survive, { argv, env, ...streamJsonLaunch, inputAck: streamJsonInputAck });
 }
 
 /** A file tool's successful result (Write, Edit, NotebookEdit: toolUseKind 'edit') names the file it created or changed. */
