@@ -213,6 +213,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           url: channelOptions.url,
           headers: link.headers,
           ...(link.createConnection ? { createConnection: link.createConnection } : {}),
+          ...(link.adoptSocket && channelOptions.url === link.url ? { adoptSocket: link.adoptSocket } : {}),
           token: channelOptions.token,
           cursor: channelOptions.cursor,
           journalId: channelOptions.journalId,

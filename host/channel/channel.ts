@@ -136,8 +136,9 @@ class Channel implements BridgeChannel {
     const attempt = ++this.connects;
     this.status({ state: 'connecting', attempt });
     this.recorder?.event(attempt === 1 ? 'connect' : 'reconnect', { attempt, cursor: this.cursor });
+    const adopt = attempt === 1 ? this.options.adoptSocket?.() : undefined;
     const connection = new BridgeConnection(
-      { url: this.options.url, token: this.options.token, headers: this.options.headers, connectTimeoutMs: this.connectTimeoutMs, createConnection: this.options.createConnection, WebSocket: this.options.WebSocket },
+      { url: this.options.url, token: this.options.token, headers: this.options.headers, connectTimeoutMs: this.connectTimeoutMs, createConnection: this.options.createConnection, WebSocket: this.options.WebSocket, adopt },
       {
         open: () => {
           this.phase = 'awaiting-hello';

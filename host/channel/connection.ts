@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { CLOSE_CODES_V1 } from '../../protocol/v1/index.ts';
 import type { BridgeChannelErrorCode } from './errors.ts';
 import { CHANNEL_LIMITS } from '../limits.ts';
-import type { ChannelSocket, ChannelSocketConstructor, CreateConnection } from './types.ts';
+import type { ChannelSocket, ChannelSocketConstructor, CreateConnection, OpenSocket } from './types.ts';
 
 /** How long close() waits for the peer's close frame before cutting the TCP connection. */
 const closeHandshakeMs = 1_000;
@@ -26,6 +26,8 @@ export type ConnectionOptions = {
   createConnection?: CreateConnection | undefined;
   /** Defaults to `ws`. */
   WebSocket?: ChannelSocketConstructor | undefined;
+  /** Use this open socket (open and its frames are reported at once) instead of connecting. */
+  adopt?: OpenSocket | undefined;
 };
 
 export type ConnectionEvents = {
@@ -52,7 +54,8 @@ export class BridgeConnection {
   private lastError: string | undefined;
 
   constructor(options: ConnectionOptions, events: ConnectionEvents) {
-    const socket = new (options.WebSocket ?? WebSocket)(options.url, {
+    const adopted = options.adopt;
+    const socket = adopted?.socket ?? new (options.WebSocket ?? WebSocket)(options.url, {
       headers: { ...options.headers, Authorization: `Bearer ${options.token}` },
       handshakeTimeout: options.connectTimeoutMs,
       maxPayload: CHANNEL_LIMITS.maxInboundFrameBytes,
@@ -91,6 +94,13 @@ export class BridgeConnection {
         ...(this.httpStatus !== undefined ? { httpStatus: this.httpStatus } : {}),
       });
     });
+    if (adopted) {
+      // Open already, its hello read: reported before any later socket event (those come as macrotasks).
+      queueMicrotask(() => {
+        if (this.current) events.open();
+        for (const frame of adopted.frames) if (this.current) events.message(frame, Buffer.byteLength(frame));
+      });
+    }
   }
 
   send(text: string): void {

@@ -22,6 +22,7 @@ export type {
   ChannelSocketOptions,
   ChannelStatus,
   CreateConnection,
+  OpenSocket,
   RecordsInfo,
 } from './types.ts';
 export { REQUEST_DELIVERY, type ChannelRequest, type ChannelRequestType } from './requests.ts';

@@ -46,6 +46,9 @@ export type ChannelStatus =
 
 export type RecordsInfo = { replay: boolean };
 
+/** A socket to the bridge already open, with the frames it received so far (its hello first): a probe's, handed over. */
+export type OpenSocket = { readonly socket: ChannelSocket & { removeAllListeners(): unknown }; readonly frames: readonly string[] };
+
 export type BridgeChannelOptions = {
   url: string;
   token: string;
@@ -80,6 +83,8 @@ export type BridgeChannelOptions = {
   onStatus?: (status: ChannelStatus) => void;
   onDiagnostic?: (diagnostic: HarnessV1Diagnostic) => void;
   WebSocket?: ChannelSocketConstructor;
+  /** An open socket to the same bridge for the first connection instead of a new one (reach/spare-socket.ts); undefined: connect. */
+  adoptSocket?: () => OpenSocket | undefined;
   /** [0, 1) source for backoff jitter (tests). */
   random?: () => number;
 };

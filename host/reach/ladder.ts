@@ -8,10 +8,11 @@
 // decides whether the in-flight turn needs the rerun on top.
 import type { HarnessV1PortEndpoint, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HelloFrame } from '../../protocol/v1/index.ts';
-import type { CreateConnection } from '../channel/index.ts';
+import type { CreateConnection, OpenSocket } from '../channel/index.ts';
 import { EXIT_STATE_DIR_LOCKED, readBridgeState, readToken, spawnBridge, type BridgeReady, type SpawnBridgeOptions } from './bridge-process.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
 import { probeBridge, type ProbeResult } from './probe.ts';
+import { spareSocket } from './spare-socket.ts';
 import { BridgeSessionError } from '../session/errors.ts';
 import { markPhase } from '../phase-marks.ts';
 
@@ -26,6 +27,8 @@ export type BridgeLink = {
   readonly hello: HelloFrame;
   /** Set when the bridge is reached through the sandbox's exec stream, not a port (reach/exec-relay.ts). */
   readonly createConnection?: CreateConnection;
+  /** The probe's socket, for the first channel (spare-socket.ts); undefined once taken or expired. */
+  readonly adoptSocket?: () => OpenSocket | undefined;
 };
 
 /** How the host reaches a bridge port: a URL (+ headers), and the byte stream to use when it is not TCP (the exec transport). */
@@ -47,11 +50,11 @@ export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Pro
   const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
   markPhase('spawned');
   const { url, headers = {}, createConnection } = await options.endpoint(ready.port);
-  const probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection);
+  const probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection, true);
   if (!probe.ok) {
     throw new BridgeSessionError('bridge-start-failed', `bridge printed its ready line but its socket failed: ${probe.detail}`);
   }
-  return { url, headers, token, port: ready.port, hello: probe.hello, ...(createConnection ? { createConnection } : {}) };
+  return { url, headers, token, port: ready.port, hello: probe.hello, ...(createConnection ? { createConnection } : {}), ...spare(probe) };
 }
 
 /** Reaches the bridge for a resume: the live one (attach) or a new one on the same state dir. */
@@ -64,6 +67,7 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
     const { url, headers = {}, createConnection } = await options.endpoint(prior.port);
     let probe = await probeLiveBridge(url, token, options.probeTimeoutMs, headers, createConnection);
     markPhase('probed');
+    if (probe.ok && probe.hello.state === 'stopping') probe.open?.socket.terminate();
     // A bridge that is stopping (SIGTERM, stop, destroy) is about to exit: attaching would leave the
     // channel retrying a dead port. A fresh connection gets 503 on upgrade (handled below, as a
     // bridge that does not answer); one whose upgrade won the race gets a hello with state
@@ -71,7 +75,7 @@ export async function reachBridge(options: ReachOptions): Promise<{ link: Bridge
     if (probe.ok && probe.hello.state === 'stopping') probe = await untilGone(url, token, options.probeTimeoutMs, headers, createConnection);
     // Still stopping past stoppingBridgeWaitMs: replace it, which the state-dir lock refuses while it lives.
     if (probe.ok && probe.hello.state !== 'stopping') {
-      const link = { url, headers, token, port: prior.port, hello: probe.hello, ...(createConnection ? { createConnection } : {}) };
+      const link = { url, headers, token, port: prior.port, hello: probe.hello, ...(createConnection ? { createConnection } : {}), ...spare(probe) };
       return { link, rung: probe.hello.journalId === options.journalId ? 'attach' : 'rerun' };
     }
   }
@@ -178,11 +182,16 @@ async function probeLiveBridge(
   headers: Readonly<Record<string, string>>,
   createConnection: CreateConnection | undefined,
 ): Promise<ProbeResult> {
-  let probe = await probeBridge(url, token, timeoutMs, headers, createConnection);
+  let probe = await probeBridge(url, token, timeoutMs, headers, createConnection, true);
   for (const delayMs of probeRetryDelaysMs) {
     if (probe.ok || (probe.reason !== 'http-error' && probe.reason !== 'refused')) return probe;
     await new Promise((resolve) => setTimeout(resolve, delayMs));
-    probe = await probeBridge(url, token, timeoutMs, headers, createConnection);
+    probe = await probeBridge(url, token, timeoutMs, headers, createConnection, true);
   }
   return probe;
+}
+
+/** A kept probe socket as the link's adoptSocket. */
+function spare(probe: ProbeResult): Pick<BridgeLink, 'adoptSocket'> {
+  return probe.ok && probe.open ? { adoptSocket: spareSocket(probe.open) } : {};
 }
