@@ -527,6 +527,59 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
     );
   });
 
+    test(
+      'survive on: an approval pending at the bridge SIGKILL survives it (the kept CLI still waits; the host answers it after the resume; the tool runs once; replay rung only)',
+      async () => {
+        const survive = { survive: true } as const;
+        const { session, workDir } = await open('survive-approval', 'allow-reads', undefined, undefined, survive);
+        const first: Part[] = [];
+        let kill!: (state: Promise<HarnessV1ResumeState>) => void;
+        const killed = new Promise<Promise<HarnessV1ResumeState>>((r) => (kill = r));
+        let asked = false;
+        await session.doPromptTurn({
+          prompt: 'SCENARIO:shell',
+          emit: (part) => {
+            first.push(part);
+            if (asked || part.type !== 'tool-approval-request') return;
+            asked = true; // the CLI waits for this answer on its stdin, which its keeper holds
+            kill(
+              (async () => {
+                const state = await session.doSuspendTurn();
+                const info: unknown = JSON.parse(await readFile(join((state.data as { stateDir: string }).stateDir, 'bridge.json'), 'utf8'));
+                process.kill((info as { pid: number }).pid, 'SIGKILL');
+                return state;
+              })(),
+            );
+          },
+        });
+        const state = await (await killed);
+        const next = await open('survive-approval', 'allow-reads', state, undefined, survive);
+        const rest: Part[] = [];
+        const answered: Array<Promise<unknown>> = [];
+        let controlled!: (control: Control) => void;
+        const controlling = new Promise<Control>((r) => (controlled = r));
+        const control = await next.session.doContinueTurn({
+          emit: (part) => {
+            rest.push(part);
+            if (part.type === 'tool-approval-request') answered.push(controlling.then((c) => c.submitToolApproval!({ approvalId: part.approvalId, approved: true })));
+          },
+        });
+        controlled(control);
+        await control.done;
+        await Promise.all(answered);
+        expect(rungsOf(next.session), 'lossless: no rerun').toEqual(['replay']);
+        expect(answered, 'the pending approval is asked again after the resume').toHaveLength(1);
+        const all = [...first, ...rest];
+        expect(ofType(all, 'finish').map((p) => p.finishReason.unified)).toEqual(['stop']);
+        const results = ofType(all, 'tool-result').filter((r) => !r.isError);
+        expect(results, 'the approved tool ran once').toHaveLength(1);
+        expect(String(results[0]!.result).trim()).toBe('hi');
+        expect(await readFile(join(workDir, 'f.txt'), 'utf8')).toBe('hi\n');
+        await next.session.doDestroy();
+      },
+      180_000,
+    );
+
   describe(`adapter conformance: ${profile.name} (real CLI)`, () => {
     for (const testCase of adapterConformance) {
       const reason = profile.skip?.[testCase.name];
