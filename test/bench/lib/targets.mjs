@@ -283,9 +283,10 @@ export async function connectClient(bridge, { onLine } = {}) {
       send({ type: 'attach', protocolVersion: '1.0', cursor: state.lastSeq });
       await waitFor((s) => s.replayEnds > before, ms, 'replay-end after attach');
     },
-    start(argv) {
+    /** `launch`: more launch fields for ours (e.g. { survive: true }); the other bridges have none. */
+    start(argv, launch = {}) {
       turns++;
-      if (target === 'ours') send({ type: 'start', id: `r${turns}`, turnId: `t${turns}`, launch: { argv, stdin: 'null' } });
+      if (target === 'ours') send({ type: 'start', id: `r${turns}`, turnId: `t${turns}`, launch: { argv, stdin: 'null', ...launch } });
       else if (target === 'aisdk') send({ type: 'start', prompt: '', argv });
       else send({ type: 'start', argv });
     },

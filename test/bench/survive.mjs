@@ -1,0 +1,57 @@
+// survive: what launch `survive` costs (the CLI under a keeper, its output through capture files,
+// its MCP URL through the keeper's relay; docs/bridge-internals.md#surviving-clis). ours only, the
+// same bridge launch as the other scenarios, survive off vs on, alternating:
+//   first line: `start` sent → the CLI's first line at the host (spawn + keeper start + first read);
+//   live: records/s of a CLI printing short JSON lines (as in `live`).
+// aisdk and rawws have no surviving CLIs: their columns say so.
+import { performance } from 'node:perf_hooks';
+import { REPEATS, banner, fmt, median, runScenario, scaled } from './lib/common.mjs';
+import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
+
+const SCENARIO = 'survive';
+
+async function once(survive, count) {
+  const bridge = await launchBridge('ours');
+  let client;
+  try {
+    client = await connectClient(bridge);
+    await client.prepareLive();
+    const t0 = performance.now();
+    client.start(emitterArgv(count), survive ? { survive: true } : {});
+    await client.waitFor((s) => s.lines >= 1, 30_000, 'first line');
+    const firstMs = performance.now() - t0;
+    await client.waitFor((s) => s.lines >= count, Math.max(30_000, count / 5), `${count} live lines`);
+    const ms = performance.now() - t0;
+    await client.waitFor((s) => s.turnEnds >= 1, 10_000, 'turn end');
+    return { firstMs, recs: (count / ms) * 1000 };
+  } finally {
+    client?.close();
+    await bridge.stop();
+  }
+}
+
+await runScenario(async () => {
+  const count = scaled(200_000, 100);
+  const repeats = Math.max(REPEATS, 3);
+  banner(SCENARIO, `ours, launch survive off vs on: start → first CLI line, and records/s of ${fmt(count)} short JSON lines`, repeats);
+  const available = (await prepareTargets()).available;
+  if (available.ours !== true) throw new Error(`ours is not available: ${available.ours}`);
+  const runs = { off: [], on: [] };
+  for (let rep = 0; rep < repeats; rep++) {
+    for (const mode of rep % 2 === 0 ? ['off', 'on'] : ['on', 'off']) runs[mode].push(await once(mode === 'on', count));
+  }
+  const first = { off: median(runs.off.map((r) => r.firstMs)), on: median(runs.on.map((r) => r.firstMs)) };
+  const recs = { off: median(runs.off.map((r) => r.recs)), on: median(runs.on.map((r) => r.recs)) };
+  for (const mode of ['off', 'on']) {
+    console.log(
+      `  survive ${mode.padEnd(3)} first line median ${first[mode].toFixed(1)} ms   live median ${fmt(recs[mode])} rec/s   runs: ${runs[mode].map((r) => `${r.firstMs.toFixed(0)} ms/${fmt(r.recs)}`).join(', ')}`,
+    );
+  }
+  const firstCost = first.on - first.off;
+  const liveRatio = recs.on / recs.off;
+  console.log(`  survive on: first line ${firstCost >= 0 ? "+" : ""}${firstCost.toFixed(1)} ms, live ${(liveRatio * 100).toFixed(1)} % of off (goal: within 5 %)`);
+  console.log(
+    `[bench] ${SCENARIO} ours=${fmt(recs.on)}rec/s aisdk=n/a rawws=n/a ratio ours/aisdk=n/a ` +
+      `survive-off=${fmt(recs.off)}rec/s live-on/off=${liveRatio.toFixed(3)} first-line-off=${first.off.toFixed(1)}ms first-line-on=${first.on.toFixed(1)}ms`,
+  );
+});
