@@ -75,10 +75,10 @@ async function startSlowSurvivor(turnId: string) {
   return { first, spawn, dir: join(first.stateDir, 'keepers', spawn.data.keeper!) };
 }
 
-/** A surviving turn whose CLI is the MCP client stand-in: it lists the host tools, then calls echo_upper with `args`. */
 /** A CLI outside a network namespace reaches its keeper's MCP relay directly (a namespaced one only through the bridge's egress proxy). */
 const noNetworkNamespace = ['--isolation', process.getuid?.() === 0 ? 'uid' : 'none'];
 
+/** A surviving turn whose CLI is the MCP client stand-in: it lists the host tools, then calls echo_upper with `args`. */
 async function startToolTurn(turnId: string, args: string, extra: string[] = [], bridgeArgs?: string[]) {
   const mcpClient = join(repoRoot, 'test/fixtures/mcp-client.mjs');
   const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
