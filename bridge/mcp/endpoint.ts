@@ -28,6 +28,7 @@ import type { Logger } from '../logger.ts';
 import type { PendingCall } from '../server/server-seams.ts';
 import { BRIDGE_VERSION } from '../version.ts';
 import { RELAY_HEADER, RELAY_RETRY_STATUS } from '../survive/mcp-relay.ts';
+import { readBoundedBody } from './bounded-body.ts';
 import { RelayedCalls, type AdoptedCall } from './relayed-calls.ts';
 import {
   callParamsSchema,
@@ -229,25 +230,14 @@ export class McpEndpoint {
       this.#tooLarge(req, res);
       return;
     }
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let refused = false;
-    req.on('data', (chunk: Buffer) => {
-      if (refused) return;
-      bytes += chunk.length;
-      if (bytes > max) {
-        refused = true;
-        chunks.length = 0;
-        this.#tooLarge(req, res);
-        return;
-      }
-      chunks.push(chunk);
-    });
     const relayHeader = req.headers[RELAY_HEADER];
     const relay = typeof relayHeader === 'string' && relayHeader.length > 0 && relayHeader.length <= 64 ? relayHeader : undefined;
-    req.on('end', () => {
-      if (!refused) this.#message(Buffer.concat(chunks, bytes).toString('utf8'), res, relay);
-    });
+    readBoundedBody(
+      req,
+      max,
+      (body) => this.#message(body.toString('utf8'), res, relay),
+      () => this.#tooLarge(req, res),
+    );
   }
 
   #tooLarge(req: IncomingMessage, res: ServerResponse): void {

@@ -9,6 +9,7 @@
 // does not pay for it).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createTokenCheck } from '../auth/token-check.ts';
+import { readBoundedBody } from '../mcp/bounded-body.ts';
 
 export type RelaySpec = {
   /** The loopback port the CLI's MCP URL names (chosen by the bridge, which set the CLI's env). */
@@ -132,25 +133,13 @@ export async function startMcpRelay(spec: RelaySpec, token: string | undefined):
       res.writeHead(503, { connection: 'close', 'content-length': 0 }).end();
       return;
     }
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let refused = false;
-    req.on('data', (chunk: Buffer) => {
-      if (refused) return;
-      bytes += chunk.length;
-      if (bytes <= spec.maxBodyBytes) return void chunks.push(chunk);
-      refused = true;
-      chunks.length = 0;
-      res.writeHead(413, { connection: 'close', 'content-length': 0 }).end();
-    });
-    req.on('end', () => {
-      if (refused) return;
+    const tooLarge = (): void => void res.writeHead(413, { connection: 'close', 'content-length': 0 }).end();
+    readBoundedBody(req, spec.maxBodyBytes, (body) => {
       const headers: Record<string, string> = {};
       for (const name of forwarded) {
         const value = req.headers[name];
         if (typeof value === 'string') headers[name] = value;
       }
-      const body = Buffer.concat(chunks, bytes);
       const entry: Held = {
         id: `${spec.idPrefix}-${++counter}`,
         path: req.url ?? '/',
@@ -176,7 +165,7 @@ export async function startMcpRelay(spec: RelaySpec, token: string | undefined):
         if (!entry.done) finish(entry); // the CLI hung up: the bridge drops the call when its request closes
       });
       send(entry);
-    });
+    }, tooLarge);
   });
   server.maxConnections = spec.maxPending * 2;
   return new Promise((resolve, reject) => {

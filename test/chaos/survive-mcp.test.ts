@@ -10,24 +10,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { JournalRecord, RecordOf } from '../../protocol/v1/index.ts';
 import { connectClient, repoRoot, startBridge, type RunningBridge, type TestClient } from '../bridge/helpers.ts';
 import { scaled } from './chaos-kit.ts';
+import { seeded } from './fuzz-frames.ts';
 
 const seed = Number(process.env.HB_SURVIVE_MCP_SEED ?? Date.now() % 2 ** 31);
 const schedules = scaled(24, 4);
 const isolation = ['--isolation', process.getuid?.() === 0 ? 'uid' : 'none']; // outside a network namespace: the relay is used
 const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
 const when = ['before-call', 'pending', 'answered'] as const;
-
-/** mulberry32: small, seeded, deterministic. */
-function rng(s: number): () => number {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const live = { bridges: [] as RunningBridge[], clients: [] as TestClient[], groups: [] as number[], keepers: [] as string[] };
 const figures = { schedules: 0, kills: 0, byWhen: { 'before-call': 0, pending: 0, answered: 0 } as Record<(typeof when)[number], number>, twice: 0, lost: 0, doubled: 0 };
@@ -128,7 +117,7 @@ afterAll(async () => {
 
 describe('survive: host tool calls across bridge SIGKILLs (keeper MCP relay)', () => {
   it(`${schedules} seeded schedules: the host's answer reaches the CLI exactly once, one call and one result journaled`, { timeout: schedules * 60_000 }, async () => {
-    const random = rng(seed);
+    const random = seeded(seed);
     for (let n = 1; n <= schedules; n++) {
       try {
         await schedule(n, random);

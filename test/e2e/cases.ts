@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adapterConformance, normalizeIds } from '../../host/testing/conformance/adapter-conformance.ts';
 import { loadSource, type JournalSource } from '../../host/replay/source.ts';
-import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import { expectValid, ofType, textOf, turn, type Control, type E2eEnv, type Part } from './support.ts';
 
 export type E2eProfile = {
@@ -44,6 +44,14 @@ const lastUserText = (body: unknown) => {
 };
 
 /** Registers the shared cases for one adapter (call inside the suite file, after useE2eEnv). */
+/** Suspends the session's turn, then SIGKILLs its bridge (pid from bridge.json): the resume state a crashed host's application saved. */
+async function suspendAndKillBridge(session: HarnessV1Session): Promise<HarnessV1ResumeState> {
+  const state = await session.doSuspendTurn();
+  const info: unknown = JSON.parse(await readFile(join((state.data as { stateDir: string }).stateDir, 'bridge.json'), 'utf8'));
+  process.kill((info as { pid: number }).pid, 'SIGKILL');
+  return state;
+}
+
 export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
   const open = env.open;
   const test = (name: string, run: () => Promise<void>, timeoutMs = 120_000) => {
@@ -356,14 +364,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
             first.push(part);
             if (asked || part.type !== 'text-delta' || ofType(first, 'text-delta').length < 3) return;
             asked = true;
-            kill(
-              (async () => {
-                const state = await session.doSuspendTurn();
-                const info: unknown = JSON.parse(await readFile(join((state.data as { stateDir: string }).stateDir, 'bridge.json'), 'utf8'));
-                process.kill((info as { pid: number }).pid, 'SIGKILL');
-                return state;
-              })(),
-            );
+            kill(suspendAndKillBridge(session));
           },
         });
         const state = await (await killed);
@@ -480,14 +481,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
             first.push(part);
             if (asked || part.type !== 'tool-call' || part.providerExecuted) return;
             asked = true; // the CLI is waiting on its MCP request for this call
-            kill(
-              (async () => {
-                const state = await session.doSuspendTurn();
-                const info: unknown = JSON.parse(await readFile(join((state.data as { stateDir: string }).stateDir, 'bridge.json'), 'utf8'));
-                process.kill((info as { pid: number }).pid, 'SIGKILL');
-                return state;
-              })(),
-            );
+            kill(suspendAndKillBridge(session));
           },
         });
         const state = await (await killed);
@@ -542,14 +536,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
             first.push(part);
             if (asked || part.type !== 'tool-approval-request') return;
             asked = true; // the CLI waits for this answer on its stdin, which its keeper holds
-            kill(
-              (async () => {
-                const state = await session.doSuspendTurn();
-                const info: unknown = JSON.parse(await readFile(join((state.data as { stateDir: string }).stateDir, 'bridge.json'), 'utf8'));
-                process.kill((info as { pid: number }).pid, 'SIGKILL');
-                return state;
-              })(),
-            );
+            kill(suspendAndKillBridge(session));
           },
         });
         const state = await (await killed);
