@@ -5,8 +5,7 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import { expect } from 'vitest';
 import type { CliAdapter } from '../../../host/adapter-kit/adapter.ts';
-import { HOST_SESSION_LIMITS } from '../../../host/limits.ts';
-import { TurnTranslation } from '../../../host/adapter-kit/turn-translation.ts';
+import { checkEveryCutResumes } from '../../../host/testing/every-cut.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import type { HarnessV1StreamPart as Part } from '../../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
@@ -56,59 +55,10 @@ export function normalizeIds(parts: Part[]): Part[] {
   });
 }
 
-/** Through JSON text and back, as a resume payload stores it. */
-const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
-
 /**
- * The snapshot property at EVERY cut point k (0..n): records [0..k) through one translator, its
- * snapshot through JSON, restored by a translator of a NEW adapter instance (nothing shared), records
- * [k..n) through that one — the parts must be exactly (toStrictEqual) the uninterrupted translation's.
- * The same through the kit (TurnTranslation.snapshot / restore: it must attach, not fall back to a
- * replay, and emit exactly the tail). Every snapshot must fit the resume payload's snapshot limit.
+ * The snapshot property at EVERY cut point (the kit's public check, host/testing/every-cut.ts): a cut
+ * anywhere, restored by a new adapter instance or through the kit's TurnTranslation, continues exactly.
  */
 export function expectEveryCutResumes<S>(makeAdapter: () => CliAdapter<S>, records: JournalRecord[], where: string, rerun = false): void {
-  const turn = { turnId: 'turn-1', rerun };
-  const adapter = makeAdapter();
-  const { snapshot, restore } = adapter.translator;
-  if (!snapshot || !restore) throw new Error(`${where}: the translator has no snapshot/restore`);
-  const bySeq = new Map<number, Part[]>();
-  let state = adapter.translator.init(turn);
-  const snapshots: JSONValue[] = [];
-  for (const record of records) {
-    snapshots.push(viaJson(snapshot(state)));
-    const out = adapter.translator.step(state, record);
-    state = out.state;
-    bySeq.set(record.seq, [...out.parts]);
-  }
-  snapshots.push(viaJson(snapshot(state)));
-  const all = records.flatMap((r) => bySeq.get(r.seq)!);
-  for (let k = 0; k <= records.length; k++) {
-    const size = JSON.stringify(snapshots[k]).length;
-    expect(size, `${where}: snapshot after ${k} records is ${size} chars`).toBeLessThanOrEqual(HOST_SESSION_LIMITS.maxSnapshotChars);
-    const fresh = makeAdapter();
-    let resumed = fresh.translator.restore!(snapshots[k]!);
-    const tail: Part[] = [];
-    for (const record of records.slice(k)) {
-      const out = fresh.translator.step(resumed, record);
-      resumed = out.state;
-      tail.push(...out.parts);
-    }
-    const head = records.slice(0, k).flatMap((r) => bySeq.get(r.seq)!);
-    expect([...head, ...tail], `${where}: cut after ${k} of ${records.length} records`).toStrictEqual(all);
-  }
-
-  // Through the kit: a slice ending at seq k leaves a TranslationSnapshot; the next slice restores it.
-  const live = new TurnTranslation(adapter, turn, 0, new Set());
-  const kitSnapshots = [viaJson(live.snapshot(0)!)];
-  for (const record of records) {
-    live.push(record);
-    kitSnapshots.push(viaJson(live.snapshot(record.seq)!));
-  }
-  records.forEach((_, k) => {
-    const cursor = k === 0 ? 0 : records[k - 1]!.seq;
-    const slice = TurnTranslation.restore(makeAdapter(), turn, { ...kitSnapshots[k]!, seq: cursor }, new Set());
-    expect(slice, `${where}: the kit restores the snapshot after ${k} records (no replay fallback)`).not.toBeNull();
-    const got = records.slice(k).flatMap((record) => slice!.push(record));
-    expect(got, `${where}: kit slice after seq ${cursor}`).toStrictEqual(records.slice(k).flatMap((r) => bySeq.get(r.seq)!));
-  });
+  expect(checkEveryCutResumes(makeAdapter, records, where, rerun)).toBe(records.length + 1);
 }
