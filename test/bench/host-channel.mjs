@@ -220,6 +220,9 @@ async function measureOursSession(host, count, snapshots) {
       times.push(t1 - t0);
       breakdowns.push(breakdown(marks, t0, t1));
       await resumed.doSuspendTurn();
+      // The bridge was streaming the rest of the turn to the slice just suspended: let it settle, so
+      // the next resume measures the resume path, not the tail of this one.
+      await new Promise((resolve) => setTimeout(resolve, 300));
     }
   } finally {
     unsubscribe(PHASE_MARKS, onMark);
