@@ -12,6 +12,7 @@ import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-pa
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import { defineCliAdapter, type CliAdapter, type CliPackage, type LaunchContext } from '../../adapter-kit/adapter.ts';
+import { cliBinPath, npmCli } from '../../adapter-kit/cli-launch.ts';
 import { createLineBuffers, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
 import { jsonRpc, type CliRequest, type Responder, type ResponderIo } from '../../adapter-kit/responder.ts';
@@ -268,9 +269,8 @@ export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
     builtinTools: acpBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(o.modelId === undefined ? {} : { modelId: o.modelId }),
-    ...(o.cli ? { cli: o.cli } : {}),
-    ...(o.cli ? { install: { commands: [{ command: `npm install --prefix cli --no-audit --no-fund --prefer-offline ${o.cli.package}@${o.cli.version}` }] } } : {}),
-    launch: (ctx) => launchOf(o.cli && !o.binPath ? { ...o, binPath: posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin', o.cli.bin) } : o, ctx),
+    ...(o.cli ? npmCli(o.cli) : {}),
+    launch: (ctx) => launchOf(o.cli && !o.binPath ? { ...o, binPath: cliBinPath(o.cli, ctx) } : o, ctx),
     encodeThreadStart: (context) => {
       if (!context) throw new Error('acp: session/new needs the thread-start context (the kit always passes it)');
       return rpc.newSession(context.sessionWorkDir, context.mcp);
