@@ -29,6 +29,7 @@ import type { PendingCall } from '../server/server-seams.ts';
 import { BRIDGE_VERSION } from '../version.ts';
 import { RELAY_HEADER, RELAY_RETRY_STATUS } from '../survive/mcp-relay.ts';
 import { readBoundedBody } from './bounded-body.ts';
+import { bearer, listedTool, outputText, toolResult } from './mcp-shapes.ts';
 import { RelayedCalls, type AdoptedCall } from './relayed-calls.ts';
 import {
   callParamsSchema,
@@ -371,30 +372,4 @@ export class McpEndpoint {
     clearInterval(waiting.keepalive);
     this.#waiting.delete(waiting.callId);
   }
-}
-
-/** `Authorization: Bearer <token>` only: a token in a URL ends up in too many places. */
-function bearer(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (typeof header !== 'string') return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
-}
-
-function listedTool(tool: HostToolSpec): { name: string; description?: string; inputSchema: Record<string, unknown> } {
-  return {
-    name: tool.name,
-    ...(tool.description === undefined ? {} : { description: tool.description }),
-    inputSchema: { type: 'object', ...tool.inputSchema },
-  };
-}
-
-function toolResult(text: string, isError: boolean): { content: { type: 'text'; text: string }[]; isError: boolean } {
-  return { content: [{ type: 'text', text }], isError };
-}
-
-/** A string output goes to the CLI as is; anything else as its JSON. */
-function outputText(output: unknown): string {
-  if (typeof output === 'string') return output;
-  return JSON.stringify(output) ?? '';
 }

@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createTokenCheck } from '../auth/token-check.ts';
 import { readBoundedBody } from '../mcp/bounded-body.ts';
+import { bearer } from '../mcp/mcp-shapes.ts';
 
 export type RelaySpec = {
   /** The loopback port the CLI's MCP URL names (chosen by the bridge, which set the CLI's env). */
@@ -119,9 +120,7 @@ export async function startMcpRelay(spec: RelaySpec, token: string | undefined):
   const server = createServer((req, res) => {
     res.on('error', () => undefined);
     req.on('error', () => undefined);
-    const auth = req.headers.authorization;
-    const presented = typeof auth === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : undefined;
-    if (tokenMatches && !tokenMatches(presented)) {
+    if (tokenMatches && !tokenMatches(bearer(req))) {
       res.writeHead(401, { 'www-authenticate': 'Bearer', connection: 'close', 'content-length': 0 }).end();
       return;
     }
