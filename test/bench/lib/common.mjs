@@ -191,3 +191,15 @@ export function targetRunner(available) {
     },
   };
 }
+
+/** esbuild options every bench bundle shares: one ESM file for Node 20; ws is CommonJS, so the bundle gets a real `require` for its builtins. */
+export const ESM_BUNDLE = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: ['bufferutil', 'utf-8-validate'],
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  absWorkingDir: REPO,
+  logLevel: 'silent',
+};

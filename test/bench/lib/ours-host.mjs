@@ -4,7 +4,7 @@
 // translator maps each stdout record to one HarnessV1 `raw` part — the same
 // part the AI SDK driver emits) into a temp ESM file.
 import path from 'node:path';
-import { REPO, tempDir } from './common.mjs';
+import { ESM_BUNDLE, REPO, tempDir } from './common.mjs';
 
 const OURS_ENTRY = `
 import { createBridgeChannel } from './host/channel/index.ts';
@@ -46,14 +46,7 @@ export async function bundleOursHost() {
   await build({
     stdin: { contents: OURS_ENTRY, resolveDir: REPO, loader: 'ts', sourcefile: 'bench-host-entry.ts' },
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['bufferutil', 'utf-8-validate'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    absWorkingDir: REPO,
-    logLevel: 'silent',
+    ...ESM_BUNDLE,
   });
   return outfile;
 }

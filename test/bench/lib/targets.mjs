@@ -11,7 +11,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { bridgeArgv, bridgeEnv } from '../../../bootstrap/bridge-command.mjs';
-import { BENCH_DIR, REPO, childEnv, tempDir, track, withTimeout } from './common.mjs';
+import { BENCH_DIR, ESM_BUNDLE, REPO, childEnv, tempDir, track, withTimeout } from './common.mjs';
 
 export const TARGETS = ['ours', 'aisdk', 'rawws'];
 export const OURS_BRIDGE = path.join(REPO, 'dist', 'bridge.mjs');
@@ -33,15 +33,7 @@ export async function prepareTargets() {
     await build({
       entryPoints: [path.join(BENCH_DIR, 'lib', entry)],
       outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      external: ['bufferutil', 'utf-8-validate'],
-      // ws is CommonJS: give the ESM bundle a real `require` for its builtins.
-      banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-      absWorkingDir: REPO,
-      logLevel: 'silent',
+      ...ESM_BUNDLE,
     });
     files[name] = outfile;
   }
