@@ -39,9 +39,13 @@ afterAll(async () => {
   );
 }, 60_000);
 
-/** Tallies the replies of one connection against what was sent; frames without an id are matched by code. */
+/**
+ * Tallies the replies of one connection against what was sent; frames without an id are matched by code.
+ * Generated ids can repeat (a wrong-type frame may carry `'x'.repeat(n)` as its id), so each id holds a
+ * queue: one connection's replies come in the order its frames were sent.
+ */
 class Ledger {
-  readonly byId = new Map<string, Expected>();
+  readonly byId = new Map<string, Expected[]>();
   readonly anonymous = new Map<string, number>();
   pongs = 0;
   pending = 0;
@@ -55,9 +59,14 @@ class Ledger {
     if (e.kind === 'none') return;
     this.pending++;
     if (e.kind === 'pong') this.pongs++;
-    else if (e.kind === 'ack') this.byId.set(e.id, e);
-    else if (e.id !== undefined) this.byId.set(e.id, e);
+    else if (e.kind === 'ack' || e.id !== undefined) this.#queue(e.id ?? '').push(e);
     else this.anonymous.set(e.code, (this.anonymous.get(e.code) ?? 0) + 1);
+  }
+
+  #queue(id: string): Expected[] {
+    let queue = this.byId.get(id);
+    if (queue === undefined) this.byId.set(id, (queue = []));
+    return queue;
   }
 
   /** A bridge frame that is a reply (error, ack, pong); records/replay/diagnostic frames are not. */
@@ -70,8 +79,9 @@ class Ledger {
       const key = frame.type === 'ack' ? 'ack' : frame.code;
       figures.answers[key] = (figures.answers[key] ?? 0) + 1;
       if (frame.id !== undefined) {
-        const want = this.byId.get(frame.id);
-        this.byId.delete(frame.id);
+        const queue = this.byId.get(frame.id);
+        const want = queue?.shift();
+        if (queue?.length === 0) this.byId.delete(frame.id);
         const got = frame.type === 'ack' ? 'ack' : frame.code;
         const wanted = want === undefined ? 'nothing' : want.kind === 'ack' ? 'ack' : want.kind === 'error' ? want.code : want.kind;
         if (got !== wanted) this.problems.push(`frame ${frame.id}: answered ${got}, the protocol says ${wanted}${frame.type === 'error' ? ` (${frame.message.slice(0, 120)})` : ''}`);
