@@ -5,7 +5,7 @@
 // level check plus one boolean test here.
 import { join } from 'node:path';
 import pino from 'pino';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DiagnosticFrame, LogLevel } from '../protocol/v1/index.ts';
 
 export type Logger = pino.Logger;

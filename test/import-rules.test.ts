@@ -178,6 +178,15 @@ describe('import rules', () => {
     expect(cycles(files, edges)).toEqual([]);
   });
 
+  // What the bridge bundle builds at start (docs/bridge-internals.md#memory): esbuild drops the zod
+  // functions nothing reaches only through a namespace import; `import { z }` keeps all of zod.
+  it('bridge/ and protocol/ import zod as a namespace (import * as z from zod), never { z }', () => {
+    const named = files.filter(
+      (file) => ['bridge', 'protocol'].includes(areaOf(file)) && /^import\s+\{\s*z\s*\}\s+from\s+'zod'/m.test(readFileSync(join(root, file), 'utf8')),
+    );
+    expect(named).toEqual([]);
+  });
+
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
   const runtime = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
   const declared = new Set([...runtime, ...Object.keys(manifest.devDependencies ?? {})]);

@@ -2,7 +2,7 @@
 // error replies, and sendJson, which writes a reply as the HTTP response (also after keepalive
 // spaces). What the methods do is endpoint.ts's.
 import type { ServerResponse } from 'node:http';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** JSON-RPC 2.0 error codes. */
 export const rpcErrors = { parse: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internal: -32603 } as const;

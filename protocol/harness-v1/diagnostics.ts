@@ -1,5 +1,5 @@
 // Diagnostics: the debug config a session is given and the shape it reports.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const harnessV1DebugLevelSchema = z.enum(['error', 'warn', 'info', 'debug', 'trace']);
 export type HarnessV1DebugLevel = z.infer<typeof harnessV1DebugLevelSchema>;

@@ -1,7 +1,7 @@
 // zod mirror of HarnessV1StreamPart, used to validate translator output and
 // recordings. Its inferred type is checked against the declaration in
 // test/protocol/stream-part.test.ts (both directions of assignability).
-import { z } from 'zod';
+import * as z from 'zod';
 
 const jsonValue: z.ZodType<import('@ai-sdk/provider').JSONValue> = z.lazy(() =>
   z.union([z.null(), z.string(), z.number(), z.boolean(), z.array(jsonValue), z.record(z.string(), jsonValue.optional())]),

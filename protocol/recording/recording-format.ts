@@ -3,7 +3,7 @@
 // frames in both directions and connection events. Owns the schemas, the
 // version, the credential rule for the header's url, and the parser.
 // host/channel/frame-recorder.ts writes it; host/replay reads it.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const RECORDING_FORMAT = 'harness-bridge-recording';
 export const RECORDING_VERSION = 1;

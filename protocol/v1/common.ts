@@ -1,5 +1,5 @@
 // Small schemas shared by several frames.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Correlates a host request with the bridge's `ack` or `error`. */
 export const requestIdSchema = z.string().min(1).max(128);

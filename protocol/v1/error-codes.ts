@@ -1,6 +1,6 @@
 // The closed list of error codes an `error` frame can carry. Tests assert the
 // code, never the wording.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const errorCodeSchema = z.enum([
   'bad-frame', // not JSON, or not a valid frame of this protocol

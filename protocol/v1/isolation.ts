@@ -1,7 +1,7 @@
 // How the bridge separates the CLI it spawns from itself (docs/security.md): the modes, what a
 // host may ask for, and what the bridge reports in `hello`. Shared by the bridge (which decides
 // and enforces at the spawn point) and the host (which asks, warns and may refuse).
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * What separates the CLI (and everything it spawns) from the bridge, strongest first:

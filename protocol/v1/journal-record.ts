@@ -1,7 +1,7 @@
 // One journaled thing that happened in the sandbox (docs/design.md#d2). `seq` is
 // monotonic for the whole journal and never reset. `turnId` is null for
 // session-level records (bridge start, a process exit between turns).
-import { z } from 'zod';
+import * as z from 'zod';
 import { callIdSchema, seqSchema, signalNameSchema, turnIdSchema } from './common.ts';
 import { hostToolSpecSchema } from './tool-spec.ts';
 

@@ -1,6 +1,6 @@
 // How the bridge spawns a CLI for a turn. The bridge knows nothing about any
 // particular CLI (docs/design.md#d1): everything CLI-specific arrives here.
-import { z } from 'zod';
+import * as z from 'zod';
 import { signalNameSchema } from './common.ts';
 import { PROTOCOL_LIMITS_V1 } from './limits.ts';
 

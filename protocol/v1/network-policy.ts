@@ -4,7 +4,7 @@
 // acknowledges. The policy is the HarnessV1NetworkPolicy of the sandbox contract; the bridge's
 // egress proxy (bridge/jail/egress-proxy.ts) enforces it for the CLI and everything it spawns.
 // Validated on receipt at both ends, like every frame.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `example.com`, `*.example.com`, `localhost`, `model.test`: lower-case DNS names, one leading `*.` wildcard at most. */
 export const hostPatternSchema = z

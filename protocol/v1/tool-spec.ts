@@ -1,5 +1,5 @@
 // A host tool the bridge serves to the CLI over its MCP endpoint (docs/design.md#d6).
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const hostToolSpecSchema = z.object({
   name: z.string().min(1).max(128),

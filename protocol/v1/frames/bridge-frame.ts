@@ -1,5 +1,5 @@
 // Every frame the bridge may send to a host, as one discriminated union.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ackFrameSchema } from './bridge/ack.ts';
 import { diagnosticFrameSchema } from './bridge/diagnostic.ts';
 import { errorFrameSchema } from './bridge/error.ts';

@@ -1,5 +1,5 @@
 // Every frame a host may send to the bridge, as one discriminated union.
-import { z } from 'zod';
+import * as z from 'zod';
 import { abortFrameSchema } from './host/abort.ts';
 import { approvalFrameSchema } from './host/approval.ts';
 import { attachFrameSchema } from './host/attach.ts';

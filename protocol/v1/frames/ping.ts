@@ -1,5 +1,5 @@
 // Either direction: heartbeat. The receiver answers with `pong` echoing `t`.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const pingFrameSchema = z.object({ type: z.literal('ping'), t: z.number().optional() });
 export type PingFrame = z.infer<typeof pingFrameSchema>;

@@ -1,5 +1,5 @@
 // Either direction: the answer to `ping`.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const pongFrameSchema = z.object({ type: z.literal('pong'), t: z.number().optional() });
 export type PongFrame = z.infer<typeof pongFrameSchema>;

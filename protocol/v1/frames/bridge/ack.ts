@@ -1,5 +1,5 @@
 // bridge → host: a request with an `id` succeeded.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema, seqSchema } from '../../common.ts';
 
 export const ackFrameSchema = z.object({

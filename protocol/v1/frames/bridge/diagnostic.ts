@@ -1,5 +1,5 @@
 // bridge → host: one bridge log event, sent only to an owner that asked.
-import { z } from 'zod';
+import * as z from 'zod';
 import { logLevelSchema } from '../host/diagnostics.ts';
 
 export const diagnosticFrameSchema = z.object({

@@ -1,6 +1,6 @@
 // bridge → host (and host-side channel errors): a typed refusal. The session
 // carries on; only `unauthorized` and `version-mismatch` end a connection.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema } from '../../common.ts';
 import { errorCodeSchema } from '../../error-codes.ts';
 

@@ -1,7 +1,7 @@
 // bridge → host, first frame on every connection: who this bridge is and what
 // its journal holds, so the host can tell "same bridge", "restarted bridge,
 // same journal" and "journal lost".
-import { z } from 'zod';
+import * as z from 'zod';
 import { seqSchema, turnIdSchema } from '../../common.ts';
 import { isolationReportSchema } from '../../isolation.ts';
 

@@ -1,7 +1,7 @@
 // bridge → host: a batch of records, in seq order, contiguous. The bridge
 // builds this frame by concatenating already-serialized records (one
 // serialization per record, reused for disk, live send and replay).
-import { z } from 'zod';
+import * as z from 'zod';
 import { recordSchema } from '../../journal-record.ts';
 
 export const recordsFrameSchema = z.object({

@@ -1,5 +1,5 @@
 // bridge → host: catch-up done; what follows is live.
-import { z } from 'zod';
+import * as z from 'zod';
 import { seqSchema } from '../../common.ts';
 
 export const replayEndFrameSchema = z.object({ type: z.literal('replay-end'), to: seqSchema });

@@ -1,6 +1,6 @@
 // host → bridge: interrupt the running turn (the launch spec's interrupt:
 // stdin input or a signal); after graceMs the process group is killed.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema, turnIdSchema } from '../../common.ts';
 
 export const abortFrameSchema = z.object({

@@ -1,5 +1,5 @@
 // host → bridge: the answer to a journaled `approval-request`.
-import { z } from 'zod';
+import * as z from 'zod';
 import { callIdSchema, requestIdSchema } from '../../common.ts';
 
 export const approvalFrameSchema = z.object({

@@ -4,7 +4,7 @@
 // (fencing, docs/design.md#d3) the bridge lets a host in only with a newer
 // epoch, the same owner again, or when the current owner has no socket;
 // anyone else is refused with `fenced`.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema, seqSchema } from '../../common.ts';
 
 export const attachFrameSchema = z.object({

@@ -1,5 +1,5 @@
 // host → bridge: kill the CLI, remove the state dir, ack, exit.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema } from '../../common.ts';
 
 export const destroyFrameSchema = z.object({ type: z.literal('destroy'), id: requestIdSchema.optional() });

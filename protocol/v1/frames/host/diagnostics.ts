@@ -1,5 +1,5 @@
 // host → bridge: ask for (or stop) the bridge's logs as `diagnostic` frames.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema } from '../../common.ts';
 
 export const logLevelSchema = z.enum(['error', 'warn', 'info', 'debug', 'trace']);

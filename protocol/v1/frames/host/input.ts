@@ -1,6 +1,6 @@
 // host → bridge: bytes for the running CLI's stdin (a mid-turn user message,
 // a tool result for a stdin-driven CLI, a control response). Journaled as `stdin`.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema, turnIdSchema } from '../../common.ts';
 
 export const inputFrameSchema = z.object({

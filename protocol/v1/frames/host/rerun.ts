@@ -1,6 +1,6 @@
 // host → bridge: the lossy rung. Re-drive the CLI's own persisted thread
 // (e.g. `--resume <thread>`) as a new turn whose records are marked recomputed.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema, turnIdSchema } from '../../common.ts';
 import { launchSpecSchema } from '../../launch-spec.ts';
 import { hostToolSpecSchema } from '../../tool-spec.ts';

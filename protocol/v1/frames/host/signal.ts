@@ -1,5 +1,5 @@
 // host → bridge: send a signal to the CLI's process group.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema, signalNameSchema, turnIdSchema } from '../../common.ts';
 
 export const signalFrameSchema = z.object({

@@ -1,6 +1,6 @@
 // host → bridge: begin a turn. With a live long-lived process (lifetime
 // 'session') the input is written to it; otherwise the launch spec is spawned.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema, turnIdSchema } from '../../common.ts';
 import { launchSpecSchema } from '../../launch-spec.ts';
 import { hostToolSpecSchema } from '../../tool-spec.ts';

@@ -1,6 +1,6 @@
 // host → bridge: stop the CLI gracefully (signal, grace, kill), flush and
 // fsync the journal, ack, exit. The state dir stays for a later resume.
-import { z } from 'zod';
+import * as z from 'zod';
 import { requestIdSchema } from '../../common.ts';
 
 export const stopFrameSchema = z.object({

@@ -1,5 +1,5 @@
 // host → bridge: the answer to a journaled `tool-call` (returned to the CLI over MCP).
-import { z } from 'zod';
+import * as z from 'zod';
 import { callIdSchema, requestIdSchema } from '../../common.ts';
 
 export const toolResultFrameSchema = z.object({
