@@ -187,6 +187,14 @@ describe('import rules', () => {
     expect(named).toEqual([]);
   });
 
+  // Every schema a bundled module defines is built at start, used or not.
+  it('bridge/ takes values from protocol/v1 through their own modules (the index builds every frame schema); types may come from the index', () => {
+    const throughIndex = files.filter(
+      (file) => areaOf(file) === 'bridge' && /^import\s+(?!type\b)[^;]*?from\s+'[^']*protocol\/v1\/index\.ts'/m.test(readFileSync(join(root, file), 'utf8')),
+    );
+    expect(throughIndex).toEqual([]);
+  });
+
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
   const runtime = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
   const declared = new Set([...runtime, ...Object.keys(manifest.devDependencies ?? {})]);

@@ -21,7 +21,8 @@
 // streams, so no list_changed notifications.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { MCP_ENV_V1, type HostToolSpec, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../../protocol/v1/index.ts';
+import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
+import type { HostToolSpec, LaunchSpec, RecordDraft, ToolResultFrame } from '../../protocol/v1/index.ts';
 import { createTokenCheck } from '../auth/token-check.ts';
 import { resolveMcpLimits, type McpLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';

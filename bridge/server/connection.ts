@@ -2,7 +2,8 @@
 // it owns the stream, and how control frames (hello, acks, errors, pongs) go out on it. Ownership,
 // routing and shutdown are server.ts's; the record frames record-stream.ts's.
 import type { WebSocket } from 'ws';
-import { CLOSE_CODES_V1, type ErrorCode, type ErrorFrame } from '../../protocol/v1/index.ts';
+import { CLOSE_CODES_V1 } from '../../protocol/v1/close-codes.ts';
+import type { ErrorCode, ErrorFrame } from '../../protocol/v1/index.ts';
 import type { Logger } from '../logger.ts';
 import type { RecordStream } from './record-stream.ts';
 

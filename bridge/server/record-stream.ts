@@ -5,7 +5,7 @@
 // for it; once it drains it is caught up from the journal (window or disk).
 // server.ts owns sockets and ownership; journal.ts owns what read() returns.
 import type { WebSocket } from 'ws';
-import { CLOSE_CODES_V1 } from '../../protocol/v1/index.ts';
+import { CLOSE_CODES_V1 } from '../../protocol/v1/close-codes.ts';
 import { SERVER_LIMITS } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 

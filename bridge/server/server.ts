@@ -8,22 +8,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import {
-  CLOSE_CODES_V1,
-  PROTOCOL_LIMITS_V1,
-  PROTOCOL_VERSION_V1,
-  decodeFrame,
-  hostFrameSchema,
-  isCompatibleProtocol,
-  type AckFrame,
-  type ApprovalFrame,
-  type AttachFrame,
-  type DiagnosticFrame,
-  type HelloFrame,
-  type HostFrame,
-  type HostToolSpec,
-  type ToolResultFrame,
-} from '../../protocol/v1/index.ts';
+// Values from their own protocol modules: the index would also build the schemas of every frame the bridge only sends.
+import { CLOSE_CODES_V1 } from '../../protocol/v1/close-codes.ts';
+import { decodeFrame } from '../../protocol/v1/frames/decode.ts';
+import { hostFrameSchema } from '../../protocol/v1/frames/host-frame.ts';
+import { PROTOCOL_LIMITS_V1 } from '../../protocol/v1/limits.ts';
+import { PROTOCOL_VERSION_V1, isCompatibleProtocol } from '../../protocol/v1/version.ts';
+import type { AckFrame, ApprovalFrame, AttachFrame, DiagnosticFrame, HelloFrame, HostFrame, HostToolSpec, ToolResultFrame } from '../../protocol/v1/index.ts';
 import { createTokenCheck, presentedToken } from '../auth/token-check.ts';
 import { resolveServerLimits, type ServerLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';
