@@ -32,7 +32,7 @@ export {
   type OutputLine,
 } from './json-lines.ts';
 /** The part writer; writerStep makes a Translator.step of a function that writes one record's parts through it. */
-export { createStreamState, partWriter, writerStep, type PartWriter, type StreamState } from './part-writer.ts';
+export { createStreamState, partWriter, writerStep, type PartWriter, type StreamState, type ToolCallMemo } from './part-writer.ts';
 /** Translator snapshots: tag and validate (takeSnapshot / readSnapshot, or both as snapshotCodec), shapes of the shared pieces. */
 export {
   lineBuffersSchema,
@@ -43,7 +43,7 @@ export {
   tokenCountsSchema,
   type SnapshotState,
 } from './snapshot.ts';
-export { addCounts, usageFromCounts, type TokenCounts } from './usage.ts';
+export { addCounts, countsFromInclusiveInput, usageFromCounts, type TokenCounts } from './usage.ts';
 export {
   addAnthropicUsage,
   anthropicFinishReason,

@@ -6,17 +6,30 @@
 // Raw parts that come before the stream starts (a stderr warning before the
 // CLI's init line) are held until it does, so the stream-start that follows
 // still carries the modelId the init line names.
-import type { LanguageModelV4FinishReason, LanguageModelV4Usage } from '@ai-sdk/provider';
+import type { JSONValue, LanguageModelV4FinishReason, LanguageModelV4ToolResult, LanguageModelV4Usage } from '@ai-sdk/provider';
 import type { HarnessV1Metadata, HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
+import { addCounts, usageFromCounts, type TokenCounts } from './usage.ts';
 
 export type StreamState = {
   started: boolean;
   finished: boolean;
-  block: { type: 'text' | 'reasoning'; id: string } | null;
+  /** The open block; `key` is the CLI's own id for it when the adapter gave one, `fed` whether a delta reached it. */
+  block: { type: 'text' | 'reasoning'; id: string; key?: string; fed?: boolean } | null;
   /** rawValues of raw parts pushed before the stream started, in order; emitted right after stream-start. Absent when none. */
   held?: unknown[];
+  /** Tool inputs streaming now (tool-input-start sent, tool-input-end not yet): the CLI's key → toolCallId. Absent when none. */
+  inputs?: Record<string, string>;
+  /** Builtin tool calls awaiting their result: toolCallId → name (and the file it names). Absent when none. */
+  calls?: Record<string, ToolCallMemo>;
+  /** Counts of a model response whose finish-step waits until it is known whether more steps follow (holdStep). */
+  heldStep?: TokenCounts;
+  /** The turn's counts so far, summed over endStep and holdStep: finish's total usage unless it is given one. */
+  total?: TokenCounts;
 };
+
+/** What the writer keeps of a builtin tool call until its result: the name, and the file a file tool names and what it does to it. */
+export type ToolCallMemo = { toolName: string; path?: string; fileEvent?: 'create' | 'modify' | 'delete' };
 
 /**
  * At most this many raw parts wait for the stream to start; the next one starts it without a modelId.
@@ -56,17 +69,37 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
     state.block = null;
     if (block) push(block.type === 'text' ? { type: 'text-end', id: block.id } : { type: 'reasoning-end', id: block.id });
   };
-  const open = (type: 'text' | 'reasoning', id: string) => {
+  /** Opens a block (closing any open one); `key` is the CLI's id for it, for isOpen, delta and endBlock. */
+  const open = (type: 'text' | 'reasoning', id: string, key?: string | number) => {
     close();
-    state.block = { type, id };
+    state.block = { type, id, ...(key === undefined ? {} : { key: String(key) }) };
     push(type === 'text' ? { type: 'text-start', id } : { type: 'reasoning-start', id });
   };
-  const delta = (text: string | undefined) => {
+  const isOpen = (key: string | number) => state.block?.key === String(key);
+  /** Feeds the open block; with `key`, only if it is that block (a delta for a block not open is dropped). */
+  const delta = (text: string | undefined, key?: string | number) => {
     const block = state.block;
-    if (!block || !text) return;
+    if (!block || !text || (key !== undefined && !isOpen(key))) return;
+    if (block.key !== undefined) block.fed = true;
     push(block.type === 'text' ? { type: 'text-delta', id: block.id, delta: text } : { type: 'reasoning-delta', id: block.id, delta: text });
   };
-  const finish = (finishReason: LanguageModelV4FinishReason, totalUsage: LanguageModelV4Usage = noUsage, harnessMetadata?: HarnessV1Metadata) => {
+  const finishStep = (finishReason: LanguageModelV4FinishReason, usage: LanguageModelV4Usage) => {
+    close();
+    push({ type: 'finish-step', finishReason, usage });
+  };
+  const releaseStep = (finishReason: LanguageModelV4FinishReason = { unified: 'tool-calls', raw: undefined }) => {
+    const counts = state.heldStep;
+    delete state.heldStep;
+    if (counts) finishStep(finishReason, usageFromCounts(counts));
+  };
+  const inputEnd = (key: string | number) => {
+    const id = state.inputs?.[key];
+    if (id === undefined) return;
+    push({ type: 'tool-input-end', id });
+    delete state.inputs![key];
+    if (Object.keys(state.inputs!).length === 0) delete state.inputs;
+  };
+  const finish = (finishReason: LanguageModelV4FinishReason, totalUsage = state.total ? usageFromCounts(state.total) : noUsage, harnessMetadata?: HarnessV1Metadata) => {
     close();
     push({ type: 'finish', finishReason, totalUsage, ...(harnessMetadata ? { harnessMetadata } : {}) });
     state.finished = true;
@@ -76,18 +109,74 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
     /** stream-start, unless something already started the stream. */
     start: (modelId?: string) => state.started || push({ type: 'stream-start', ...(modelId ? { modelId } : {}) }),
     open,
+    isOpen,
     delta,
     close,
+    /**
+     * The CLI's end of block `key`, with its whole text: a block that streamed closes as it is; one that
+     * did not (no deltas, or never opened) gets `text` in one delta first.
+     */
+    endBlock: (type: 'text' | 'reasoning', id: string, key: string | number, text: string | undefined) => {
+      if (!isOpen(key)) open(type, id, key);
+      if (!state.block!.fed) delta(text);
+      close();
+    },
+    /** A builtin tool's input starts streaming (tool-input-start); `key` is the CLI's id for the streaming call. */
+    inputStart: (key: string | number, toolCallId: string, toolName: string) => {
+      (state.inputs ??= {})[key] = toolCallId;
+      push({ type: 'tool-input-start', id: toolCallId, toolName, providerExecuted: true });
+    },
+    /** A piece of the streaming input `key`; nothing if that input is not streaming. */
+    inputDelta: (key: string | number, text: string | undefined) => {
+      const id = state.inputs?.[key];
+      if (id !== undefined && text) push({ type: 'tool-input-delta', id, delta: text });
+    },
+    /** The streaming input `key` is complete (tool-input-end); nothing if it is not streaming. */
+    inputEnd,
+    /**
+     * A builtin tool call the CLI runs itself (providerExecuted), remembered until toolResult. A file tool
+     * names its `path` and `fileEvent`: its successful result then brings the file-change part.
+     */
+    toolCall: (call: { toolCallId: string; toolName: string; input: unknown; nativeName?: string } & Omit<ToolCallMemo, 'toolName'>) => {
+      const { toolCallId, toolName, input, nativeName = toolName, path, fileEvent } = call;
+      (state.calls ??= {})[toolCallId] = { toolName, ...(path === undefined ? {} : { path }), ...(fileEvent === undefined ? {} : { fileEvent }) };
+      push({ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input ?? {}), providerExecuted: true, nativeName });
+    },
+    /** The call toolCall remembered under this id, if its result has not come yet. */
+    call: (toolCallId: string): ToolCallMemo | undefined => state.calls?.[toolCallId],
+    /** The result of a call toolCall remembered (its tool-result, under the remembered name); the memo, or undefined for a call it does not know. */
+    toolResult: (toolCallId: string, result: Omit<LanguageModelV4ToolResult, 'type' | 'toolCallId' | 'toolName'>): ToolCallMemo | undefined => {
+      const memo = state.calls?.[toolCallId];
+      if (!memo) return undefined;
+      delete state.calls![toolCallId];
+      if (Object.keys(state.calls!).length === 0) delete state.calls;
+      push({ type: 'tool-result', toolCallId, toolName: memo.toolName, ...result });
+      if (!result.isError && memo.path !== undefined && memo.fileEvent) push({ type: 'file-change', event: memo.fileEvent, path: memo.path });
+      return memo;
+    },
     /** A whole block in one go (a CLI that prints complete blocks). */
     block: (type: 'text' | 'reasoning', id: string, text: string | undefined) => {
       open(type, id);
       delta(text);
       close();
     },
-    finishStep: (finishReason: LanguageModelV4FinishReason, usage: LanguageModelV4Usage) => {
-      close();
-      push({ type: 'finish-step', finishReason, usage });
+    finishStep,
+    /**
+     * For CLIs that report a response's usage before saying whether the turn goes on: holds its finish-step
+     * (a step already held ends first, as 'tool-calls': another response followed it).
+     */
+    holdStep: (counts: TokenCounts) => {
+      releaseStep();
+      state.heldStep = counts;
+      state.total = addCounts(state.total ?? {}, counts);
     },
+    /** A step ends with these counts (`raw`: the CLI's own usage object): finish-step, and the counts join the turn's total. */
+    endStep: (finishReason: LanguageModelV4FinishReason, counts: TokenCounts | undefined, raw?: Record<string, JSONValue>) => {
+      state.total = addCounts(state.total ?? {}, counts);
+      finishStep(finishReason, usageFromCounts(counts, raw));
+    },
+    /** Ends the held step, if any: 'tool-calls' when another step begins, the turn's reason when it ends. */
+    releaseStep,
     finish,
     raw: (rawValue: unknown) => push({ type: 'raw', rawValue }),
     /** A line the translator leaves raw (readJsonLine's `json`): a stderr line as `{ stderr }`. */

@@ -13,15 +13,19 @@ import type { TokenCounts } from './usage.ts';
 const pending = z.strictObject({ text: z.string(), truncated: z.boolean() }).nullable();
 export const lineBuffersSchema: z.ZodType<LineBuffers> = z.strictObject({ stdout: pending, stderr: pending });
 
+const count = z.number().optional();
+export const tokenCountsSchema: z.ZodType<TokenCounts> = z.strictObject({ noCache: count, cacheRead: count, cacheWrite: count, output: count, reasoning: count });
+
 export const streamStateSchema: z.ZodType<StreamState> = z.strictObject({
   started: z.boolean(),
   finished: z.boolean(),
-  block: z.strictObject({ type: z.enum(['text', 'reasoning']), id: z.string() }).nullable(),
+  block: z.strictObject({ type: z.enum(['text', 'reasoning']), id: z.string(), key: z.string().optional(), fed: z.boolean().optional() }).nullable(),
   held: z.array(z.unknown()).optional(),
+  inputs: z.record(z.string(), z.string()).optional(),
+  calls: z.record(z.string(), z.strictObject({ toolName: z.string(), path: z.string().optional(), fileEvent: z.enum(['create', 'modify', 'delete']).optional() })).optional(),
+  heldStep: tokenCountsSchema.optional(),
+  total: tokenCountsSchema.optional(),
 });
-
-const count = z.number().optional();
-export const tokenCountsSchema: z.ZodType<TokenCounts> = z.strictObject({ noCache: count, cacheRead: count, cacheWrite: count, output: count, reasoning: count });
 
 /**
  * `{ cli, v, state }`, `state` a JSON copy of the translator's: it shares nothing with the live state
@@ -46,10 +50,23 @@ export function readSnapshot<Shape extends z.ZodRawShape>(cli: string, version: 
   return parsed.data.state;
 }
 
-/** Translator.snapshot and restore for a state that `shape` describes whole: takeSnapshot and readSnapshot under one tag. */
-export function snapshotCodec<Shape extends z.ZodRawShape>(cli: string, version: number, shape: Shape) {
+/**
+ * Translator.snapshot and restore for a state that `shape` describes, under one tag. `config` names fields that
+ * are configuration, not state (a model id from the adapter's options): snapshots leave them out and restore
+ * puts the adapter's own values back.
+ */
+export function snapshotCodec<Shape extends z.ZodRawShape, Config extends Record<string, unknown> = Record<never, never>>(
+  cli: string,
+  version: number,
+  shape: Shape,
+  config?: Config,
+) {
   return {
-    snapshot: (state: Record<string, unknown>): JSONValue => takeSnapshot(cli, version, state),
-    restore: (snapshot: JSONValue): SnapshotState<Shape> => readSnapshot(cli, version, shape, snapshot),
+    snapshot: (state: Record<string, unknown>): JSONValue => {
+      const copy = { ...state };
+      for (const key of Object.keys(config ?? {})) delete copy[key];
+      return takeSnapshot(cli, version, copy);
+    },
+    restore: (snapshot: JSONValue): SnapshotState<Shape> & Config => ({ ...readSnapshot(cli, version, shape, snapshot), ...config }) as SnapshotState<Shape> & Config,
   };
 }

@@ -1,5 +1,5 @@
 // Token counts as CLIs report them (input split from cache reads and writes,
-// the way Anthropic and pi-ai count) → LanguageModelV4Usage, and summing them
+// the way Anthropic and pi-ai count, or inclusive totals split here) → LanguageModelV4Usage, and summing them
 // over a turn's steps for CLIs that print no per-turn total (pi). Which counts
 // a CLI reports, and when a step ends, is the adapter's.
 import type { JSONValue, LanguageModelV4Usage } from '@ai-sdk/provider';
@@ -30,6 +30,17 @@ export function usageFromCounts(counts: TokenCounts | undefined, raw?: Record<st
     ...(raw ? { raw } : {}),
   };
 }
+
+/**
+ * Counts from totals in which `input` includes the cache reads and writes (the OpenAI and ACP way): noCache is
+ * what is left of it. Missing (or null) = not reported.
+ */
+export function countsFromInclusiveInput(u: { input?: Count; cacheRead?: Count; cacheWrite?: Count; output?: Count; reasoning?: Count }): TokenCounts {
+  const n = (x: Count) => x ?? undefined;
+  const noCache = u.input == null ? undefined : Math.max(0, u.input - (u.cacheRead ?? 0) - (u.cacheWrite ?? 0));
+  return { noCache, cacheRead: n(u.cacheRead), cacheWrite: n(u.cacheWrite), output: n(u.output), reasoning: n(u.reasoning) };
+}
+type Count = number | null | undefined;
 
 /** Per-key sum; a key reported by neither side stays unreported. */
 export function addCounts(a: TokenCounts, b: TokenCounts | undefined): TokenCounts {

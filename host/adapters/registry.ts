@@ -12,7 +12,8 @@ import type { CliProfile } from '../testing/scripted-model/profiles.ts';
 import { claudeCodeAdapter } from './claude-code/claude-code.ts';
 import { codexAdapter } from './codex/codex.ts';
 import { fixtureAdapter } from '../testing/fixture/fixture-adapter.ts';
-import { piAdapter, piChatCompletionsProvider } from './pi/pi.ts';
+import { piAdapter } from './pi/pi.ts';
+import { piChatCompletionsProvider } from './pi/provider.ts';
 import { claudeCodeAcpAdapter, codexAcpAdapter } from './acp/agents.ts';
 
 /** What a registry factory accepts; each adapter uses what applies to it. */

@@ -5,7 +5,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { piAdapter, piChatCompletionsProvider } from '../../host/adapters/pi/pi.ts';
+import { piAdapter } from '../../host/adapters/pi/pi.ts';
+import { piChatCompletionsProvider } from '../../host/adapters/pi/provider.ts';
 import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';

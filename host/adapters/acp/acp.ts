@@ -16,7 +16,7 @@ import { cliBinPath, npmCli } from '../../adapter-kit/cli-launch.ts';
 import { createLineBuffers, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
 import { jsonRpc, type CliRequest, type Responder, type ResponderIo } from '../../adapter-kit/responder.ts';
-import { usageFromCounts } from '../../adapter-kit/usage.ts';
+import { countsFromInclusiveInput, usageFromCounts } from '../../adapter-kit/usage.ts';
 import { acpBuiltinTools, acpToolName } from './tools.ts';
 import * as rpc from './rpc.ts';
 
@@ -143,7 +143,7 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
       return { state: s, parts };
     }
     const u = L.result?.usage;
-    const counts = u ? { noCache: u.inputTokens - (u.cachedReadTokens ?? 0) - (u.cachedWriteTokens ?? 0), cacheRead: u.cachedReadTokens ?? undefined, cacheWrite: u.cachedWriteTokens ?? undefined, output: u.outputTokens, reasoning: u.thoughtTokens ?? undefined } : undefined;
+    const counts = u ? countsFromInclusiveInput({ input: u.inputTokens, cacheRead: u.cachedReadTokens, cacheWrite: u.cachedWriteTokens, output: u.outputTokens, reasoning: u.thoughtTokens }) : undefined;
     out.finish(finishOf(L.result?.stopReason), usageFromCounts(counts));
     return { state: s, parts };
   }

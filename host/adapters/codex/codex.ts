@@ -4,16 +4,15 @@
 // reducer. Transport, slices, host tools over the bridge's MCP endpoint and
 // recovery are the kit's. Line shapes: test/fixtures/codex/README.md.
 import { posix } from 'node:path';
-import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
 import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
 import { createLineBuffers, readJsonLine } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, writerStep } from '../../adapter-kit/part-writer.ts';
-import { lineBuffersSchema, readSnapshot, streamStateSchema, takeSnapshot, tokenCountsSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
+import { lineBuffersSchema, snapshotCodec, streamStateSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
 import { compactBetweenTurns, promptText } from '../../adapter-kit/stdin-encoders.ts';
-import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
+import { countsFromInclusiveInput } from '../../adapter-kit/usage.ts';
 import { lineSchema, type Counts, type Item } from './lines.ts';
 import * as rpc from './rpc.ts';
 import { codexBuiltinTools, codexItemTools, codexToolName } from './tools.ts';
@@ -62,25 +61,16 @@ const snapshotShape = {
   /** Codex's own thread id, and the id of its running turn once turn/started said so (turn/steer and turn/interrupt name them). */
   threadId: z.string().nullable(),
   turnId: z.string().nullable(),
-  /** The item whose text/reasoning block is open, and whether deltas fed it. */
-  open: z.strictObject({ item: z.string(), streamed: z.boolean() }).nullable(),
-  /** Usage of the model response that ended last; its finish-step waits until we know whether more steps follow. */
-  pending: tokenCountsSchema.nullable(),
-  total: tokenCountsSchema,
-  /** Builtin call item id → toolName, until its result. Host MCP calls are absent: the kit emits those. */
-  tools: z.record(z.string(), z.string()),
   /** approvalId → Codex's JSON-RPC request id, for encodeApproval. */
   approvals: z.record(z.string(), z.union([z.string(), z.number()])),
   /** This turn is our thread/compact/start (doCompact): its compaction is manual, any other auto. */
   compact: z.boolean(),
 };
 export type CodexState = SnapshotState<typeof snapshotShape> & { modelId: string | undefined };
-const snapshotVersion = 1;
+const snapshotVersion = 2;
 
-const toCounts = (c: Counts): TokenCounts => {
-  const cached = (c.cachedInputTokens ?? 0) + (c.cacheWriteInputTokens ?? 0);
-  return { noCache: Math.max(0, (c.inputTokens ?? 0) - cached), cacheRead: c.cachedInputTokens ?? 0, cacheWrite: c.cacheWriteInputTokens ?? 0, output: c.outputTokens ?? 0, reasoning: c.reasoningOutputTokens ?? 0 };
-};
+const toCounts = (c: Counts) =>
+  countsFromInclusiveInput({ input: c.inputTokens, cacheRead: c.cachedInputTokens, cacheWrite: c.cacheWriteInputTokens, output: c.outputTokens, reasoning: c.reasoningOutputTokens });
 const callInput = (it: Item) =>
   it.type === 'fileChange' ? { changes: (it.changes ?? []).map((c) => ({ path: c.path, kind: c.kind.type, diff: c.diff })) } : it.type === 'webSearch' ? { query: it.query } : { command: it.command, cwd: it.cwd };
 const fileEvents: Record<string, 'create' | 'modify' | 'delete'> = { add: 'create', update: 'modify', delete: 'delete' };
@@ -88,10 +78,6 @@ const fileEvents: Record<string, 'create' | 'modify' | 'delete'> = { add: 'creat
 const sessionNoise = new Set(['thread/started', 'mcpServer/startupStatus/updated', 'remoteControl/status/changed']);
 
 const step = writerStep<CodexState>((s, record, out) => {
-  const flushStep = (unified: 'tool-calls' | 'stop' | 'other' | 'error' = 'tool-calls', raw?: string) => {
-    if (s.pending) out.finishStep({ unified, raw }, usageFromCounts(s.pending));
-    s.pending = null;
-  };
   if (record.kind === 'turn-start') {
     s.threadId = /"threadId":"([^"]+)"/.exec(record.data.input ?? '')?.[1] ?? null; // our turn/start names it
     s.compact = (record.data.input ?? '').includes(`"id":"${rpc.rpcIds.compactStart}"`);
@@ -113,6 +99,7 @@ const step = writerStep<CodexState>((s, record, out) => {
     const { method, id: requestId, params: p = {} } = line.value;
     const it = p.item;
     const tool = it ? codexItemTools[it.type] : undefined;
+    const block = it?.type === 'agentMessage' ? 'text' : it?.type === 'reasoning' ? 'reasoning' : undefined;
     if (sessionNoise.has(method)) return;
     if (requestId !== undefined && /^item\/(commandExecution|fileChange)\/requestApproval$/.test(method) && p.itemId) {
       const approvalId = `codex-approval-${requestId}`;
@@ -121,45 +108,36 @@ const step = writerStep<CodexState>((s, record, out) => {
     } else if (method === 'turn/started' && p.turn) {
       s.turnId = p.turn.id;
       out.rawLine(line);
-    } else if (method === 'item/started' && it && (it.type === 'agentMessage' || it.type === 'reasoning')) {
-      flushStep();
-      out.open(it.type === 'agentMessage' ? 'text' : 'reasoning', `${it.type === 'agentMessage' ? 'text' : 'reasoning'}-${record.seq}`);
-      s.open = { item: it.id, streamed: false };
+    } else if (method === 'item/started' && it && block) {
+      out.releaseStep();
+      out.open(block, `${block}-${record.seq}`, it.id);
     } else if (method === 'item/started' && it && (tool || (it.type === 'mcpToolCall' && it.server))) {
-      flushStep();
+      out.releaseStep();
       if (it.server === hostServer) return; // the kit emits host calls from the bridge's tool-call records
-      const toolName = (s.tools[it.id] = codexToolName(it) ?? `mcp__${it.server}__${it.tool}`);
-      const input = tool ? callInput(it) : (it.arguments ?? {});
-      out.push({ type: 'tool-call', toolCallId: it.id, toolName, input: JSON.stringify(input), providerExecuted: true, nativeName: tool?.nativeName ?? toolName });
-    } else if (/^item\/(agentMessage\/delta|reasoning\/(summaryTextDelta|textDelta))$/.test(method) && s.open && s.open.item === p.itemId) {
-      s.open.streamed = true;
-      out.delta(p.delta);
-    } else if (method === 'item/completed' && it && (it.type === 'agentMessage' || it.type === 'reasoning')) {
+      const toolName = codexToolName(it) ?? `mcp__${it.server}__${it.tool}`;
+      out.toolCall({ toolCallId: it.id, toolName, input: tool ? callInput(it) : it.arguments, nativeName: tool?.nativeName ?? toolName });
+    } else if (/^item\/(agentMessage\/delta|reasoning\/(summaryTextDelta|textDelta))$/.test(method) && p.itemId) out.delta(p.delta, p.itemId);
+    else if (method === 'item/completed' && it && block) {
       const text = it.type === 'agentMessage' ? it.text : [...(it.summary ?? []), ...(it.content ?? [])].join('\n');
-      if (s.open?.item !== it.id) out.open(it.type === 'agentMessage' ? 'text' : 'reasoning', `${it.type}-${record.seq}`);
-      if (!s.open?.streamed) out.delta(text);
-      out.close();
-      s.open = null;
-    } else if (method === 'item/completed' && it && s.tools[it.id]) {
+      out.endBlock(block, `${it.type}-${record.seq}`, it.id, text); // the whole text, for an item that did not stream
+    } else if (method === 'item/completed' && it && out.call(it.id)) {
       const failed = it.status !== 'completed' || (it.exitCode ?? 0) !== 0;
       const result = it.type === 'commandExecution' ? (it.aggregatedOutput ?? it.status ?? '') : it.type === 'fileChange' ? (it.status ?? '') : (it.result ?? it.error ?? '');
-      out.push({ type: 'tool-result', toolCallId: it.id, toolName: s.tools[it.id]!, result, isError: failed, ...(it.exitCode == null ? {} : { providerMetadata: { [id]: { exitCode: it.exitCode } } }) });
-      delete s.tools[it.id];
+      out.toolResult(it.id, { result, isError: failed, ...(it.exitCode == null ? {} : { providerMetadata: { [id]: { exitCode: it.exitCode } } }) });
       for (const c of failed ? [] : (it.changes ?? [])) if (fileEvents[c.kind.type]) out.push({ type: 'file-change', event: fileEvents[c.kind.type]!, path: c.path });
     } else if (method === 'item/completed' && it?.type === 'contextCompaction') {
       // Codex keeps the summary to itself (the item has only an id); the next model request carries it.
       out.push({ type: 'compaction', trigger: s.compact ? 'manual' : 'auto', summary: '' });
     } else if (method === 'thread/tokenUsage/updated' && p.tokenUsage) {
-      flushStep(); // a new report: the response before it was not the last
-      s.pending = toCounts(p.tokenUsage.last);
-      s.total = addCounts(s.total, s.pending);
+      // Its finish-step waits: whether this response was the turn's last is known only at what comes next.
+      out.holdStep(toCounts(p.tokenUsage.last));
     } else if (method === 'turn/completed' && p.turn) {
       const { status, error } = p.turn;
       // An interrupted turn: unified 'other', raw 'interrupted' (no unified 'interrupted' exists; docs/adapter-notes.md#finish-reasons).
       const unified = status === 'completed' ? 'stop' : status === 'interrupted' ? 'other' : 'error';
-      flushStep(unified, status === 'interrupted' ? status : undefined);
+      out.releaseStep({ unified, raw: status === 'interrupted' ? status : undefined });
       if (unified === 'error') out.push({ type: 'error', error: { message: error?.message ?? `codex turn ${status}`, codexErrorInfo: error?.codexErrorInfo ?? null } });
-      out.finish({ unified, raw: status }, usageFromCounts(s.total)); // no Codex ids: they differ per session, parts must not
+      out.finish({ unified, raw: status }); // no Codex ids: they differ per session, parts must not
     } else out.rawLine(line);
   }
 });
@@ -195,10 +173,9 @@ export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState>
     },
     threadId: (record) => (record.kind === 'stdout' ? rpc.threadIdOf(record.data.text) : undefined),
     translator: {
-      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: options.modelId, threadId: null, turnId: null, open: null, pending: null, total: {}, tools: {}, approvals: {}, compact: false }),
+      init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: options.modelId, threadId: null, turnId: null, approvals: {}, compact: false }),
       step,
-      snapshot: ({ modelId: _modelId, ...state }): JSONValue => takeSnapshot(id, snapshotVersion, state),
-      restore: (snapshot) => ({ ...readSnapshot(id, snapshotVersion, snapshotShape, snapshot), modelId: options.modelId }),
+      ...snapshotCodec(id, snapshotVersion, snapshotShape, { modelId: options.modelId }),
     },
   });
 }

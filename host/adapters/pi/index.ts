@@ -1,3 +1,4 @@
 // harness-bridge/adapters/pi: the pi (--mode rpc) reference adapter.
-export { piAdapter, piChatCompletionsProvider, piVersion, type PiOptions, type PiProvider, type PiState } from './pi.ts';
+export { piAdapter, piVersion, type PiOptions, type PiState } from './pi.ts';
+export { piChatCompletionsProvider, type PiProvider } from './provider.ts';
 export { piBuiltinTools, type PiBuiltinTool } from './tools.ts';

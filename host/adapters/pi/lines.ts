@@ -21,7 +21,8 @@ export const lineSchema = z.discriminatedUnion('type', [
 export const approvalMessage = z.object({ toolCallId: z.string() });
 export const partialToolCall = z.object({ content: z.array(z.unknown()) });
 export const toolCallBlock = z.object({ type: z.literal('toolCall'), id: z.string().min(1), name: z.string().min(1) });
-export const textBlock = z.object({ type: z.literal('text'), text: z.string() });
+/** A tool result's content that is text blocks only, as one text. */
+export const textContent = z.array(z.object({ type: z.literal('text'), text: z.string() })).transform((blocks) => blocks.map((b) => b.text).join('\n'));
 export type PiUsage = z.infer<typeof usage>;
 /** A tool call's arguments that name a file (write, edit: the file-change part's path). */
 export const pathArgs = z.object({ path: z.string() });

@@ -4,7 +4,6 @@
 // (extension.ts) brings the bridge's host tools and the host's approvals. Transport, slices, host
 // tool calls and recovery are the kit's. Line shapes: test/fixtures/pi/README.md.
 import { posix } from 'node:path';
-import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
@@ -12,19 +11,18 @@ import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../..
 import { createLineBuffers, parseJsonObject, readJsonLine, wholeStdoutJson } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, writerStep } from '../../adapter-kit/part-writer.ts';
 import { skillDirectoryFiles } from '../../adapter-kit/skill-files.ts';
-import { lineBuffersSchema, snapshotCodec, streamStateSchema, tokenCountsSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
+import { lineBuffersSchema, snapshotCodec, streamStateSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
 import { compactBetweenTurns, jsonLine, promptText } from '../../adapter-kit/stdin-encoders.ts';
-import { addCounts, usageFromCounts, type TokenCounts } from '../../adapter-kit/usage.ts';
+import type { TokenCounts } from '../../adapter-kit/usage.ts';
 import { PI_EXTENSION_ENV as E, piApprovalTitle, piExtensionFile, piExtensionSource, piHostToolPrefix } from './extension.ts';
-import { approvalMessage, lineSchema, partialToolCall, pathArgs, stateAnswer, textBlock, toolCallBlock, type PiUsage } from './lines.ts';
+import { approvalMessage, lineSchema, partialToolCall, pathArgs, stateAnswer, textContent, toolCallBlock, type PiUsage } from './lines.ts';
+import type { PiProvider } from './provider.ts';
 import { piBuiltinTools } from './tools.ts';
 
 export const piVersion = '0.73.1';
 const id = 'pi';
 const cli = { package: '@mariozechner/pi-coding-agent', version: piVersion, bin: 'pi' };
 
-/** A pi model provider (pi's ProviderConfig plus its id), registered by the extension; `${VAR}` in strings expands from the CLI's env. */
-export type PiProvider = { readonly id: string } & Readonly<Record<string, JSONValue>>;
 export type PiOptions = CliAdapterOptions & { provider?: PiProvider };
 
 /** A snapshot holds the whole state (rerun too: restore gets no turn). */
@@ -32,26 +30,18 @@ const snapshotShape = {
   rerun: z.boolean(),
   lines: lineBuffersSchema,
   stream: streamStateSchema,
-  /** contentIndex of the open text/reasoning block (pi interleaves a thinking block's end with the text after it). */
-  block: z.number().nullable(),
   /** pi's stopReason of the latest assistant message; null until one ended. */
   stop: z.string().nullable(),
   ran: z.boolean(),
   rejected: z.boolean(),
-  total: tokenCountsSchema,
-  /** Builtin tool calls (toolCallId → name and path). Host tools are absent: the kit emits those from the bridge's records. */
-  tools: z.record(z.string(), z.strictObject({ name: z.string(), path: z.string().optional() })),
-  /**
-   * Builtin tool calls whose arguments are streaming (tool-input-* parts), by contentIndex (pi interleaves
-   * several calls of a message); absent when none is, so snapshots without one stay readable by older hosts.
-   */
-  inputs: z.record(z.string(), z.string()).optional(),
 };
 export type PiState = SnapshotState<typeof snapshotShape>;
-const snapshotVersion = 1;
+const snapshotVersion = 2;
 
 /** The id of doCompact's `compact` command: its response ends the kit's internal compaction turn. */
 const compactId = 'harness-compact';
+/** What a successful builtin file tool does to the file its `path` names. */
+const fileEvents: Record<string, 'create' | 'modify'> = { write: 'create', edit: 'modify' };
 const counts = (u: PiUsage | undefined): TokenCounts | undefined => u && { noCache: u.input, cacheRead: u.cacheRead, cacheWrite: u.cacheWrite, output: u.output };
 const finishReason = (stop: string | null) => ({
   unified: ({ stop: 'stop', length: 'length', toolUse: 'tool-calls', error: 'error', aborted: 'other' } as const)[stop as 'stop'] ?? ('other' as const),
@@ -98,7 +88,7 @@ const step = writerStep<PiState>((s, record, out) => {
   if (record.kind === 'turn-start' && s.rerun) out.start(); // the kit marks a rerun on the turn-start's stream-start
   if (record.kind === 'turn-end') {
     if (record.data.reason !== 'matched' || !(s.ran || s.rejected)) out.endTurn(record, 'pi');
-    else out.finish(s.rejected ? { unified: 'error', raw: 'rejected' } : finishReason(s.stop), usageFromCounts(s.total));
+    else out.finish(s.rejected ? { unified: 'error', raw: 'rejected' } : finishReason(s.stop));
   }
   const read = readJsonLine(s.lines, record, lineSchema);
   if (!read) return;
@@ -118,49 +108,31 @@ const step = writerStep<PiState>((s, record, out) => {
     s.ran = true;
     out.start();
   } else if (L.type === 'message_update') {
-    // Blocks open on their first delta (an empty block yields nothing); a delta for another block than the open one opens it anew.
+    // Blocks open on their first delta (an empty block yields nothing); a delta for another block than the open one
+    // opens it anew (pi interleaves a thinking block's end with the text after it). Keys are pi's contentIndex.
     const e = L.assistantMessageEvent;
+    const key = e.contentIndex ?? -1;
     const kind = e.type === 'text_delta' ? 'text' : e.type === 'thinking_delta' ? 'reasoning' : undefined;
-    if (kind && e.delta && (s.block !== e.contentIndex || !s.stream.block)) {
-      out.open(kind, `${kind}-${record.seq}`);
-      s.block = e.contentIndex ?? null;
-    }
-    if (kind) out.delta(e.delta);
-    else if ((e.type === 'text_end' || e.type === 'thinking_end') && s.block === e.contentIndex) out.close();
-    else if (e.type === 'toolcall_start' && e.contentIndex !== undefined) {
-      // A builtin tool's arguments as the model streams them; tool_execution_start then gives the call (same id).
-      const call = toolCallBlock.safeParse(partialToolCall.safeParse(e.partial).data?.content[e.contentIndex]).data;
-      if (call && !call.name.startsWith(piHostToolPrefix)) {
-        (s.inputs ??= {})[e.contentIndex] = call.id;
-        out.push({ type: 'tool-input-start', id: call.id, toolName: call.name, providerExecuted: true });
-      }
-    } else if ((e.type === 'toolcall_delta' || e.type === 'toolcall_end') && e.contentIndex !== undefined && s.inputs?.[e.contentIndex] !== undefined) {
-      const callId = s.inputs[e.contentIndex]!;
-      if (e.type === 'toolcall_delta' && e.delta) out.push({ type: 'tool-input-delta', id: callId, delta: e.delta });
-      else if (e.type === 'toolcall_end') {
-        out.push({ type: 'tool-input-end', id: callId });
-        delete s.inputs[e.contentIndex];
-        if (Object.keys(s.inputs).length === 0) delete s.inputs;
-      }
-    }
+    if (kind && e.delta && !out.isOpen(key)) out.open(kind, `${kind}-${record.seq}`, key);
+    if (kind) out.delta(e.delta, key);
+    else if ((e.type === 'text_end' || e.type === 'thinking_end') && out.isOpen(key)) out.close();
+    else if (e.type === 'toolcall_start') {
+      // A builtin tool's arguments as the model streams them (several calls interleave); tool_execution_start then gives the call (same id).
+      const call = toolCallBlock.safeParse(partialToolCall.safeParse(e.partial).data?.content[key]).data;
+      if (call && !call.name.startsWith(piHostToolPrefix)) out.inputStart(key, call.id, call.name);
+    } else if (e.type === 'toolcall_delta') out.inputDelta(key, e.delta);
+    else if (e.type === 'toolcall_end') out.inputEnd(key);
   } else if (L.type === 'message_end' && L.message.role === 'assistant') {
     s.stop = L.message.stopReason ?? null;
     if (s.stop === 'error') out.push({ type: 'error', error: { message: L.message.errorMessage ?? 'pi: the model call failed' } });
   } else if (L.type === 'turn_end' && L.message.role === 'assistant') {
-    s.total = addCounts(s.total, counts(L.message.usage));
-    out.finishStep(finishReason(L.message.stopReason ?? s.stop), usageFromCounts(counts(L.message.usage), L.message.usage));
+    out.endStep(finishReason(L.message.stopReason ?? s.stop), counts(L.message.usage), L.message.usage);
   } else if (L.type === 'tool_execution_start' && !L.toolName.startsWith(piHostToolPrefix)) {
-    const path = pathArgs.safeParse(L.args).data?.path;
-    s.tools[L.toolCallId] = { name: L.toolName, ...(path === undefined ? {} : { path }) };
-    out.push({ type: 'tool-call', toolCallId: L.toolCallId, toolName: L.toolName, input: JSON.stringify(L.args ?? {}), providerExecuted: true, nativeName: L.toolName });
-  } else if (L.type === 'tool_execution_end' && s.tools[L.toolCallId]) {
-    const { name, path } = s.tools[L.toolCallId]!;
+    out.toolCall({ toolCallId: L.toolCallId, toolName: L.toolName, input: L.args, path: pathArgs.safeParse(L.args).data?.path, fileEvent: fileEvents[L.toolName] });
+  } else if (L.type === 'tool_execution_end') {
     const content = L.result?.content ?? [];
-    const texts = content.map((c) => textBlock.safeParse(c).data?.text);
-    const result = texts.every((t) => t !== undefined) ? texts.join('\n') : content;
     const details = L.result?.details === undefined ? {} : { providerMetadata: { [id]: { details: L.result.details } } };
-    out.push({ type: 'tool-result', toolCallId: L.toolCallId, toolName: name, result, isError: L.isError, ...details });
-    if (!L.isError && path !== undefined && (name === 'write' || name === 'edit')) out.push({ type: 'file-change', event: name === 'write' ? 'create' : 'modify', path });
+    out.toolResult(L.toolCallId, { result: textContent.safeParse(content).data ?? content, isError: L.isError, ...details });
   } else if (L.type === 'extension_ui_request') {
     const approval = L.method === 'confirm' && L.title === piApprovalTitle ? approvalMessage.safeParse(parseJsonObject(L.message ?? '')).data : undefined;
     if (approval) out.push({ type: 'tool-approval-request', approvalId: L.id, toolCallId: approval.toolCallId });
@@ -195,19 +167,9 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     skillFiles: skillDirectoryFiles('.pi/skills'),
     threadId: (record) => stateAnswer.safeParse(wholeStdoutJson(record, '{"id":"harness-state"')).data?.data.sessionFile,
     translator: {
-      init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), stream: createStreamState(), block: null, stop: null, ran: false, rejected: false, total: {}, tools: {} }),
+      init: ({ rerun }) => ({ rerun, lines: createLineBuffers(), stream: createStreamState(), stop: null, ran: false, rejected: false }),
       step,
       ...snapshotCodec(id, snapshotVersion, snapshotShape),
     },
   });
-}
-
-/** A provider for an OpenAI Chat Completions endpoint (what the scripted model server and most local servers speak). */
-export function piChatCompletionsProvider(p: { id: string; baseUrl: string; apiKey: string; models: string[] }): PiProvider {
-  const model = (modelId: string) => ({
-    ...{ id: modelId, name: modelId, reasoning: false, input: ['text'], contextWindow: 128_000, maxTokens: 4096 },
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-  });
-  return { id: p.id, baseUrl: p.baseUrl, apiKey: p.apiKey, api: 'openai-completions', models: p.models.map(model) };
 }

@@ -390,10 +390,10 @@ describe('translator snapshots', () => {
     return JSON.parse(JSON.stringify(adapter.translator.snapshot!(state))) as Record<string, any>;
   };
 
-  it('small plain JSON: the state but the model id, tagged cli codex v1', () => {
+  it('small plain JSON: the state but the model id, tagged cli codex v2', () => {
     const snapshot = mid();
     expect(Object.keys(snapshot)).toEqual(['cli', 'v', 'state']);
-    expect(snapshot).toMatchObject({ cli: 'codex', v: 1 });
+    expect(snapshot).toMatchObject({ cli: 'codex', v: 2 });
     expect(snapshot.state.modelId, 'configuration, not state').toBeUndefined();
     expect(JSON.stringify(snapshot).length).toBeLessThan(1024);
     const restored = codexAdapter({ modelId: 'other-model' }).translator.restore!(snapshot);
@@ -403,17 +403,17 @@ describe('translator snapshots', () => {
   it('restore refuses foreign and corrupt snapshots with a clear error; the kit then replays the turn', () => {
     const restore = adapter.translator.restore!;
     const good = mid();
-    expect(() => restore(null)).toThrow('codex: not a codex translator snapshot v1 (found cli none, v none)');
-    expect(() => restore({ textId: null, finished: false }), 'the fixture adapter\'s').toThrow(/not a codex translator snapshot v1/);
+    expect(() => restore(null)).toThrow('codex: not a codex translator snapshot v2 (found cli none, v none)');
+    expect(() => restore({ textId: null, finished: false }), 'the fixture adapter\'s').toThrow(/not a codex translator snapshot v2/);
     const pi = piAdapter().translator;
-    expect(() => restore(pi.snapshot!(pi.init({ turnId: 't', rerun: false }))), 'pi\'s').toThrow('codex: not a codex translator snapshot v1 (found cli "pi", v 1)');
-    expect(() => restore({ ...good, v: 2 }), 'a newer version').toThrow(/found cli "codex", v 2/);
-    expect(() => restore({ ...good, state: { ...good.state, tools: { call: 7 } } })).toThrow(/codex: corrupt translator snapshot:[\s\S]*tools/);
+    expect(() => restore(pi.snapshot!(pi.init({ turnId: 't', rerun: false }))), 'pi\'s').toThrow('codex: not a codex translator snapshot v2 (found cli "pi", v 2)');
+    expect(() => restore({ ...good, v: 1 }), 'an older version').toThrow(/found cli "codex", v 1/);
+    expect(() => restore({ ...good, state: { ...good.state, approvals: { call: true } } })).toThrow(/codex: corrupt translator snapshot:[\s\S]*approvals/);
     expect(() => restore({ ...good, state: { ...good.state, surprise: true } }), 'an unknown field').toThrow(/codex: corrupt translator snapshot:[\s\S]*surprise/);
-    const { pending: _pending, ...missing } = good.state;
-    expect(() => restore({ ...good, state: missing })).toThrow(/codex: corrupt translator snapshot:[\s\S]*pending/);
+    const { compact: _compact, ...missing } = good.state;
+    expect(() => restore({ ...good, state: missing })).toThrow(/codex: corrupt translator snapshot:[\s\S]*compact/);
     expect(() => restore({ ...good, state: { ...good.state, stream: { ...good.state.stream, block: { type: 'image', id: 'x' } } } })).toThrow(/corrupt/);
-    const corrupt = { seq: 12, adapter: { ...good, state: { ...good.state, open: 'yes' } }, toolCalls: [], approvals: [], unansweredParts: [] };
+    const corrupt = { seq: 12, adapter: { ...good, state: { ...good.state, turnId: 7 } }, toolCalls: [], approvals: [], unansweredParts: [] };
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, corrupt, new Set()), 'no restore: the session replays').toBeNull();
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, { ...corrupt, adapter: good }, new Set())).not.toBeNull();
   });

@@ -9,7 +9,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { compileTurnEnd } from '../../../bridge/supervisor/turn-end-matcher.ts';
 import type { LaunchContext } from '../../../host/adapter-kit/adapter.ts';
-import { piAdapter, piChatCompletionsProvider, type PiState } from '../../../host/adapters/pi/pi.ts';
+import { piAdapter, type PiState } from '../../../host/adapters/pi/pi.ts';
+import { piChatCompletionsProvider } from '../../../host/adapters/pi/provider.ts';
 import { PI_EXTENSION_ENV, piExtensionFile, piExtensionSource } from '../../../host/adapters/pi/extension.ts';
 import { piBuiltinTools } from '../../../host/adapters/pi/tools.ts';
 import { TurnTranslation } from '../../../host/adapter-kit/turn-translation.ts';
@@ -565,10 +566,10 @@ describe('translator snapshots', () => {
     return JSON.parse(JSON.stringify(adapter.translator.snapshot!(state))) as Record<string, any>;
   };
 
-  it('small plain JSON tagged cli pi v1; a rerun turn keeps its rerun flag (restore gets no turn)', () => {
+  it('small plain JSON tagged cli pi v2; a rerun turn keeps its rerun flag (restore gets no turn)', () => {
     const snapshot = mid();
     expect(Object.keys(snapshot)).toEqual(['cli', 'v', 'state']);
-    expect(snapshot).toMatchObject({ cli: 'pi', v: 1, state: { rerun: false, ran: true } });
+    expect(snapshot).toMatchObject({ cli: 'pi', v: 2, state: { rerun: false, ran: true } });
     expect(JSON.stringify(snapshot).length).toBeLessThan(1024);
     expect(piAdapter().translator.restore!(mid(true)).rerun).toBe(true);
   });
@@ -580,12 +581,12 @@ describe('translator snapshots', () => {
   it('restore refuses foreign and corrupt snapshots with a clear error; the kit then replays the turn', () => {
     const restore = adapter.translator.restore!;
     const good = mid();
-    expect(() => restore('{"cli":"pi"}')).toThrow('pi: not a pi translator snapshot v1 (found cli none, v none)');
+    expect(() => restore('{"cli":"pi"}')).toThrow('pi: not a pi translator snapshot v2 (found cli none, v none)');
     const codex = codexAdapter().translator;
-    expect(() => restore(codex.snapshot!(codex.init({ turnId: 't', rerun: false }))), 'codex\'s').toThrow('pi: not a pi translator snapshot v1 (found cli "codex", v 1)');
-    expect(() => restore({ ...good, v: 0 })).toThrow(/found cli "pi", v 0/);
-    expect(() => restore({ ...good, state: { ...good.state, block: 'one' } })).toThrow(/pi: corrupt translator snapshot:[\s\S]*block/);
-    expect(() => restore({ ...good, state: { ...good.state, tools: { c1: { name: 'bash', extra: 1 } } } })).toThrow(/pi: corrupt translator snapshot/);
+    expect(() => restore(codex.snapshot!(codex.init({ turnId: 't', rerun: false }))), 'codex\'s').toThrow('pi: not a pi translator snapshot v2 (found cli "codex", v 2)');
+    expect(() => restore({ ...good, v: 1 }), 'an older version').toThrow(/found cli "pi", v 1/);
+    expect(() => restore({ ...good, state: { ...good.state, stop: 1 } })).toThrow(/pi: corrupt translator snapshot:[\s\S]*stop/);
+    expect(() => restore({ ...good, state: { ...good.state, stream: { ...good.state.stream, calls: { c1: { toolName: 'bash', extra: 1 } } } } })).toThrow(/pi: corrupt translator snapshot/);
     expect(() => restore({ ...good, state: { ...good.state, lines: { stdout: { text: 'x' }, stderr: null } } })).toThrow(/pi: corrupt translator snapshot:[\s\S]*lines/);
     const corrupt = { seq: 20, adapter: { ...good, state: { ...good.state, total: { input: 5 } } }, toolCalls: [], approvals: [], unansweredParts: [] };
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, corrupt, new Set()), 'no restore: the session replays').toBeNull();
