@@ -40,6 +40,14 @@ export class StartGate {
     return true;
   }
 
+  /**
+   * A write a previous bridge journaled to this process (adoption reads the journal back): the next step's
+   * input counts as written, so its step waits for its line instead of being written again.
+   */
+  written(text: string): void {
+    if (this.#waiting === undefined && this.#steps[0]?.input === text) this.#waiting = this.#steps.shift()!.until;
+  }
+
   /** A whole stdout line: true when it opened the waiting step (call advance next). */
   line(text: string): boolean {
     const until = this.#waiting;

@@ -289,6 +289,7 @@ export class Supervisor {
     const options = this.#processes.options(launch);
     const proc = await adoptKept(adoption.dir, adoption.pid, launch, adoption.from, options, shell.events);
     const entry = shell.attach(proc);
+    entry.gate = adoption.start; // the handshake the previous bridge began: done steps are not held behind again
     entry.key = adoption.key;
     entry.cont = { ...adoption.cont };
     this.#processes.current = entry;
@@ -307,6 +308,8 @@ export class Supervisor {
       }
     }
     proc.begin();
+    entry.gate?.advance(adoption.turnId, (w) => this.#gateWrite(entry, w)); // a step the previous bridge had not written yet
+    if (entry.gate && !entry.gate.closed) entry.gate = null;
   }
 
   /**

@@ -2,8 +2,8 @@
 // decided and journaled `bridge-start {adopted}`): reads the journal from the
 // kept CLI's spawn (or its turn's start) to find where each capture stream's
 // journaled output ends (the last `off`), whether that piece was `cont`, and
-// (launch.inputAck) the turn's stdin writes and complete lines; then hands the
-// CLI to the supervisor. A keeper dir without its saved launch cannot be
+// (launch.inputAck) the turn's stdin writes and complete lines, and how far the
+// launch's handshake (launch `start`) got; then hands the CLI to the supervisor. A keeper dir without its saved launch cannot be
 // driven: its group is killed and the turn ends 'interrupted' as before.
 // Host tool calls of the adopted turn: those that came through the keeper's MCP
 // relay (their tool-call has `relay`) are carried over — the keeper holds each
@@ -18,6 +18,7 @@ import { keeperDir, readSavedLaunch } from './kept-process.ts';
 import { SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption } from './adoption.ts';
+import { StartGate } from '../supervisor/process-start.ts';
 import type { Supervisor } from '../supervisor/supervisor.ts';
 
 export async function adoptSurvivor(options: {
@@ -58,24 +59,30 @@ export async function adoptSurvivor(options: {
     cont: { stdout: false, stderr: false },
     history: [],
     aborting: false,
+    start: launch.start && launch.lifetime === 'session' ? new StartGate(launch.start) : null,
   };
+  const gate = adoption.start;
   const interruptInput = 'input' in launch.interrupt ? launch.interrupt.input : undefined;
   const turnScan = adopted.turnId !== null;
   const wantHistory = adopted.turnId !== null && launch.inputAck !== undefined;
   const from = Math.min(adopted.fromSeq, adopted.turnFirstSeq ?? adopted.fromSeq);
   const unanswered = new Set<string>();
+  /** The adopted turn's input while no stdin record shows it written (the handshake still held it). */
+  let heldInput: string | undefined;
   for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
     for (const line of batch) {
       const k = line.indexOf('"kind":"') + 8;
       const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
       const turnRecord =
-        turnScan && (line.startsWith('stdin"', k) || line.startsWith('signal"', k) || line.startsWith('tool-call"', k) || line.startsWith('tool-result"', k));
+        ((turnScan || gate?.closed) && line.startsWith('stdin"', k)) ||
+        (turnScan && (line.startsWith('signal"', k) || line.startsWith('tool-call"', k) || line.startsWith('tool-result"', k)));
       if (!output && !turnRecord && !line.startsWith('turn-start"', k)) continue;
       const record = JSON.parse(line) as JournalRecord;
       if (record.kind === 'turn-start') {
         // The host tools the CLI may call: the latest start's, i.e. the adopted turn's (the MCP endpoint is new).
         tools.length = 0;
         tools.push(...(record.data.tools ?? []));
+        if (record.turnId === adopted.turnId) heldInput = record.data.input;
         continue;
       }
       if (record.kind === 'tool-call') {
@@ -96,12 +103,15 @@ export async function adoptSurvivor(options: {
         continue;
       }
       if (record.kind === 'stdin') {
-        if (record.turnId !== adopted.turnId) continue;
+        if (gate?.closed && record.seq > adopted.spawnSeq) gate.written(record.data.text);
+        if (record.turnId === adopted.turnId && record.data.text === heldInput) heldInput = undefined;
+        if (adopted.turnId === null || record.turnId !== adopted.turnId) continue;
         if (record.data.text === interruptInput) adoption.aborting = true; // abort's interrupt input (stop ends the turn 'stopped' before any restart)
         else if (wantHistory) adoption.history.push({ stdin: record.data.text });
         continue;
       }
       if (record.kind !== 'stdout' && record.kind !== 'stderr') continue;
+      if (gate?.closed && record.kind === 'stdout' && record.seq > adopted.spawnSeq && record.data.cont !== true) gate.line(record.data.text);
       if (record.seq > adopted.spawnSeq && record.data.off !== undefined) {
         adoption.from[record.kind] = record.data.off;
         adoption.cont[record.kind] = record.data.cont === true;
@@ -122,6 +132,8 @@ export async function adoptSurvivor(options: {
       },
     });
   }
+  if (gate && !gate.closed) adoption.start = null;
+  else if (gate && heldInput && adopted.turnId !== null) gate.hold({ turnId: adopted.turnId, text: heldInput, ack: true }); // the old bridge's gate held it
   await options.supervisor.adopt(adoption);
   return { tools, calls: [...relayed.values()] };
 }

@@ -2,6 +2,7 @@
 // adopt-survivor.ts builds it from the keeper dir and the journal, Supervisor.adopt() runs it.
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
+import type { StartGate } from '../supervisor/process-start.ts';
 import type { KeptStart } from './kept-process.ts';
 
 /** A surviving CLI a restarted bridge takes over (see Supervisor.adopt()). */
@@ -20,4 +21,9 @@ export type Adoption = {
   history: Array<{ stdin: string } | { stream: OutputStream; line: string }>;
   /** The previous bridge had begun aborting the turn (its interrupt is journaled). */
   aborting: boolean;
+  /**
+   * The launch's handshake (launch `start`) where the journal leaves it: steps written and answered are
+   * done, so later writes are not held behind them; null without one, or once it finished.
+   */
+  start: StartGate | null;
 };

@@ -1,0 +1,105 @@
+// A surviving CLI whose launch has a handshake (launch `start`, as ACP's initialize): a bridge
+// SIGKILLed after the handshake, or while its answer is still outstanding, hands the CLI to the next
+// bridge, which neither writes the handshake again nor holds the turn's later input behind a step
+// that is done (docs/bridge-internals.md#process-start). Built bridge, real processes and sockets;
+// the CLI answers the handshake only once a file exists, so the crash point is chosen, not timed.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { launchSpecSchema, type JournalRecord } from '../../protocol/v1/index.ts';
+import { connectClient, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
+
+// Echoes each stdin line as {"got": line}; answers {"id":"init"} once the file in argv[1] exists;
+// a {"method":"prompt"} line ends the turn ({"done":true}).
+const CLI = `
+const fs = require('node:fs');
+const rl = require('node:readline').createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  console.log(JSON.stringify({ got: line }));
+  let msg; try { msg = JSON.parse(line); } catch { return; }
+  if (msg.method === 'init') {
+    const answer = () => (fs.existsSync(process.argv[1]) ? console.log(JSON.stringify({ id: 'init', result: {} })) : setTimeout(answer, 20));
+    answer();
+  }
+  if (msg.method === 'prompt') console.log(JSON.stringify({ done: true }));
+});
+setInterval(() => {}, 1000);`;
+
+const handshake = '{"id":"init","method":"init"}\n';
+
+const bridges: RunningBridge[] = [];
+const clients: TestClient[] = [];
+const groups: number[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
+  for (const pid of groups.splice(0)) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+});
+
+async function bridgeOn(stateDir?: string, cursor?: number): Promise<{ bridge: RunningBridge; client: TestClient }> {
+  const bridge = await startBridge(stateDir === undefined ? {} : { stateDir });
+  bridges.push(bridge);
+  const { client, hello } = await connectClient(bridge);
+  clients.push(client);
+  await client.attach(cursor ?? hello.lastSeq);
+  return { bridge, client };
+}
+
+function keeperPids(stateDir: string): number[] {
+  const root = join(stateDir, 'keepers');
+  return existsSync(root) ? readdirSync(root).map((name) => Number(readFileSync(join(root, name, 'keeper.pid'), 'utf8'))) : [];
+}
+
+const texts = (records: JournalRecord[], kind: 'stdin' | 'stdout') =>
+  records.filter((r): r is Extract<JournalRecord, { kind: typeof kind }> => r.kind === kind).map((r) => r.data.text);
+
+describe('launch start across a bridge SIGKILL (survive)', () => {
+  for (const when of ['after the handshake was answered', 'while the handshake answer is outstanding'] as const) {
+    it(`${when}: the adopting bridge writes the turn's next input once, not the handshake again`, { timeout: 60_000 }, async () => {
+      const dir = tempDir();
+      const answerFile = join(dir, 'answer-init');
+      const first = await bridgeOn();
+      const launch = launchSpecSchema.parse({
+        argv: [process.execPath, '-e', CLI, answerFile],
+        stdin: 'pipe',
+        lifetime: 'session',
+        survive: true,
+        turnEnd: [{ json: { path: ['done'], equals: true } }],
+        start: [{ input: handshake, until: [{ path: ['id'], equals: 'init' }] }],
+      });
+      await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: '{"method":"hello"}\n' });
+      const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+      if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+      await first.client.waitForRecord((r) => r.kind === 'stdin' && r.data.text === handshake);
+      if (when === 'after the handshake was answered') {
+        writeFileSync(answerFile, '');
+        // The gate opened: the held turn input went out after the answer.
+        await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === JSON.stringify({ got: '{"method":"hello"}' }));
+      }
+      for (const pid of keeperPids(first.bridge.stateDir)) groups.push(pid);
+      await first.bridge.kill('SIGKILL');
+
+      const second = await bridgeOn(first.bridge.stateDir, 0);
+      if (when === 'while the handshake answer is outstanding') writeFileSync(answerFile, '');
+      await second.client.request({ type: 'input', id: 'i', turnId: 't1', text: '{"method":"prompt"}\n' });
+      await second.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1', 30_000);
+      const records = second.client.records();
+      const stdin = texts(records, 'stdin');
+      expect(stdin.filter((t) => t === handshake), 'the handshake written once, by the first bridge').toHaveLength(1);
+      expect(stdin.at(-1)).toBe('{"method":"prompt"}\n');
+      const got = texts(records, 'stdout').filter((t) => t.startsWith('{"got"'));
+      // The turn's input: written after the answer by the first bridge, or (its gate held it when it died) by the second.
+      expect(got, 'the CLI read each write once, in order').toEqual(
+        [handshake, '{"method":"hello"}\n', '{"method":"prompt"}\n'].map((line) => JSON.stringify({ got: line.trimEnd() })),
+      );
+      const end = records.find((r) => r.kind === 'turn-end' && r.turnId === 't1');
+      expect(end?.kind === 'turn-end' && end.data.reason).toBe('matched');
+    });
+  }
+});
