@@ -35,7 +35,5 @@ sharedE2eCases(env, {
     'doCompact between turns from a re-attached host: the next turn carries the compaction part; the model gets the summary': 'ACP has no compaction request (doCompact is refused with HarnessCapabilityUnsupportedError)',
     'survive on: bridge SIGKILL mid-turn, resumed in a fresh host: the adopted CLI finishes the turn (replay rung only, nothing recomputed, the parts equal an uninterrupted run) and serves the next turn':
       "the adopted agent's model stream went through the dead bridge's egress proxy: codex-acp retries the request, so the reply starts over (a raw retry notice, then 'slow 1' again) and cannot equal an uninterrupted run",
-    'survive on: an approval pending at the bridge SIGKILL survives it (the kept CLI still waits; the host answers it after the resume; the tool runs once; replay rung only)':
-      "not yet for ACP: after adoption the agent's pending session/request_permission is not asked of the host again (the adapter's responder answers permission requests from its own state), and the turn waits until the 180 s test timeout: docs/acp.md#cases",
   },
 });
