@@ -32,7 +32,7 @@ sharedE2eCases(env, {
   name: 'claude-code-acp',
   deniedResult: 'User refused permission to run tool',
   compactionSummary: /Scripted summary/,
-  translatorSnapshots: false,
+  translatorSnapshots: true,
   skip: {
     'stop, then resume the thread in a new bridge: the model sees the earlier conversation': flakyLoad,
     'stop, then resume in a new bridge and run the next prompt on the same CLI thread': flakyLoad,

@@ -26,7 +26,7 @@ sharedE2eCases(env, {
   modelId: 'gpt-5.5',
   deniedResult: 'declined',
   compactionSummary: /^$/,
-  translatorSnapshots: false,
+  translatorSnapshots: true,
   skip: {
     'approval round trip (deny) with allow-reads': abortOnlyReject,
     'an approval denial reaches the CLI: the tool does not run, its result is an error, the turn finishes stop': abortOnlyReject,

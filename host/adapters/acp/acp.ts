@@ -8,13 +8,15 @@
 // session/update notifications.
 import { posix } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
+import { z } from 'zod';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import { defineCliAdapter, type CliAdapter, type CliPackage, type LaunchContext } from '../../adapter-kit/adapter.ts';
 import { cliBinPath, npmCli } from '../../adapter-kit/cli-launch.ts';
-import { createLineBuffers, readJsonLine, type LineBuffers } from '../../adapter-kit/json-lines.ts';
-import { createStreamState, partWriter, type StreamState } from '../../adapter-kit/part-writer.ts';
+import { createLineBuffers, readJsonLine } from '../../adapter-kit/json-lines.ts';
+import { createStreamState, partWriter } from '../../adapter-kit/part-writer.ts';
+import { lineBuffersSchema, snapshotCodec, streamStateSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
 import { jsonRpc, type CliRequest, type Responder, type ResponderIo } from '../../adapter-kit/responder.ts';
 import { countsFromInclusiveInput, usageFromCounts } from '../../adapter-kit/usage.ts';
 import { acpBuiltinTools, acpToolName } from './tools.ts';
@@ -49,24 +51,26 @@ export type AcpAgentOptions = {
   survive?: boolean;
 };
 
-type ToolCall = { name: string; input: JSONValue; emitted: boolean; paths: string[] };
-
-export type AcpState = {
-  lines: LineBuffers;
-  stream: StreamState;
-  modelId: string | undefined;
+/** What a snapshot holds: the state but `modelId` (configuration: restore takes the adapter's own). */
+const snapshotShape = {
+  lines: lineBuffersSchema,
+  stream: streamStateSchema,
   /** The ACP sessionId this turn prompts (read from our session/prompt or session/load). */
-  sessionId: string | null;
+  sessionId: z.string().nullable(),
   /** Our session/load is in flight in this turn: the history it replays as updates is not this turn's. */
-  loading: boolean;
+  loading: z.boolean(),
   /** The prompt said allow-all: the responder answers permission requests, no approval part. */
-  allowAll: boolean;
-  tools: Record<string, ToolCall>;
+  allowAll: z.boolean(),
+  /** The agent's own calls by toolCallId, until their result: name and input so far, whether the call part went out, the files an edit touches. */
+  tools: z.record(z.string(), z.strictObject({ name: z.string(), input: z.json(), emitted: z.boolean(), paths: z.array(z.string()) })),
   /** Tool call ids of the bridge's own MCP server in this turn. */
-  hostCalls: Record<string, true>;
+  hostCalls: z.record(z.string(), z.literal(true)),
   /** approvalId → the request's JSON-RPC id and the options to pick. */
-  approvals: Record<string, { id: string | number; allow: string | null; reject: string | null }>;
+  approvals: z.record(z.string(), z.strictObject({ id: z.union([z.string(), z.number()]), allow: z.string().nullable(), reject: z.string().nullable() })),
 };
+const snapshotVersion = 1;
+export type AcpState = SnapshotState<typeof snapshotShape> & { modelId: string | undefined };
+type ToolCall = AcpState['tools'][string];
 
 const hostServerPrefix = 'mcp__host__';
 /**
@@ -155,7 +159,7 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     // The responder allows it: allow-all, or a call of the bridge's own MCP server (the host answers the call itself).
     if (s.allowAll || isHostCall(params.toolCall as rpc.AcpUpdate)) return { state: s, parts };
     const toolCallId = params.toolCall.toolCallId;
-    const call = (s.tools[toolCallId] ??= { name: acpToolName(params.toolCall as rpc.AcpUpdate), input: (params.toolCall.rawInput as JSONValue) ?? {}, emitted: false, paths: [] });
+    const call = (s.tools[toolCallId] ??= { name: acpToolName(params.toolCall as rpc.AcpUpdate), input: (params.toolCall.rawInput as ToolCall['input']) ?? {}, emitted: false, paths: [] });
     emitCall(s, out, toolCallId, call);
     const options = params.options ?? [];
     // The first kind listed that the agent offers: once before always (the host approves this call, not the tool for good).
@@ -291,6 +295,7 @@ export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
     translator: {
       init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: o.modelId, sessionId: null, loading: false, allowAll: false, tools: {}, hostCalls: {}, approvals: {} }),
       step,
+      ...snapshotCodec(o.id, snapshotVersion, snapshotShape, { modelId: o.modelId }),
     },
   });
 }

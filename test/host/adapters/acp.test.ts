@@ -2,10 +2,13 @@
 // (test/e2e/claude-code-acp.e2e.test.ts runs the real agents): the translator (deterministic,
 // every part valid; session/load's history replay dropped; host MCP calls left to the kit; a
 // call emitted once its input is known; file-change from edit diffs; permissions as approvals
-// unless allow-all), the encoders and the launch's handshake, and the responder's answers.
+// unless allow-all), its snapshots at every cut point, the encoders and the launch's handshake, and
+// the responder's answers.
+import type { JSONValue } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { acpAdapter, type AcpState } from '../../../host/adapters/acp/acp.ts';
 import type { ResponderIo } from '../../../host/adapter-kit/responder.ts';
+import { checkEveryCutResumes } from '../../../host/testing/every-cut.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
@@ -83,6 +86,29 @@ describe('acp translator', () => {
       { type: 'error', error: { message: 'the agent refused session/prompt: Session not found' } },
       { type: 'finish', finishReason: { unified: 'error', raw: 'session/prompt refused' }, totalUsage: expect.any(Object) },
     ]);
+  });
+});
+
+describe('acp translator snapshots', () => {
+  for (const mode of ['allow-all', 'allow-reads'] as const) {
+    it(`${mode}: every cut point k — snapshot, restore in a fresh translator, the rest: exactly the uninterrupted parts`, () => {
+      expect(checkEveryCutResumes(() => adapter, turn(mode), mode)).toBe(turn(mode).length + 1);
+    });
+  }
+
+  it('the snapshot is plain JSON without the model id (restore takes the adapter\'s own); foreign and corrupt ones are refused', () => {
+    const records = turn('allow-reads');
+    let state = adapter.translator.init({ turnId: 't', rerun: false });
+    for (const r of records.slice(0, 8)) state = adapter.translator.step(state, r).state;
+    const snapshot = JSON.parse(JSON.stringify(adapter.translator.snapshot!(state))) as { cli: string; v: number; state: Record<string, JSONValue> };
+    expect(snapshot).toMatchObject({ cli: 'my-agent', v: 1, state: { sessionId: sid, allowAll: false, approvals: { 'acp-approval-0': { id: 0, allow: 'allow', reject: 'reject' } } } });
+    expect(snapshot.state.modelId).toBeUndefined();
+    const other = acpAdapter({ id: 'my-agent', command: ['my-agent'], modelId: 'm-2' });
+    const restored = other.translator.restore!(snapshot);
+    expect(restored.modelId).toBe('m-2');
+    expect(other.encodeApproval!({ approvalId: 'acp-approval-0', approved: true }, restored)).toBe(adapter.encodeApproval!({ approvalId: 'acp-approval-0', approved: true }, state));
+    expect(() => acpAdapter({ id: 'their-agent', command: ['x'] }).translator.restore!(snapshot)).toThrow(/not a their-agent translator snapshot v1 \(found cli "my-agent", v 1\)/);
+    expect(() => adapter.translator.restore!({ ...snapshot, state: { ...snapshot.state, hostCalls: { h1: false } } })).toThrow(/my-agent: corrupt translator snapshot:[\s\S]*hostCalls/);
   });
 });
 
