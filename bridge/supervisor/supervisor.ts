@@ -32,8 +32,7 @@ import { loadPty, type PtyImporter } from './pty.ts';
 import { spawnPipes, spawnPty, type SupervisorLogger } from './supervised-process.ts';
 import type { Adoption } from '../survive/adoption.ts';
 import { adoptKept, KeptProcess, spawnKept } from '../survive/kept-process.ts';
-import type { RelaySpec } from '../survive/mcp-relay.ts';
-import { relayLaunch } from '../survive/relay-launch.ts';
+import { keptLaunch } from '../survive/relay-launch.ts';
 import { randomBytes } from 'node:crypto';
 import type { OutputStream } from './output-line.ts';
 import { entryKey, newEntry, ptyLines, survivorKey, type EntryHandlers, type ProcEntry } from './proc-entry.ts';
@@ -159,14 +158,9 @@ export class Supervisor {
     }
 
     // What is spawned is the jail's launch (docs/security.md): the CLI's dirs, its uid, its namespace.
-    // The host's launch stays what is journaled and what reuse compares.
-    // A kept CLI's MCP URL names its keeper's relay, so a call in flight outlives this bridge (survive/relay-launch.ts).
-    // Not from a network namespace: its only way out is this bridge's egress proxy, which dies with the bridge
-    // (docs/bridge-internals.md#survive-mcp-relay).
+    // The host's launch stays what is journaled and what reuse compares; a kept CLI's MCP URL may name its keeper's relay.
     const keeperId = randomBytes(6).toString('hex');
-    let toJail = launch;
-    let relay: RelaySpec | undefined;
-    if (launch.survive === true && launch.io.mode !== 'pty' && this.#jail.egress === undefined) ({ launch: toJail, relay } = await relayLaunch(launch, keeperId));
+    const { launch: toJail, relay } = await keptLaunch(launch, keeperId, this.#jail.egress !== undefined);
     const preparing = this.#jail.prepare(toJail);
     const jailed: Jailed = preparing instanceof Promise ? await preparing : preparing;
     if (this.#turn !== turn || turn.ending) {

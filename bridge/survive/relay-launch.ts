@@ -42,3 +42,13 @@ export async function relayLaunch(launch: LaunchSpec, idPrefix: string): Promise
     },
   };
 }
+
+/**
+ * What a CLI is jailed with: a kept one (launch `survive`, pipes) gets its MCP URL pointed at its keeper's relay,
+ * so a call in flight outlives the bridge. Not in a network namespace: there its only way out is the bridge's
+ * egress proxy, which dies with the bridge (docs/bridge-internals.md#survive-mcp-relay).
+ */
+export async function keptLaunch(launch: LaunchSpec, keeperId: string, namespaced: boolean): Promise<{ launch: LaunchSpec; relay?: RelaySpec }> {
+  if (launch.survive !== true || launch.io.mode === 'pty' || namespaced) return { launch };
+  return relayLaunch(launch, keeperId);
+}
