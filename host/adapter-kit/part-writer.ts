@@ -1,8 +1,11 @@
 // Keeps a translator's output well-formed so an adapter only says what
 // happened: stream-start before anything else, text/reasoning blocks opened,
 // fed and closed one at a time, one finish per turn, and the generic ending of
-// a turn the CLI never finished itself. The state is plain data kept inside the
-// translator's state; steps, usage and ids are the adapter's.
+// a turn the CLI never finished itself. It also keeps the bookkeeping most
+// CLIs need: blocks and streaming tool inputs keyed by the CLI's own ids,
+// builtin calls until their result, held steps and the turn's summed usage.
+// The state is plain data kept inside the translator's state (streamStateSchema
+// in snapshot.ts); when a step ends and what ids mean is the adapter's.
 // Raw parts that come before the stream starts (a stderr warning before the
 // CLI's init line) are held until it does, so the stream-start that follows
 // still carries the modelId the init line names.
