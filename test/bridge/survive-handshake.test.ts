@@ -76,7 +76,9 @@ describe('launch start across a bridge SIGKILL (survive)', () => {
       await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: '{"method":"hello"}\n' });
       const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
       if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
-      await first.client.waitForRecord((r) => r.kind === 'stdin' && r.data.text === handshake);
+      // The CLI echoed the handshake: it reached the CLI before the kill (a write journaled in the instant
+      // before a SIGKILL may still be on its way to the keeper; that is not what this test is about).
+      await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === JSON.stringify({ got: handshake.trimEnd() }));
       if (when === 'after the handshake was answered') {
         writeFileSync(answerFile, '');
         // The gate opened: the held turn input went out after the answer.
