@@ -3,7 +3,8 @@
 // kept CLI's spawn (or its turn's start) to find where each capture stream's
 // journaled output ends (the last `off`), whether that piece was `cont`, and
 // (launch.inputAck) the turn's stdin writes and complete lines, and how far the
-// launch's handshake (launch `start`) got; then hands the CLI to the supervisor. A keeper dir without its saved launch cannot be
+// launch's handshake (launch `start`) got; then hands the CLI to the
+// supervisor. A keeper dir without its saved launch cannot be
 // driven: its group is killed and the turn ends 'interrupted' as before.
 // Host tool calls of the adopted turn: those that came through the keeper's MCP
 // relay (their tool-call has `relay`) are carried over — the keeper holds each
@@ -59,9 +60,10 @@ export async function adoptSurvivor(options: {
     cont: { stdout: false, stderr: false },
     history: [],
     aborting: false,
-    start: launch.start && launch.lifetime === 'session' ? new StartGate(launch.start) : null,
+    start: null,
   };
-  const gate = adoption.start;
+  /** The handshake replayed from the journal: what the previous bridge wrote and what answered it. */
+  const gate = launch.start && launch.lifetime === 'session' ? new StartGate(launch.start) : null;
   const interruptInput = 'input' in launch.interrupt ? launch.interrupt.input : undefined;
   const turnScan = adopted.turnId !== null;
   const wantHistory = adopted.turnId !== null && launch.inputAck !== undefined;
@@ -132,8 +134,10 @@ export async function adoptSurvivor(options: {
       },
     });
   }
-  if (gate && !gate.closed) adoption.start = null;
-  else if (gate && heldInput && adopted.turnId !== null) gate.hold({ turnId: adopted.turnId, text: heldInput, ack: true }); // the old bridge's gate held it
+  if (gate?.closed) {
+    adoption.start = gate;
+    if (heldInput && adopted.turnId !== null) gate.hold({ turnId: adopted.turnId, text: heldInput, ack: true }); // the old bridge's gate held it
+  }
   await options.supervisor.adopt(adoption);
   return { tools, calls: [...relayed.values()] };
 }

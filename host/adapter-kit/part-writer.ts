@@ -99,8 +99,7 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
     const id = state.inputs?.[key];
     if (id === undefined) return;
     push({ type: 'tool-input-end', id });
-    delete state.inputs![key];
-    if (Object.keys(state.inputs!).length === 0) delete state.inputs;
+    dropEntry(state, 'inputs', String(key));
   };
   const finish = (finishReason: LanguageModelV4FinishReason, totalUsage = state.total ? usageFromCounts(state.total) : noUsage, harnessMetadata?: HarnessV1Metadata) => {
     close();
@@ -151,8 +150,7 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
     toolResult: (toolCallId: string, result: Omit<LanguageModelV4ToolResult, 'type' | 'toolCallId' | 'toolName'>): ToolCallMemo | undefined => {
       const memo = state.calls?.[toolCallId];
       if (!memo) return undefined;
-      delete state.calls![toolCallId];
-      if (Object.keys(state.calls!).length === 0) delete state.calls;
+      dropEntry(state, 'calls', toolCallId);
       push({ type: 'tool-result', toolCallId, toolName: memo.toolName, ...result });
       if (!result.isError && memo.path !== undefined && memo.fileEvent) push({ type: 'file-change', event: memo.fileEvent, path: memo.path });
       return memo;
@@ -201,6 +199,14 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
       finish({ unified: 'error', raw: reason });
     },
   };
+}
+
+/** Removes `key` from one of the state's optional maps, and the map once empty (absent when none, as snapshots expect). */
+function dropEntry(state: StreamState, map: 'inputs' | 'calls', key: string): void {
+  const entries = state[map];
+  if (!entries) return;
+  delete entries[key];
+  if (Object.keys(entries).length === 0) delete state[map];
 }
 
 /**
