@@ -22,6 +22,9 @@ import { namespaceSupport } from './jail/srt.ts';
 import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
+// Keeper mode loads this stage for a namespaced kept CLI's egress proxy (survive/keeper.ts).
+export { startKeptEgress } from './jail/kept-egress.ts';
+
 const logLevels: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
 
 export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {

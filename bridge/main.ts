@@ -274,7 +274,7 @@ function installCrashHandlers(log: EarlyLog): void {
 
 if (process.argv[2] === '--keeper' && process.argv[3] !== undefined) {
   // Keeper mode (launch `survive`): this same file runs a CLI for bridges (keeper.ts).
-  runKeeper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
+  runKeeper(process.argv[3], async () => (await loadAfterReady()).startKeptEgress).catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
 } else if (process.argv[2] === '--jail-helper' && process.argv[3] !== undefined) {
   // Jail helper mode: sandbox-runtime as a library for one bridge, as its CLIs' uid (jail/jail-helper.ts).
   runJailHelper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `jail helper failed: ${error instanceof Error ? error.message : String(error)}`));

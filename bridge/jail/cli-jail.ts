@@ -9,6 +9,7 @@ import type { IsolationMode, IsolationReport } from '../../protocol/v1/isolation
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { AgentUser } from './agent-user.ts';
 import type { EgressProxy } from './egress-proxy.ts';
+import type { KeptEgressSpec } from './kept-egress.ts';
 import type { PolicyState } from './policy.ts';
 import { blockedAncestor, cliDirs, handOver, handOverRefusal, openStateDirPath, prepareArea } from './cli-dirs.ts';
 
@@ -23,6 +24,8 @@ export type Jailed =
       release?: () => void;
       /** How signals reach the CLI (inside a namespace the spawned process is srt, not the CLI). */
       signal?: (pid: number, signal: NodeJS.Signals) => boolean;
+      /** A kept CLI in a network namespace: the egress proxy its keeper runs (kept-egress.ts). */
+      keptEgress?: KeptEgressSpec;
     }
   | { ok: false; message: string };
 

@@ -85,6 +85,7 @@ export class EgressProxy {
   #policy = new CompiledPolicy({ mode: 'allow-all' });
   #mcpPort: number | undefined;
   readonly #bridgePorts = new Set<number>();
+  #bridgePortNow: (() => number | undefined) | null = null;
   #localAddresses: BlockList | null = null;
   readonly counts: EgressCounts = { allowed: 0, refused: 0, byReason: {} };
   readonly #sockets = new Set<Socket>();
@@ -98,19 +99,8 @@ export class EgressProxy {
     this.#http.on('clientError', (_error, socket: Socket) => socket.destroy());
   }
 
-  /** Listens on 127.0.0.1, on `preferred` when it is free, else on any free port; resolves with the port. */
-  async listen(preferred?: number): Promise<number> {
-    if (preferred !== undefined && Number.isInteger(preferred) && preferred > 0 && preferred < 65_536) {
-      try {
-        return await this.#listenOn(preferred);
-      } catch {
-        // taken: any port (a surviving CLI's relay then points at a dead port; it is told by its connections failing)
-      }
-    }
-    return this.#listenOn(0);
-  }
-
-  #listenOn(port: number): Promise<number> {
+  /** Listens on 127.0.0.1:`port` (0: any free port); resolves with the port, rejects when it is taken. */
+  listen(port = 0): Promise<number> {
     return new Promise((resolve, reject) => {
       this.#server.once('error', reject);
       this.#server.listen(port, '127.0.0.1', () => {
@@ -144,6 +134,15 @@ export class EgressProxy {
     this.#bridgePorts.add(port);
   }
 
+  get bridgePorts(): number[] {
+    return [...this.#bridgePorts];
+  }
+
+  /** Where the current bridge's host-socket port is read at each decision (a kept CLI's proxy outlives bridges: jail/kept-egress.ts). */
+  watchBridgePort(read: () => number | undefined): void {
+    this.#bridgePortNow = read;
+  }
+
   close(): Promise<void> {
     for (const socket of this.#sockets) socket.destroy();
     return new Promise((resolve) => this.#server.close(() => resolve()));
@@ -166,7 +165,7 @@ export class EgressProxy {
         return { ok: false, reason: 'unresolvable' };
       }
     }
-    if (this.#bridgePorts.has(port)) addresses = addresses.filter((a) => !this.#isLocal(a));
+    if (this.#bridgePorts.has(port) || this.#bridgePortNow?.() === port) addresses = addresses.filter((a) => !this.#isLocal(a));
     if (addresses.length === 0) return { ok: false, reason: 'bridge-socket' };
     if (policy.mode === 'allow-all') return { ok: true, address: addresses[0]! };
     const surviving = addresses.filter((a) => !policy.addressDenied(a));

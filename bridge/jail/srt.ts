@@ -7,11 +7,12 @@
 //   this bridge's bootstrap dir (the CLI may be installed there) and the CLI's own areas;
 // - its own pids only, so no /proc of the bridge, and `kill -9 -1` ends nothing outside;
 // - no network but srt's proxy ports, which srt connects to this bridge's egress proxy
-//   (egress-proxy.ts: the network policy, the MCP endpoint always, the host socket never).
+//   (egress-proxy.ts: the network policy, the MCP endpoint always, the host socket never), or for
+//   a kept CLI (launch `survive`) to its keeper's (kept-egress.ts), which outlives the bridge.
 // The probe here runs once per bridge, in stage 2: srt and its Debian packages present, and
 // bubblewrap able to make the namespaces as the CLI's uid.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -20,7 +21,9 @@ import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import type { AgentUser } from './agent-user.ts';
 import { blockedAncestor } from './cli-dirs.ts';
 import type { Jailed, NamespaceWrap } from './cli-jail.ts';
+import { freePort } from '../free-port.ts';
 import { EgressProxy, type EgressLog } from './egress-proxy.ts';
+import type { KeptEgressSpec } from './kept-egress.ts';
 import { onPath } from './jail-args.ts';
 import { signalJailed } from './jail-signals.ts';
 import { JailHelper } from './jail-helper.ts';
@@ -101,17 +104,7 @@ export async function namespaceSupport(options: {
   const egress = new EgressProxy(options.log);
   const stateDir = resolve(options.stateDir);
   const settingsDir = join(stateDir, 'jail');
-  // The same port as the previous bridge on this state dir when free: a surviving CLI's srt relays to it.
-  const portFile = join(settingsDir, 'egress-port');
-  let previous: number | undefined;
-  try {
-    previous = Number(readFileSync(portFile, 'utf8'));
-  } catch {
-    previous = undefined;
-  }
-  await egress.listen(previous);
-  mkdirSync(settingsDir, { recursive: true, mode: 0o711 });
-  writeFileSync(portFile, String(egress.port), { mode: 0o600 });
+  await egress.listen();
   const hidden = hiddenDirs(stateDir, options.policyFile);
   const bootstrap = dirname(resolve(options.bridgeFile));
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
@@ -174,17 +167,27 @@ export async function namespaceSupport(options: {
       };
     }
     // A CLI that outlives the bridge (launch survive) gets an srt process of its own, which lives as long
-    // as it does: the helper's relays end with the bridge.
+    // as it does (the helper's relays end with the bridge), and leads to its keeper's egress proxy
+    // (kept-egress.ts), which outlives the bridge too: its model stream and its MCP requests survive a crash.
+    const keptPort = await freePort();
     mkdirSync(settingsDir, { recursive: true, mode: 0o711 });
     chmodSync(settingsDir, 0o711);
     const file = join(settingsDir, `${process.pid}-${++counter}.json`);
-    writeFileSync(file, JSON.stringify(settings), { mode: 0o644 });
+    writeFileSync(file, JSON.stringify({ ...settings, network: { ...network, httpProxyPort: keptPort, socksProxyPort: keptPort } }), { mode: 0o644 });
     chmodSync(file, 0o644); // srt reads it as the CLI's uid; the jail itself never sees it (the state dir is hidden)
+    const keptEgress: KeptEgressSpec = {
+      port: keptPort,
+      ...(mcpPort === undefined ? {} : { mcpPort }),
+      ...(options.policyFile === undefined ? {} : { policyFile: resolve(options.policyFile) }),
+      bridgePorts: egress.bridgePorts,
+      stateDir,
+    };
     return {
       ok: true,
       launch: { ...launch, env: { ...launch.env, ...jailEnv }, argv: [process.execPath, found.cli, '--settings', file, '--', ...inner] },
       release: () => rmSync(file, { force: true }),
       signal: signalJailed,
+      keptEgress,
     };
   };
   return { ok: true, wrap, egress, close: () => started?.close() };

@@ -160,7 +160,7 @@ export class Supervisor {
     // What is spawned is the jail's launch (docs/security.md): the CLI's dirs, its uid, its namespace.
     // The host's launch stays what is journaled and what reuse compares; a kept CLI's MCP URL may name its keeper's relay.
     const keeperId = randomBytes(6).toString('hex');
-    const { launch: toJail, relay } = await keptLaunch(launch, keeperId, this.#jail.egress !== undefined);
+    const { launch: toJail, relay } = await keptLaunch(launch, keeperId);
     const preparing = this.#jail.prepare(toJail);
     const jailed: Jailed = preparing instanceof Promise ? await preparing : preparing;
     if (this.#turn !== turn || turn.ending) {
@@ -193,7 +193,7 @@ export class Supervisor {
     } else if (launch.survive === true) {
       if (this.#stateDir === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
       const shell = newEntry(launch, this.#handlers);
-      const spawned = await spawnKept(this.#stateDir, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay);
+      const spawned = await spawnKept(this.#stateDir, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay, jailed.keptEgress);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
       if (relay && toJail.env) entry.secretsEnv = toJail.env; // stdin placeholders name the relay's URL, as the CLI's env does

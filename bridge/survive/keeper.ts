@@ -10,13 +10,25 @@
 // node:fs/node:net are imported dynamically, in keeper mode only.
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
+import type { KeptEgress, KeptEgressSpec } from '../jail/kept-egress.ts';
 import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
 /** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
-export type KeeperSpec = { argv: string[]; cwd?: string; stdin: 'pipe' | 'null'; exitDrainMs: number; uid?: number; gid?: number; jailed?: boolean; mcp?: RelaySpec };
+/** `egress`: the CLI is in a network namespace whose only way out is this keeper's egress proxy (jail/kept-egress.ts). */
+export type KeeperSpec = {
+  argv: string[];
+  cwd?: string;
+  stdin: 'pipe' | 'null';
+  exitDrainMs: number;
+  uid?: number;
+  gid?: number;
+  jailed?: boolean;
+  mcp?: RelaySpec;
+  egress?: KeptEgressSpec;
+};
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
 export const KEEPER_FILES = {
@@ -62,7 +74,10 @@ export function keeperSocketPath(dir: string): { path: string; release(): void }
   };
 }
 
-export async function runKeeper(given: string): Promise<void> {
+/** How the keeper gets the egress proxy: from stage 2's bundle (main.ts), so that only keepers of namespaced CLIs load it. */
+export type LoadKeptEgress = () => Promise<(spec: KeptEgressSpec, keeperId: string) => Promise<KeptEgress>>;
+
+export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Promise<void> {
   const { spawn } = await import('node:child_process');
   const { readFileSync } = await import('node:fs');
   const { resolve } = await import('node:path');
@@ -90,6 +105,16 @@ export async function runKeeper(given: string): Promise<void> {
       relay = await startMcpRelay(spec.mcp, process.env[MCP_ENV_V1.tokenEnvVar]);
     } catch (error) {
       say({ error: `keeper MCP relay: cannot listen on 127.0.0.1:${spec.mcp.listenPort}: ${(error as Error).message}` });
+      process.exit(0);
+    }
+  }
+  let egress: KeptEgress | undefined;
+  if (spec.egress) {
+    try {
+      egress = await (await loadEgress())(spec.egress, basename(dir));
+    } catch (error) {
+      relay?.close();
+      say({ error: `keeper egress proxy: cannot listen on 127.0.0.1:${spec.egress.port}: ${(error as Error).message}` });
       process.exit(0);
     }
   }
@@ -201,6 +226,7 @@ export async function runKeeper(given: string): Promise<void> {
     writeFileSync(`${path}.tmp`, line, { mode: 0o600 });
     renameSync(`${path}.tmp`, path);
     relay?.close();
+    void egress?.close();
     server.close();
     const socket = bridge;
     if (socket === null || socket.destroyed) process.exit(0);

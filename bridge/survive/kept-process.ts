@@ -18,6 +18,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import type { RelaySpec } from './mcp-relay.ts';
+import type { KeptEgressSpec } from '../jail/kept-egress.ts';
 import { LineSplitter } from '../supervisor/line-splitter.ts';
 import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
@@ -53,6 +54,8 @@ export async function spawnKept(
   spawnAs: LaunchSpec = launch,
   /** The keeper relays the CLI's MCP requests (mcp-relay.ts); spawnAs's MCP URL names its port. */
   relay?: RelaySpec,
+  /** The keeper runs the CLI's egress proxy (a kept CLI in a network namespace: jail/kept-egress.ts). */
+  egress?: KeptEgressSpec,
 ): Promise<KeptSpawn> {
   const dir = resolve(keeperDir(stateDir, id));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -71,6 +74,7 @@ export async function spawnKept(
     ...options.credentials,
     ...(options.signal ? { jailed: true } : {}),
     ...(relay ? { mcp: relay } : {}),
+    ...(egress ? { egress } : {}),
   };
   writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
   const { env: _env, ...withoutEnv } = launch;

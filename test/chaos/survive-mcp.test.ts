@@ -2,8 +2,10 @@
 // MCP relay, docs/bridge-internals.md#survive-mcp-relay): the bridge is killed before the call,
 // while it waits for the host, or right after the host answered — once or twice — and the next
 // bridge adopts the CLI. Each schedule counts what reached the CLI: the host's answer exactly once,
-// one tool-call and one tool-result in the journal, the turn ending with the CLI's exit 0.
+// one tool-call and one tool-result in the journal, the turn ending with the CLI's exit 0. Half the
+// schedules run the CLI in a network namespace, where the relay is reached through the keeper's egress proxy.
 // HB_SURVIVE_MCP_SEED fixes the seed; HB_CHAOS_SCALE scales the schedule count.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,15 +16,18 @@ import { seeded } from './fuzz-frames.ts';
 
 const seed = Number(process.env.HB_SURVIVE_MCP_SEED ?? Date.now() % 2 ** 31);
 const schedules = scaled(24, 4);
-const isolation = ['--isolation', process.getuid?.() === 0 ? 'uid' : 'none']; // outside a network namespace: the relay is used
+// Odd schedules run the CLI in a network namespace (the default isolation as root with bubblewrap), whose only way
+// to the relay is its keeper's egress proxy (docs/security.md#survive-namespace); even ones outside one (uid).
+const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0;
+const isolationOf = (n: number) => (n % 2 === 1 && canNamespace ? ['--isolation', 'uid+namespace'] : ['--isolation', process.getuid?.() === 0 ? 'uid' : 'none']);
 const tool = { name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
 const when = ['before-call', 'pending', 'answered'] as const;
 
 const live = { bridges: [] as RunningBridge[], clients: [] as TestClient[], groups: [] as number[], keepers: [] as string[] };
-const figures = { schedules: 0, kills: 0, byWhen: { 'before-call': 0, pending: 0, answered: 0 } as Record<(typeof when)[number], number>, twice: 0, lost: 0, doubled: 0 };
+const figures = { schedules: 0, namespaced: 0, kills: 0, byWhen: { 'before-call': 0, pending: 0, answered: 0 } as Record<(typeof when)[number], number>, twice: 0, lost: 0, doubled: 0 };
 
-async function bridgeOn(stateDir?: string): Promise<{ bridge: RunningBridge; client: TestClient }> {
-  const bridge = await startBridge({ ...(stateDir === undefined ? {} : { stateDir }), args: isolation });
+async function bridgeOn(n: number, stateDir?: string): Promise<{ bridge: RunningBridge; client: TestClient }> {
+  const bridge = await startBridge({ ...(stateDir === undefined ? {} : { stateDir }), args: isolationOf(n) });
   live.bridges.push(bridge);
   const { client, hello } = await connectClient(bridge);
   live.clients.push(client);
@@ -42,8 +47,9 @@ async function schedule(n: number, random: () => number): Promise<void> {
   const delayMs = Math.floor(random() * 200);
   const answer = `ANSWER-${n}`;
   figures.byWhen[kill]++;
+  if (isolationOf(n).includes('uid+namespace')) figures.namespaced++;
   if (twice) figures.twice++;
-  let { bridge, client } = await bridgeOn();
+  let { bridge, client } = await bridgeOn(n);
   const stateDir = bridge.stateDir;
   const turnId = `t${n}`;
   await client.request({
@@ -66,7 +72,7 @@ async function schedule(n: number, random: () => number): Promise<void> {
   for (let k = 0; k < (twice ? 2 : 1); k++) {
     await bridge.kill('SIGKILL');
     figures.kills++;
-    ({ bridge, client } = await bridgeOn(stateDir));
+    ({ bridge, client } = await bridgeOn(n, stateDir));
     if (k === 0 && twice) await client.waitForRecord((r) => r.kind === 'tool-call' || r.kind === 'turn-end', 20_000); // the second kill lands with the call made (or the turn over)
   }
   // The host of the last bridge answers whatever call still waits (the re-delivered one, or the call made after the kill).
@@ -81,7 +87,7 @@ async function schedule(n: number, random: () => number): Promise<void> {
   const gotAnswer = read.filter((line) => line.includes(answer));
   if (gotAnswer.length === 0) figures.lost++;
   if (calls.length > 1 || results.length > 1 || read.length > 1) figures.doubled++;
-  const where = `schedule ${n} (kill ${kill}${twice ? ' twice' : ''}, delay ${delayMs} ms, seed ${seed})`;
+  const where = `schedule ${n} (${isolationOf(n)[1]}, kill ${kill}${twice ? ' twice' : ''}, delay ${delayMs} ms, seed ${seed})`;
   expect(end.data, where).toEqual({ reason: 'exit', code: 0 });
   expect(calls, `${where}: one tool-call`).toHaveLength(1);
   expect(results.map((r) => r.data.output), `${where}: one result, the host's`).toEqual([answer]);
@@ -93,7 +99,7 @@ async function schedule(n: number, random: () => number): Promise<void> {
 
 afterAll(async () => {
   console.log(
-    `[figures] survive-mcp schedules=${figures.schedules} kills=${figures.kills} by-when=${JSON.stringify(figures.byWhen)} twice=${figures.twice} ` +
+    `[figures] survive-mcp schedules=${figures.schedules} namespaced=${figures.namespaced} kills=${figures.kills} by-when=${JSON.stringify(figures.byWhen)} twice=${figures.twice} ` +
       `lost=${figures.lost} doubled=${figures.doubled} seed=${seed}`,
   );
   await Promise.all(live.clients.map((client) => client.close()));

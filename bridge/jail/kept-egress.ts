@@ -1,0 +1,52 @@
+// The egress proxy of a kept CLI in a network namespace (launch `survive`;
+// docs/security.md#survive-namespace). Such a CLI's srt relays lead to its keeper, not to the
+// bridge, so its model stream and its MCP requests (to the keeper's relay) outlive a SIGKILLed
+// bridge. The keeper enforces what a bridge's proxy does (egress-proxy.ts): the sandbox's network
+// policy (read from the policy file, watched, and acknowledged like a bridge's, so a
+// setNetworkPolicy() waits for the keeper too), its MCP relay always, and the bridges' host sockets
+// never: the spawning bridge's port, and the one the state dir's bridge.json names at each decision
+// (an adopting bridge listens on a port of its own). Runs in keeper mode, from stage 2's bundle
+// (bridge/survive/keeper.ts loads it), so the bridge's cold start does not carry it.
+import { relayPort } from '../relay/relay.ts';
+import { EgressProxy } from './egress-proxy.ts';
+import { PolicySource } from './policy.ts';
+
+/** What the spawning bridge writes into the keeper's spec.json. */
+export type KeptEgressSpec = {
+  /** The port the CLI's srt relays connect to (chosen by the bridge, which wrote srt's settings). */
+  port: number;
+  /** The keeper's MCP relay port: always reachable. */
+  mcpPort?: number;
+  /** The sandbox's network policy file; none: allow-all, as for the bridge. */
+  policyFile?: string;
+  /** Host-socket ports never to reach (the spawning bridge's). */
+  bridgePorts: number[];
+  /** The bridge state dir: its bridge.json names the current bridge's port. */
+  stateDir: string;
+};
+
+export type KeptEgress = { close(): Promise<void> };
+
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Listens on `spec.port` before the keeper spawns the CLI; rejects when the port is taken. */
+export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): Promise<KeptEgress> {
+  const egress = new EgressProxy(quiet);
+  for (const port of spec.bridgePorts) egress.addBridgePort(port);
+  egress.watchBridgePort(() => {
+    const found = relayPort(spec.stateDir);
+    return found.ok ? found.port : undefined;
+  });
+  if (spec.mcpPort !== undefined) egress.setMcpPort(spec.mcpPort);
+  const policy = new PolicySource({ file: spec.policyFile, bridgeId: `keeper-${keeperId}`, log: quiet });
+  egress.setPolicy(policy.current.policy);
+  policy.onChange((state) => egress.setPolicy(state.policy));
+  await egress.listen(spec.port);
+  policy.start(true, 'keeper');
+  return {
+    close: async () => {
+      policy.stop();
+      await egress.close();
+    },
+  };
+}

@@ -1,0 +1,145 @@
+// A kept CLI in a network namespace (launch survive under the default isolation,
+// docs/security.md#survive-namespace) keeps its network across a bridge SIGKILL: its srt relays
+// lead to its keeper's egress proxy, not to the bridge. One kept session CLI (the fixture CLI, echo
+// mode) fetches through its shell from a local server that sends half its body and holds the rest
+// until the test releases it; the bridge is SIGKILLed while the fetch is in flight, the network
+// policy is changed while no bridge runs (the writer resolves only once the keeper acknowledged
+// it), the rest of the body is released, and a new bridge adopts the CLI: the fetch completed
+// intact, and later turns on the same CLI see the new policy, the MCP relay, and no way to the new
+// bridge's host socket. Counts records and fetch results, never time. One [figures] line.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { HarnessV1NetworkPolicy } from '../../protocol/harness-v1/index.ts';
+import type { JournalRecord, RecordOf } from '../../protocol/v1/index.ts';
+import { NETWORK_POLICY_FILES } from '../../protocol/v1/network-policy.ts';
+import { networkPolicyFile, writeNetworkPolicy } from '../../host/sandbox/local/network-policy.ts';
+import { connectClient, fixtureCli, repoRoot, startBridge, tempDir, type RunningBridge, type TestClient } from '../bridge/helpers.ts';
+
+const fetchScript = join(repoRoot, 'test/chaos/insider/fetch.mjs');
+const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0;
+
+type Fetched = { url: string; status?: number; body?: string; error?: string };
+const servers: Server[] = [];
+const bridges: RunningBridge[] = [];
+const clients: TestClient[] = [];
+const figures = { kills: 0, turns: 0, spawns: 0, interrupted: 0, bodyIntact: false, policyAcksByKeeper: 0 };
+
+afterAll(async () => {
+  for (const client of clients) await client.close().catch(() => undefined);
+  for (const bridge of bridges) await bridge.kill().catch(() => undefined);
+  for (const server of servers) server.close();
+  if (canNamespace) console.log(`[figures] survive-namespace kills=${figures.kills} turns=${figures.turns} spawns=${figures.spawns} interrupted=${figures.interrupted} body-intact=${figures.bodyIntact} keeper-acks=${figures.policyAcksByKeeper}`);
+});
+
+/** A server on `host` whose `/slow` sends `part-1` and holds the rest until release(); other paths answer at once. */
+async function serve(host: string): Promise<{ port: number; requested: Promise<void>; release(): void }> {
+  let held: ServerResponse | undefined;
+  let requested!: () => void;
+  const asked = new Promise<void>((resolve) => (requested = resolve));
+  const server = createServer((req, res) => {
+    if (req.url !== '/slow') return void res.end(`hello from ${host}`);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.write('part-1;');
+    held = res;
+    requested();
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return { port: (server.address() as { port: number }).port, requested: asked, release: () => held?.end('part-2') };
+}
+
+describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI keeps its network across a bridge SIGKILL', () => {
+  it('a fetch in flight completes intact, a policy changed while no bridge runs is enforced by the keeper, the new bridge is unreachable', async () => {
+    const near = await serve('127.0.0.1');
+    const far = await serve('127.0.0.2');
+    const sessionDir = join(tempDir('hb-survive-ns-'), 'sandbox');
+    const project = join(sessionDir, 'project');
+    mkdirSync(project, { recursive: true });
+    const stateDir = join(sessionDir, '.harness-bridge', 'sessions', 'survive-ns');
+    const args = ['--network-policy', networkPolicyFile(sessionDir)];
+    const open = async (): Promise<{ bridge: RunningBridge; client: TestClient }> => {
+      const bridge = await startBridge({ stateDir, args });
+      bridges.push(bridge);
+      const { client, hello } = await connectClient(bridge);
+      clients.push(client);
+      expect(hello.isolation?.networkPolicy, hello.isolation?.reasons.join('; ')).toBe(true);
+      await client.attach(0);
+      return { bridge, client };
+    };
+    const start = (client: TestClient, turnId: string, urls: string[]) => {
+      const shell = `exec ${process.execPath} ${fetchScript} ${urls.map((u) => `"${u}"`).join(' ')}`;
+      return client.request({
+        type: 'start',
+        id: turnId,
+        turnId,
+        launch: {
+          argv: [process.execPath, fixtureCli, '--echo'],
+          cwd: project,
+          stdin: 'pipe',
+          lifetime: 'session',
+          survive: true,
+          turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
+        },
+        input: `${JSON.stringify({ type: 'prompt', text: 'fetch', lines: 0, shell })}\n`,
+      });
+    };
+    const fetched = async (client: TestClient, turnId: string): Promise<Fetched[]> => {
+      await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === turnId, 60_000);
+      figures.turns++;
+      const line = client
+        .records()
+        .filter((r): r is RecordOf<'stdout'> => r.kind === 'stdout' && r.turnId === turnId)
+        .map((r) => JSON.parse(r.data.text) as { type: string; stdout?: string })
+        .find((l) => l.type === 'shell');
+      expect(line, `the shell ran: ${JSON.stringify(client.records().filter((r) => r.turnId === turnId)).slice(0, 3000)}`).toBeDefined();
+      return line!.stdout!.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Fetched);
+    };
+    const policy = (p: HarnessV1NetworkPolicy) => writeNetworkPolicy(sessionDir, p); // resolves once every live bridge and keeper applied it
+
+    // 1. Bridge A: the kept CLI's fetch is in flight (half its body sent) when A is SIGKILLed.
+    const a = await open();
+    await start(a.client, 't1', [`http://127.0.0.1:${near.port}/slow`]);
+    await near.requested;
+    await a.bridge.kill('SIGKILL');
+    figures.kills++;
+
+    // 2. No bridge runs: the policy writer is answered by the keeper (the dead bridge's acknowledgement is discarded).
+    await policy({ mode: 'custom', allowedCIDRs: ['127.0.0.2/32'] });
+    const acks = readdirSync(join(sessionDir, '.harness-bridge', 'network', NETWORK_POLICY_FILES.bridges)).filter((n) => n.startsWith('keeper-'));
+    figures.policyAcksByKeeper = acks.length;
+    expect(acks).toHaveLength(1);
+    near.release(); // an open tunnel stays open: the rest of the body reaches the CLI
+
+    // 3. Bridge B adopts the CLI: turn 1 ends with the whole body, never interrupted.
+    const b = await open();
+    const first = await fetched(b.client, 't1');
+    expect(first[0]).toMatchObject({ status: 200, body: 'part-1;part-2' });
+    figures.bodyIntact = true;
+    const start1 = b.client.records().filter((r) => r.kind === 'bridge-start').at(-1) as RecordOf<'bridge-start'>;
+    expect(start1.data.adopted?.turnId).toBe('t1');
+
+    // 4. The same CLI, the policy set while no bridge ran: 127.0.0.2 only; the MCP relay always.
+    await start(b.client, 't2', [`http://127.0.0.1:${near.port}/`, `http://127.0.0.2:${far.port}/`, '$HARNESS_BRIDGE_MCP_URL']);
+    const second = await fetched(b.client, 't2');
+    expect(second.map((f) => f.status)).toEqual([403, 200, 401]);
+
+    // 5. allow-all: loopback is reachable, but not the adopting bridge's host socket (any local address).
+    await policy({ mode: 'allow-all' });
+    await start(b.client, 't3', [`http://127.0.0.1:${near.port}/`, `http://127.0.0.1:${b.bridge.port}/`, `http://127.0.0.2:${b.bridge.port}/`]);
+    const third = await fetched(b.client, 't3');
+    expect(third.map((f) => f.status)).toEqual([200, 403, 403]);
+    expect(third[1]!.body).toContain('bridge-socket');
+
+    const records: JournalRecord[] = b.client.records();
+    figures.spawns = records.filter((r) => r.kind === 'spawn').length;
+    figures.interrupted = records.filter((r) => r.kind === 'turn-end' && (r as RecordOf<'turn-end'>).data.reason === 'interrupted').length;
+    expect(figures.spawns).toBe(1);
+    expect(figures.interrupted).toBe(0);
+    const keeper = (records.find((r) => r.kind === 'spawn') as RecordOf<'spawn'>).data.keeper!;
+    expect(existsSync(join(stateDir, 'keepers', keeper, 'spec.json'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(stateDir, 'keepers', keeper, 'spec.json'), 'utf8')).egress?.port).toBeGreaterThan(0);
+  }, 180_000);
+});
