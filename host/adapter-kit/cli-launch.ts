@@ -16,10 +16,10 @@ export type CliAdapterOptions = {
   /** Env for the CLI: wins over the adapter's own. */
   extraEnv?: Record<string, string>;
   /**
-   * Launch `survive` (pipes only): the CLI runs under a keeper, outlives a SIGKILLed bridge and is re-adopted by the
-   * next bridge on the state dir, so a resume after a bridge crash is lossless (replay rung only, no rerun).
-   * Default false: a host tool call in flight at the crash is lost and the turn still reads as lossless, where
-   * without survive it is rerun, marked recomputed (docs/bridge-internals.md#survive-in-flight-tool-call).
+   * Launch `survive` (pipes only; default true): the CLI runs under a keeper, outlives a SIGKILLed bridge and is
+   * re-adopted by the next bridge on the state dir with its model stream, host tool calls and approvals in flight,
+   * so a resume after a bridge crash is lossless (replay rung only, no rerun). `false`: the CLI dies with its
+   * bridge and the unfinished turn is rerun, marked recomputed (docs/bridge-internals.md#surviving-clis).
    */
   survive?: boolean;
 };
@@ -40,7 +40,7 @@ export type SessionLaunchParts = Pick<LaunchSpecInput, 'argv' | 'env' | 'io' | '
 
 /**
  * A launch spec for a long-lived CLI fed over stdin (lifetime 'session', stdin a pipe), run in the
- * session's work dir; `survive` as in CliAdapterOptions (the spec carries it only when true).
+ * session's work dir; `survive` as in CliAdapterOptions (on unless `false`, or the CLI runs on a pty, which a keeper cannot hold).
  */
 export function sessionLaunch(ctx: Pick<LaunchContext, 'sessionWorkDir'>, survive: boolean | undefined, parts: SessionLaunchParts): LaunchSpecInput {
   const { argv, env, io, turnEnd, inputAck, interrupt } = parts;
@@ -54,6 +54,6 @@ export function sessionLaunch(ctx: Pick<LaunchContext, 'sessionWorkDir'>, surviv
     ...(turnEnd === undefined ? {} : { turnEnd }),
     ...(inputAck === undefined ? {} : { inputAck }),
     ...(interrupt === undefined ? {} : { interrupt }),
-    ...(survive === true ? { survive: true } : {}),
+    ...(survive !== false && io?.mode !== 'pty' ? { survive: true } : {}),
   };
 }

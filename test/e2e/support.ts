@@ -161,22 +161,20 @@ export function useE2eEnv(options: {
     };
   }
 
-  async function sandbox(sessionId: string, resume: boolean, defer: (cleanup: () => unknown) => void, policy = true) {
+  async function sandbox(sessionId: string, resume: boolean, defer: (cleanup: () => unknown) => void) {
     const raw = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
     defer(() => raw.stop());
     // The CLI (isolated by the bridge, issue 21) may reach the scripted model and nothing else; kept across resumes.
-    if (policy && !resume && isolated().hostName !== undefined) await raw.setNetworkPolicy({ mode: 'custom', allowedHosts: [isolated().hostName!] });
+    if (!resume && isolated().hostName !== undefined) await raw.setNetworkPolicy({ mode: 'custom', allowedHosts: [isolated().hostName!] });
     const wrapped = inNamespace(raw);
     const workDir = join(wrapped.defaultWorkingDirectory, `${options.name}-${sessionId}`);
     await mkdir(workDir, { recursive: true });
     return { sandbox: wrapped, workDir };
   }
 
-  // A surviving CLI runs with a uid of its own but no network namespace: in a namespace its connections pass
-  // through the bridge's egress proxy and break with the bridge (docs/security.md#limits), which is what survive is for.
-  const survives = (variant: E2eVariant) => (variant as { survive?: boolean }).survive === true;
-  const harness = (variant: E2eVariant = {}) =>
-    createBridgeHarness(options.adapter(bin, isolated().url, variant), { probeTimeoutMs: 3_000, ...(survives(variant) ? { isolation: { mode: 'uid' as const } } : {}) });
+  // Every case runs under the default isolation and the policy above; a surviving CLI's connections go through its
+  // keeper's egress proxy, which outlives the bridge (docs/security.md#survive-namespace).
+  const harness = (variant: E2eVariant = {}) => createBridgeHarness(options.adapter(bin, isolated().url, variant), { probeTimeoutMs: 3_000 });
 
   return {
     get model() {
@@ -184,7 +182,7 @@ export function useE2eEnv(options: {
     },
     harness,
     async open(sessionId, permissionMode = 'allow-all', resumeFrom, skills, variant) {
-      const { sandbox: box, workDir } = await sandbox(sessionId, resumeFrom !== undefined, (c) => void cleanups.push(c as () => void), !survives(variant ?? {}));
+      const { sandbox: box, workDir } = await sandbox(sessionId, resumeFrom !== undefined, (c) => void cleanups.push(c as () => void));
       const session = await harness(variant).doStart({
         sessionId,
         sandboxSession: box,

@@ -47,7 +47,7 @@ export type AcpAgentOptions = {
   loadSession?: boolean;
   /** Advertise fs/read_text_file and fs/write_text_file (default true): the kit answers them inside the project dir. */
   clientFs?: boolean;
-  /** Launch `survive` (pipes only), as the reference adapters take it. */
+  /** Launch `survive` (default true), as the reference adapters take it (CliAdapterOptions). */
   survive?: boolean;
 };
 
@@ -98,7 +98,7 @@ function launchOf(o: AcpAgentOptions, ctx: LaunchContext): LaunchSpecInput {
     ...(ctx.mcp ? { stdinSecrets: [ctx.mcp.urlEnvVar, ctx.mcp.tokenEnvVar] } : {}),
     turnEnd: [{ json: { path: ['id'], equals: rpc.acpIds.prompt } }, { json: { path: ['id'], equals: rpc.acpIds.newSession } }],
     interrupt: { input: '' }, // session/cancel names the session: encodeInterrupt sends it
-    ...(o.survive === true ? { survive: true } : {}),
+    ...(o.survive !== false ? { survive: true } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ export type AcpPresetOptions = {
   /** Env for the agent: its model endpoint and key. */
   extraEnv?: Record<string, string>;
   modelId?: string;
+  /** Launch `survive` (default true; CliAdapterOptions). */
   survive?: boolean;
 };
 
@@ -24,7 +25,7 @@ export function claudeCodeAcpAdapter(options: AcpPresetOptions = {}): CliAdapter
     env: { ...options.extraEnv },
     ...(options.modelId ? { modelId: options.modelId } : {}),
     modelEnvVar: 'ANTHROPIC_MODEL',
-    ...(options.survive ? { survive: true } : {}),
+    ...(options.survive === undefined ? {} : { survive: options.survive }),
   });
 }
 
@@ -52,6 +53,6 @@ export function codexAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpS
     ...(options.binPath ? { binPath: options.binPath } : {}),
     env: { ...options.extraEnv },
     ...(options.modelId ? { modelId: options.modelId } : {}),
-    ...(options.survive ? { survive: true } : {}),
+    ...(options.survive === undefined ? {} : { survive: options.survive }),
   });
 }

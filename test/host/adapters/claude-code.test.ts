@@ -453,13 +453,13 @@ describe('launch and encoders', () => {
     expect(spec.env).toMatchObject({ HOME: '/w/.harness-bridge/sessions/s1/claude-home', CLAUDE_CONFIG_DIR: '/w/.harness-bridge/sessions/s1/claude-home/.claude', ENABLE_TOOL_SEARCH: 'false', DISABLE_TELEMETRY: '1' });
   });
 
-  it('launch survive is opt-in (options.survive): off by default, on and valid (pipes) when asked, the rest of the spec unchanged', () => {
-    const plain = launchSpecSchema.parse(adapter.launch(ctx()));
-    expect(plain.survive).toBeUndefined();
-    const kept = launchSpecSchema.parse(claudeCodeAdapter({ survive: true }).launch(ctx()));
-    expect(kept.survive).toBe(true);
-    expect({ ...kept, survive: undefined }).toEqual({ ...plain, survive: undefined });
-    expect(claudeCodeAdapter({ survive: false }).launch(ctx())).toEqual(adapter.launch(ctx()));
+  it('launch survive is on by default (options.survive): valid (pipes), the same as asked for; false drops it and nothing else', () => {
+    const byDefault = launchSpecSchema.parse(adapter.launch(ctx()));
+    expect(byDefault.survive).toBe(true);
+    expect(launchSpecSchema.parse(claudeCodeAdapter({ survive: true }).launch(ctx()))).toEqual(byDefault);
+    const off = launchSpecSchema.parse(claudeCodeAdapter({ survive: false }).launch(ctx()));
+    expect(off.survive).toBeUndefined();
+    expect({ ...off, survive: undefined }).toEqual({ ...byDefault, survive: undefined });
   });
 
   it('argv and env do not change between fresh, resume and rerun (the bridge reuses the live process only then)', () => {

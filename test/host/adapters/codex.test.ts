@@ -356,13 +356,13 @@ describe('encoders and launch', () => {
     expect(plain.argv[2]).toBe('mkdir -p "$CODEX_HOME" && exec "$0" "$@"');
   });
 
-  it('launch survive is opt-in (options.survive): off by default, on and valid (pipes) when asked, the rest of the spec unchanged', () => {
-    const plain = launchSpecSchema.parse(codexLaunch({}, ctx()));
-    expect(plain.survive).toBeUndefined();
-    const kept = launchSpecSchema.parse(codexLaunch({ survive: true }, ctx()));
-    expect(kept.survive).toBe(true);
-    expect({ ...kept, survive: undefined }).toEqual({ ...plain, survive: undefined });
-    expect(codexLaunch({ survive: false }, ctx())).toEqual(codexLaunch({}, ctx()));
+  it('launch survive is on by default (options.survive): valid (pipes), the same as asked for; false drops it and nothing else', () => {
+    const byDefault = launchSpecSchema.parse(codexLaunch({}, ctx()));
+    expect(byDefault.survive).toBe(true);
+    expect(launchSpecSchema.parse(codexLaunch({ survive: true }, ctx()))).toEqual(byDefault);
+    const off = launchSpecSchema.parse(codexLaunch({ survive: false }, ctx()));
+    expect(off.survive).toBeUndefined();
+    expect({ ...off, survive: undefined }).toEqual({ ...byDefault, survive: undefined });
   });
 
   it('turnEnd matchers fire on turn/completed, our thread/start answer and refused starts — on no other captured line', () => {

@@ -504,13 +504,13 @@ describe('launch, encoders and the extension', () => {
     expect(withMcp.env).toMatchObject({ [PI_EXTENSION_ENV.mcpUrlVar]: 'HARNESS_BRIDGE_MCP_URL', [PI_EXTENSION_ENV.mcpTokenVar]: 'HARNESS_BRIDGE_MCP_TOKEN' });
   });
 
-  it('launch survive is opt-in (options.survive): off by default, on and valid (pipes) when asked, the rest of the spec unchanged', () => {
-    const plain = launchSpecSchema.parse(piAdapter().launch(ctx()));
-    expect(plain.survive).toBeUndefined();
-    const kept = launchSpecSchema.parse(piAdapter({ survive: true }).launch(ctx()));
-    expect(kept.survive).toBe(true);
-    expect({ ...kept, survive: undefined }).toEqual({ ...plain, survive: undefined });
-    expect(piAdapter({ survive: false }).launch(ctx())).toEqual(piAdapter().launch(ctx()));
+  it('launch survive is on by default (options.survive): valid (pipes), the same as asked for; false drops it and nothing else', () => {
+    const byDefault = launchSpecSchema.parse(piAdapter().launch(ctx()));
+    expect(byDefault.survive).toBe(true);
+    expect(launchSpecSchema.parse(piAdapter({ survive: true }).launch(ctx()))).toEqual(byDefault);
+    const off = launchSpecSchema.parse(piAdapter({ survive: false }).launch(ctx()));
+    expect(off.survive).toBeUndefined();
+    expect({ ...off, survive: undefined }).toEqual({ ...byDefault, survive: undefined });
   });
 
   it('argv is the same for the fresh turn and every resumed turn of the session (the bridge keeps the live process)', () => {
