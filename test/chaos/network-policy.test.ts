@@ -13,14 +13,13 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1NetworkPolicy } from '../../protocol/harness-v1/index.ts';
-import type { JournalRecord, RecordOf } from '../../protocol/v1/index.ts';
+import type { JournalRecord } from '../../protocol/v1/index.ts';
 import { networkPolicyFile, writeNetworkPolicy } from '../../host/sandbox/local/network-policy.ts';
-import { connectClient, fixtureCli, repoRoot, startBridge, tempDir, type RunningBridge, type TestClient } from '../bridge/helpers.ts';
+import { connectClient, startBridge, tempDir, type RunningBridge, type TestClient } from '../bridge/helpers.ts';
+import { fetchResults, startFetchTurn, type Fetched } from './jail-fetch.ts';
 
-const fetchScript = join(repoRoot, 'test/chaos/insider/fetch.mjs');
 const canNamespace = process.getuid?.() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
 
-type Fetched = { url: string; status?: number; error?: string };
 const servers: Server[] = [];
 let bridge: RunningBridge | undefined;
 let client: TestClient;
@@ -68,29 +67,9 @@ afterAll(async () => {
 /** One turn on the same live CLI: its shell fetches each URL through the jail's proxy; the results. */
 async function fetchFromJail(urls: string[]): Promise<Fetched[]> {
   const turnId = `net-${++turn}`;
-  const shell = `exec ${process.execPath} ${fetchScript} ${urls.map((u) => `"${u}"`).join(' ')}`;
-  await client.request({
-    type: 'start',
-    id: turnId,
-    turnId,
-    launch: {
-      argv: [process.execPath, fixtureCli, '--echo'],
-      cwd: join(sessionDir, 'project'),
-      stdin: 'pipe',
-      lifetime: 'session',
-      turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
-    },
-    input: `${JSON.stringify({ type: 'prompt', text: 'fetch', lines: 0, shell })}\n`,
-  });
-  await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === turnId, 60_000);
+  await startFetchTurn(client, turnId, join(sessionDir, 'project'), urls);
+  const fetched = await fetchResults(client, turnId);
   figures.turns++;
-  const line = client
-    .records()
-    .filter((r): r is RecordOf<'stdout'> => r.kind === 'stdout' && r.turnId === turnId)
-    .map((r) => JSON.parse(r.data.text) as { type: string; stdout?: string })
-    .find((l) => l.type === 'shell');
-  expect(line, `the shell ran: ${JSON.stringify(client.records().filter((r) => r.turnId === turnId)).slice(0, 3000)}`).toBeDefined();
-  const fetched = line!.stdout!.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Fetched);
   for (const f of fetched) (f.status === 200 ? figures.allowed++ : figures.refused++);
   return fetched;
 }

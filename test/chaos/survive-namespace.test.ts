@@ -16,12 +16,11 @@ import type { HarnessV1NetworkPolicy } from '../../protocol/harness-v1/index.ts'
 import type { JournalRecord, RecordOf } from '../../protocol/v1/index.ts';
 import { NETWORK_POLICY_FILES } from '../../protocol/v1/network-policy.ts';
 import { networkPolicyFile, writeNetworkPolicy } from '../../host/sandbox/local/network-policy.ts';
-import { connectClient, fixtureCli, repoRoot, startBridge, tempDir, type RunningBridge, type TestClient } from '../bridge/helpers.ts';
+import { connectClient, startBridge, tempDir, type RunningBridge, type TestClient } from '../bridge/helpers.ts';
+import { fetchResults, startFetchTurn, type Fetched } from './jail-fetch.ts';
 
-const fetchScript = join(repoRoot, 'test/chaos/insider/fetch.mjs');
 const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0;
 
-type Fetched = { url: string; status?: number; body?: string; error?: string };
 const servers: Server[] = [];
 const bridges: RunningBridge[] = [];
 const clients: TestClient[] = [];
@@ -69,33 +68,11 @@ describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI kee
       await client.attach(0);
       return { bridge, client };
     };
-    const start = (client: TestClient, turnId: string, urls: string[]) => {
-      const shell = `exec ${process.execPath} ${fetchScript} ${urls.map((u) => `"${u}"`).join(' ')}`;
-      return client.request({
-        type: 'start',
-        id: turnId,
-        turnId,
-        launch: {
-          argv: [process.execPath, fixtureCli, '--echo'],
-          cwd: project,
-          stdin: 'pipe',
-          lifetime: 'session',
-          survive: true,
-          turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
-        },
-        input: `${JSON.stringify({ type: 'prompt', text: 'fetch', lines: 0, shell })}\n`,
-      });
-    };
+    const start = (client: TestClient, turnId: string, urls: string[]) => startFetchTurn(client, turnId, project, urls, { survive: true });
     const fetched = async (client: TestClient, turnId: string): Promise<Fetched[]> => {
-      await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === turnId, 60_000);
+      const got = await fetchResults(client, turnId);
       figures.turns++;
-      const line = client
-        .records()
-        .filter((r): r is RecordOf<'stdout'> => r.kind === 'stdout' && r.turnId === turnId)
-        .map((r) => JSON.parse(r.data.text) as { type: string; stdout?: string })
-        .find((l) => l.type === 'shell');
-      expect(line, `the shell ran: ${JSON.stringify(client.records().filter((r) => r.turnId === turnId)).slice(0, 3000)}`).toBeDefined();
-      return line!.stdout!.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Fetched);
+      return got;
     };
     const policy = (p: HarnessV1NetworkPolicy) => writeNetworkPolicy(sessionDir, p); // resolves once every live bridge and keeper applied it
 
