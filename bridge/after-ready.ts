@@ -12,6 +12,7 @@ import { adoptSurvivor } from './survive/adopt-survivor.ts';
 import { inheritedMcpEnv, keeperDir, keeperRelayPort, removeStaleKeeperDirs } from './survive/kept-process.ts';
 import type { AdoptedCall } from './mcp/relayed-calls.ts';
 import { createBridgeLogger } from './logger.ts';
+import { MemoryRelease } from './memory-release.ts';
 import { McpEndpoint } from './mcp/endpoint.ts';
 import { withMcp } from './mcp/with-mcp.ts';
 import { ownerPolicyFromEnv } from './server/owner-watch.ts';
@@ -20,6 +21,7 @@ import { Supervisor } from './supervisor/supervisor.ts';
 import { resolveIsolation } from './jail/isolation.ts';
 import { namespaceSupport } from './jail/srt.ts';
 import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
+import { MEMORY_RELEASE_LIMITS } from './limits.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 // Keeper mode loads this stage for a namespaced kept CLI's egress proxy (survive/keeper.ts).
@@ -66,8 +68,13 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     egress.addBridgePort(ctx.boundPort);
   }
   policy.start(jail.report.networkPolicy, jail.report.mode);
+  // The start's garbage and a burst's young generation go back to the system once output pauses.
+  const memory = new MemoryRelease(MEMORY_RELEASE_LIMITS);
   const supervisor = new Supervisor({
-    emit: record,
+    emit: (draft) => {
+      memory.touch();
+      record(draft);
+    },
     log: logger.child('supervisor'),
     stateDir: ctx.stateDir,
     afterDurable: (fn) => void journal.flush().then(fn, () => undefined),
@@ -117,6 +124,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     policy: ownerPolicy,
     lifecycle: {
       async stop(graceMs) {
+        memory.stop();
         await mcp.close();
         await supervisor.stop(graceMs);
         policy.stop();
@@ -125,6 +133,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
         await recordPath.close();
       },
       async destroy() {
+        memory.stop();
         await mcp.close();
         await supervisor.stop(0);
         policy.stop();
@@ -147,5 +156,6 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   ctx.listener.off('connection', ctx.hold);
   for (const socket of ctx.held.splice(0)) ctx.listener.emit('connection', socket);
   mainLog.info({ port: ctx.boundPort }, 'ready');
+  memory.touch();
   ctx.stopSignals.connect(running);
 }

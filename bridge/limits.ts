@@ -264,3 +264,13 @@ export function resolveMcpLimits(overrides: Partial<McpLimits> = {}): McpLimits 
   }
   return limits;
 }
+
+/** memory-release.ts: when the bridge gives its garbage back to the system (docs/bridge-internals.md#memory). */
+export const MEMORY_RELEASE_LIMITS = {
+  /** Output (records) quiet for this long (to twice it) before a release. */
+  quietMs: 200,
+  /** Releases at least this far apart: one blocks the main thread for two full GCs (~25–45 ms). */
+  minIntervalMs: 1000,
+  /** Heap growth since the last release below which there is too little to give back. */
+  minGainBytes: 1024 * 1024,
+} as const;

@@ -1,7 +1,10 @@
-// rss: the bridge process's memory after 10k and after 1M journaled records.
-// One turn per bridge: the CLI prints 10k lines, pauses 1.5 s, then prints the
-// remaining 990k (one turn, because the AI SDK bridge clears its log on every
-// `start`). A host client consumes live throughout. VmRSS is sampled from
+// rss: the bridge process's memory idle, after 10k and after 1M journaled records.
+// Idle is sampled twice once a host client is attached: at once ("ready"), and
+// after 1.5 s without output ("idle"; ours gives its start's garbage back
+// after 200–400 ms of quiet, docs/bridge-internals.md#memory). Then one turn
+// per bridge: the CLI prints 10k lines, pauses 1.5 s, then prints the remaining
+// 990k (one turn, because the AI SDK bridge clears its log on every `start`).
+// A host client consumes live throughout. VmRSS is sampled from
 // /proc/<pid>/status once the client holds the 10k-th line and the bridge has
 // idled 500 ms, and again after the last line and turn end; VmHWM (the peak)
 // is sampled beside it. rawws journals nothing: it is the floor of a process
@@ -11,6 +14,7 @@ import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } fro
 
 const SCENARIO = 'rss';
 const MiB = (kib) => kib / 1024;
+const IDLE_MS = 1500;
 
 async function once(target, small, large) {
   const bridge = await launchBridge(target);
@@ -19,6 +23,8 @@ async function once(target, small, large) {
     client = await connectClient(bridge);
     await client.prepareLive();
     const startup = procMemory(bridge.pid);
+    await sleep(IDLE_MS);
+    const idle = procMemory(bridge.pid);
     client.start(emitterArgv(large, ['--pause-after', String(small), '--pause-ms', '1500']));
     await client.waitFor((s) => s.lines >= small, 30_000, `${small} lines`);
     await sleep(500);
@@ -26,7 +32,7 @@ async function once(target, small, large) {
     await client.waitFor((s) => s.lines >= large && s.turnEnds >= 1, Math.max(60_000, large / 5), `${large} lines`);
     await sleep(500);
     const atLarge = procMemory(bridge.pid);
-    return { startup, atSmall, atLarge };
+    return { startup, idle, atSmall, atLarge };
   } finally {
     client?.close();
     await bridge.stop();
@@ -54,7 +60,7 @@ await runScenario(async () => {
     growth[target] = r.atLarge.rssKiB / r.atSmall.rssKiB;
     shown[target] = `${MiB(r.atSmall.rssKiB).toFixed(1)}→${atLarge[target].toFixed(1)}MiB`;
     console.log(
-      `  ${target.padEnd(6)} ready ${MiB(r.startup.rssKiB).toFixed(1)} MiB · @${fmt(small)} ${MiB(r.atSmall.rssKiB).toFixed(1)} MiB (peak ${MiB(r.atSmall.hwmKiB).toFixed(1)})` +
+      `  ${target.padEnd(6)} ready ${MiB(r.startup.rssKiB).toFixed(1)} MiB · idle ${MiB(r.idle.rssKiB).toFixed(1)} MiB · @${fmt(small)} ${MiB(r.atSmall.rssKiB).toFixed(1)} MiB (peak ${MiB(r.atSmall.hwmKiB).toFixed(1)})` +
         ` · @${fmt(large)} ${atLarge[target].toFixed(1)} MiB (peak ${MiB(r.atLarge.hwmKiB).toFixed(1)}) · growth ${growth[target].toFixed(2)}×` +
         ` (peak/@${fmt(small)} ${(r.atLarge.hwmKiB / r.atSmall.rssKiB).toFixed(2)}×)`,
     );
