@@ -76,7 +76,8 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       const { session, workDir } = await open('bash-write');
       const { parts } = await turn(session, 'SCENARIO:multi run a command and write a file');
       expectValid(parts, 'bash-write');
-      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted])).toEqual([
+      // The model asks for both in one response: an agent that runs them in parallel (codex-acp) may report either first.
+      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted]).sort()).toEqual([
         ['bash', true],
         ['write', true],
       ]);

@@ -91,7 +91,9 @@ export function useE2eEnv(options: {
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
     await model?.close();
-    if (root) await rm(root, { recursive: true, force: true });
+    // HB_E2E_KEEP=1 keeps the sandboxes (journals, bridge logs) of a run for a post-mortem.
+    if (root && process.env.HB_E2E_KEEP !== '1') await rm(root, { recursive: true, force: true });
+    else if (root) console.log(`${options.name} e2e: kept ${root}`);
   });
 
   const isolated = () => {
