@@ -139,12 +139,22 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   const notify = (line: string): void => {
     if (bridge !== null && !bridge.destroyed) bridge.write(line);
   };
+  // One notice per event-loop turn, however many chunks it appended: the bridge reads to the end of both files anyway.
+  let grewQueued = false;
+  const grew = (): void => {
+    if (grewQueued) return;
+    grewQueued = true;
+    setImmediate(() => {
+      grewQueued = false;
+      notify('{"t":"grew"}\n');
+    });
+  };
   for (const name of ['stdout', 'stderr'] as const) {
     const stream = child[name]!;
     stream.on('data', (chunk: Buffer) => {
       for (let done = 0; done < chunk.length; ) done += writeSync(files[name], chunk, done);
       sizes[name] += chunk.length;
-      notify('{"t":"grew"}\n');
+      grew();
     });
     stream.on('error', () => undefined);
   }

@@ -10,8 +10,7 @@
 // (docs/bridge-internals.md#surviving-clis).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
@@ -24,7 +23,10 @@ import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
 
-const readChunkBytes = 64 * 1024;
+/** One read of a capture file (shared: reads are synchronous and the splitter copies what it keeps). */
+const pumpBuffer = Buffer.allocUnsafeSlow(256 * 1024);
+/** Bytes read per pump before the event loop gets its turn back. */
+const pumpBudgetBytes = 4 * 1024 * 1024;
 
 export type KeptStart = { stdout: number; stderr: number };
 
@@ -218,7 +220,7 @@ export async function adoptKept(
 class Reader {
   readonly splitter: LineSplitter;
   offset: number;
-  handle: FileHandle | null = null;
+  fd: number | null = null;
   ended = false;
   constructor(
     readonly path: string,
@@ -339,43 +341,55 @@ export class KeptProcess implements SupervisedProcess {
   }
 
   #pump(): void {
-    if (this.#exited || this.#held) return;
+    if (this.#exited || this.#held || this.#paused) return;
     if (this.#pumping) {
-      this.#again = true;
+      this.#again = true; // a line handler asked (resume) while this pump reads: once more after it
       return;
     }
-    if (this.#paused) return;
     this.#pumping = true;
-    void this.#pumpOnce().then(
-      () => {
-        this.#pumping = false;
-        if (this.#again) {
-          this.#again = false;
-          this.#pump();
-        }
-      },
-      (error: unknown) => {
-        this.#pumping = false;
-        this.#log.warn({ err: (error as Error).message, dir: this.dir }, 'reading a capture file failed');
-      },
-    );
+    try {
+      this.#pumpOnce();
+    } catch (error) {
+      this.#log.warn({ err: (error as Error).message, dir: this.dir }, 'reading a capture file failed');
+    } finally {
+      this.#pumping = false;
+    }
+    if (this.#again) {
+      this.#again = false;
+      setImmediate(() => this.#pump());
+    }
   }
 
-  async #pumpOnce(): Promise<void> {
+  /**
+   * Reads the capture files synchronously: they were just written by the keeper and are in the page
+   * cache, where a read costs microseconds and a thread-pool round trip per read costs more than the
+   * read (the live throughput of a kept CLI). At most pumpBudgetBytes per call, then the loop's turn.
+   */
+  #pumpOnce(): void {
     // Known before reading: the keeper appends with synchronous writes before it notifies or exits,
     // so once the exit (or the keeper's death) is known, end of file is the end of the output.
     const exit = this.#exit;
     const gone = this.#keeperGone;
-    const buffer = Buffer.allocUnsafe(readChunkBytes);
+    let budget = pumpBudgetBytes;
     for (const reader of Object.values(this.#readers)) {
-      reader.handle ??= await open(reader.path, 'r').catch(() => null);
-      if (reader.handle === null) continue;
+      if (reader.fd === null) {
+        try {
+          reader.fd = openSync(reader.path, 'r');
+        } catch {
+          continue;
+        }
+      }
       for (;;) {
         if (this.#paused) return;
-        const { bytesRead } = await reader.handle.read(buffer, 0, buffer.length, reader.offset);
+        if (budget <= 0) {
+          this.#again = true;
+          return;
+        }
+        const bytesRead = readSync(reader.fd, pumpBuffer, 0, pumpBuffer.length, reader.offset);
         if (bytesRead === 0) break;
         reader.offset += bytesRead;
-        reader.splitter.push(buffer.subarray(0, bytesRead));
+        budget -= bytesRead;
+        reader.splitter.push(pumpBuffer.subarray(0, bytesRead)); // the splitter copies what it keeps
       }
     }
     if (exit !== null) this.#deliverExit(exit.code, exit.signal);
@@ -387,8 +401,8 @@ export class KeptProcess implements SupervisedProcess {
     if (this.#exited) return;
     for (const reader of Object.values(this.#readers)) {
       reader.splitter.end();
-      void reader.handle?.close().catch(() => undefined);
-      reader.handle = null;
+      if (reader.fd !== null) closeSync(reader.fd);
+      reader.fd = null;
     }
     this.#exited = true;
     this.#socket?.destroy();
