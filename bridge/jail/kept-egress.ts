@@ -7,6 +7,8 @@
 // never: the spawning bridge's port, and the one the state dir's bridge.json names at each decision
 // (an adopting bridge listens on a port of its own). Runs in keeper mode, from stage 2's bundle
 // (bridge/survive/keeper.ts loads it), so the bridge's cold start does not carry it.
+import { MEMORY_RELEASE_LIMITS } from '../limits.ts';
+import { MemoryRelease } from '../memory-release.ts';
 import { relayPort } from '../relay/relay.ts';
 import { EgressProxy } from './egress-proxy.ts';
 import { PolicySource } from './policy.ts';
@@ -43,8 +45,12 @@ export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): P
   policy.onChange((state) => egress.setPolicy(state.policy));
   await egress.listen(spec.port);
   policy.start(true, 'keeper');
+  // Loading stage 2 left its garbage in the keeper's heap, which lives as long as the CLI: give it back once.
+  const memory = new MemoryRelease(MEMORY_RELEASE_LIMITS);
+  memory.touch();
   return {
     close: async () => {
+      memory.stop();
       policy.stop();
       await egress.close();
     },
