@@ -115,15 +115,19 @@ function linesOf(records: readonly JournalRecord[], kind: 'stdout' | 'stderr', t
 // A CLI that prints slowly, with a long line written in three parts (multi-byte chars, over the
 // 64-byte line cap, so some of it is journaled as `cont` pieces while the rest is still unwritten)
 // and a line of invalid UTF-8 (replacement chars must not shift byte offsets).
+// Line 6 is written in three parts; the CLI writes the next part only once the test creates the file
+// next to the script that allows it (go1, go2), so each kill lands while the line is half written.
 const slowScript = `
+import { existsSync } from 'node:fs';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const w = (s) => new Promise((r) => process.stdout.write(s, r));
+const allowed = async (name) => { for (let i = 0; i < 6000 && !existsSync(new URL(name, import.meta.url)); i++) await sleep(10); };
 for (let i = 0; i < 24; i++) {
   if (i === 6) {
     await w('long-' + 'é'.repeat(50));
-    await sleep(600);
+    await allowed('go1');
     await w('y'.repeat(100));
-    await sleep(600);
+    await allowed('go2');
     await w('z'.repeat(20) + '\\n');
   } else if (i === 3) await w(Buffer.from([0x62, 0x61, 0x64, 0xff, 0xfe, 0x0a]));
   else await w('line ' + i + '\\n');
@@ -206,14 +210,19 @@ describe('launch survive: the CLI outlives a SIGKILLed bridge and is re-adopted'
     cliGroups.push(spawn.data.pid);
     expect(spawn.data.keeper).toMatch(/^[0-9a-f]{12}$/);
     await eventually(() => captureEndsWith(first.stateDir, 'é'), 20_000, 'the first part of the long line');
-    await sleep(100); // the bridge has journaled the first `cont` piece; the rest of the part waits in its splitter
+    // The bridge has journaled the first `cont` piece; the rest of the part waits in its splitter.
+    await client.waitForRecord((r) => r.kind === 'stdout' && r.data.cont === true && r.data.text.includes('é'));
     await first.kill('SIGKILL');
     expect(alive(spawn.data.pid)).toBe(true);
 
     const second = await bridgeOn(first.stateDir);
+    const { client: watching } = await connect(second);
+    await watching.attach(0);
+    writeFileSync(join(scriptDir, 'go1'), '');
     await eventually(() => captureEndsWith(first.stateDir, 'y'), 20_000, 'the second part of the long line');
-    await sleep(100);
+    await watching.waitForRecord((r) => r.kind === 'stdout' && r.data.cont === true && r.data.text.includes('y'));
     await second.kill('SIGKILL');
+    writeFileSync(join(scriptDir, 'go2'), '');
 
     const third = await bridgeOn(first.stateDir);
     const { client: resumed, hello: again } = await connect(third);
