@@ -9,7 +9,7 @@ import type { LogLevel } from '../protocol/v1/index.ts';
 import type { HostToolSpec } from '../protocol/v1/index.ts';
 import type { AfterReadyContext } from './after-ready-context.ts';
 import { adoptSurvivor } from './survive/adopt-survivor.ts';
-import { inheritedMcpEnv, keeperDir, keeperRelayPort, removeStaleKeeperDirs } from './survive/kept-process.ts';
+import { inheritedMcpEnv, keeperDir, keeperRelayPort, removeStaleKeeperDirs } from './survive/keeper-dir.ts';
 import type { AdoptedCall } from './mcp/relayed-calls.ts';
 import { createBridgeLogger } from './logger.ts';
 import { MemoryRelease } from './memory-release.ts';

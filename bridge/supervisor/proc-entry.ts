@@ -3,7 +3,7 @@
 // reading and signalling the process are supervised-process.ts's; turns are supervisor.ts's.
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
-import { hashKey } from '../survive/kept-process.ts';
+import { hashKey } from '../survive/keeper-dir.ts';
 import type { OutputStream } from './output-line.ts';
 import { StartGate } from './process-start.ts';
 import type { ProcessEvents, SupervisedProcess } from './supervised-process.ts';

@@ -15,7 +15,7 @@
 import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1/index.ts';
 import type { AdoptedCall } from '../mcp/relayed-calls.ts';
 import type { Journal } from '../journal/journal.ts';
-import { keeperDir, readSavedLaunch } from './kept-process.ts';
+import { keeperDir, readSavedLaunch } from './keeper-dir.ts';
 import { SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption } from './adoption.ts';

@@ -9,38 +9,23 @@
 // exactly once across any number of bridge crashes
 // (docs/bridge-internals.md#surviving-clis).
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
-import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import type { RelaySpec } from './mcp-relay.ts';
 import type { KeptEgressSpec } from '../jail/kept-egress.ts';
-import { LineSplitter } from '../supervisor/line-splitter.ts';
+import { CaptureReader } from './capture-reader.ts';
+import { hashKey, keeperDir, type SavedLaunch } from './keeper-dir.ts';
 import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
 
-/** One read of a capture file (shared: reads are synchronous and the splitter copies what it keeps). */
-const pumpBuffer = Buffer.allocUnsafeSlow(256 * 1024);
 /** Bytes read per pump before the event loop gets its turn back. */
 const pumpBudgetBytes = 4 * 1024 * 1024;
 
 export type KeptStart = { stdout: number; stderr: number };
-
-/** Where keeper dirs live: `<stateDir>/keepers/<id>`. */
-export function keeperDir(stateDir: string, id: string): string {
-  return join(stateDir, 'keepers', id);
-}
-
-/** What a later bridge needs to adopt the CLI: the launch without env (never written to disk), and a hash of its reuse identity. */
-export type SavedLaunch = { launch: Omit<LaunchSpec, 'env'>; key: string };
-
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
 
 export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: string };
 
@@ -113,89 +98,6 @@ export async function spawnKept(
   return { ok: true, proc };
 }
 
-/**
- * The MCP endpoint an adopted CLI was given (its env is its keeper's, which the previous bridge
- * spawned): the new bridge serves the same token, and the same port when it is free, so the CLI's
- * host tools keep working. Read from the live keeper's /proc environ (Linux; never written to disk).
- */
-export function inheritedMcpEnv(dir: string): { token: string; port: number } | null {
-  try {
-    const pid = Number(readFileSync(join(dir, KEEPER_FILES.keeperPid), 'utf8'));
-    if (!Number.isSafeInteger(pid) || pid <= 0) return null;
-    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0--keeper\0')) return null; // pid reused
-    const env = new Map<string, string>();
-    for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
-      const eq = entry.indexOf('=');
-      if (eq > 0) env.set(entry.slice(0, eq), entry.slice(eq + 1));
-    }
-    const url = env.get(MCP_ENV_V1.urlEnvVar);
-    const token = env.get(MCP_ENV_V1.tokenEnvVar);
-    if (url === undefined || token === undefined) return null;
-    const port = Number(new URL(url).port);
-    return Number.isSafeInteger(port) && port > 0 ? { token, port } : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The port of the keeper's MCP relay (its spec's `mcp`), or undefined for a keeper without one. */
-export function keeperRelayPort(dir: string): number | undefined {
-  try {
-    return (JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec).mcp?.listenPort;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Removes keeper dirs nothing will read again: every dir but `keep` whose keeper is done (exit.json)
- * or gone (its socket does not answer). A dir whose keeper still answers is left alone. Run before
- * the server attaches (no start can be creating a dir meanwhile).
- */
-export async function removeStaleKeeperDirs(stateDir: string, keep: string | undefined): Promise<string[]> {
-  const root = join(stateDir, 'keepers');
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return [];
-  }
-  const removed: string[] = [];
-  for (const name of names) {
-    if (name === keep) continue;
-    const dir = join(root, name);
-    const done = existsSync(join(dir, KEEPER_FILES.exit)) || !(await answers(dir));
-    if (!done) continue;
-    rmSync(dir, { recursive: true, force: true });
-    removed.push(name);
-  }
-  return removed;
-}
-
-function answers(dir: string): Promise<boolean> {
-  const reachable = keeperSocketPath(dir);
-  if ('error' in reachable) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const socket = connect(reachable.path);
-    const done = (ok: boolean) => {
-      reachable.release();
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
-/** Reads a keeper dir's saved launch (for adoption); env is not there, a later reuse compares `key`. */
-export function readSavedLaunch(dir: string): SavedLaunch | null {
-  try {
-    return JSON.parse(readFileSync(join(dir, KEEPER_FILES.launch), 'utf8')) as SavedLaunch;
-  } catch {
-    return null;
-  }
-}
-
 /** Re-adopts a kept CLI: reads its capture files from `from` on (what the journal does not hold yet). */
 export async function adoptKept(
   dir: string,
@@ -217,22 +119,6 @@ export async function adoptKept(
   return proc;
 }
 
-class Reader {
-  readonly splitter: LineSplitter;
-  offset: number;
-  fd: number | null = null;
-  ended = false;
-  constructor(
-    readonly path: string,
-    from: number,
-    maxLineBytes: number,
-    sink: (text: string, cont: boolean, off: number) => void,
-  ) {
-    this.offset = from;
-    this.splitter = new LineSplitter(maxLineBytes, sink, from);
-  }
-}
-
 export class KeptProcess implements SupervisedProcess {
   readonly pty = false;
   readonly hasStdin: boolean;
@@ -250,7 +136,7 @@ export class KeptProcess implements SupervisedProcess {
   /** No reading before begin(): the supervisor attaches its entry first. */
   #held = true;
   #stdinOpen: boolean;
-  readonly #readers: Record<OutputStream, Reader>;
+  readonly #readers: Record<OutputStream, CaptureReader>;
   readonly #log: SupervisorLogger;
   readonly #signal: ProcessOptions['signal'];
 
@@ -270,7 +156,7 @@ export class KeptProcess implements SupervisedProcess {
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve) => (this.#markDone = resolve));
     const reader = (name: OutputStream) =>
-      new Reader(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
+      new CaptureReader(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
     this.#readers = { stdout: reader('stdout'), stderr: reader('stderr') };
   }
 
@@ -333,7 +219,6 @@ export class KeptProcess implements SupervisedProcess {
     }
   }
 
-  /** Reads both capture files as far as they go; delivers the exit once everything up to the final sizes is split. */
   /** Starts reading the capture files (after the supervisor attached the process). */
   begin(): void {
     this.#held = false;
@@ -360,11 +245,7 @@ export class KeptProcess implements SupervisedProcess {
     }
   }
 
-  /**
-   * Reads the capture files synchronously: they were just written by the keeper and are in the page
-   * cache, where a read costs microseconds and a thread-pool round trip per read costs more than the
-   * read (the live throughput of a kept CLI). At most pumpBudgetBytes per call, then the loop's turn.
-   */
+  /** Reads both capture files as far as they go (at most pumpBudgetBytes per call, then the loop's turn); delivers the exit once both are read to their end. */
   #pumpOnce(): void {
     // Known before reading: the keeper appends with synchronous writes before it notifies or exits,
     // so once the exit (or the keeper's death) is known, end of file is the end of the output.
@@ -372,24 +253,11 @@ export class KeptProcess implements SupervisedProcess {
     const gone = this.#keeperGone;
     let budget = pumpBudgetBytes;
     for (const reader of Object.values(this.#readers)) {
-      if (reader.fd === null) {
-        try {
-          reader.fd = openSync(reader.path, 'r');
-        } catch {
-          continue;
-        }
-      }
-      for (;;) {
-        if (this.#paused) return;
-        if (budget <= 0) {
-          this.#again = true;
-          return;
-        }
-        const bytesRead = readSync(reader.fd, pumpBuffer, 0, pumpBuffer.length, reader.offset);
-        if (bytesRead === 0) break;
-        reader.offset += bytesRead;
-        budget -= bytesRead;
-        reader.splitter.push(pumpBuffer.subarray(0, bytesRead)); // the splitter copies what it keeps
+      budget -= reader.read(budget, () => this.#paused);
+      if (this.#paused) return;
+      if (budget <= 0) {
+        this.#again = true;
+        return;
       }
     }
     if (exit !== null) this.#deliverExit(exit.code, exit.signal);
@@ -399,11 +267,7 @@ export class KeptProcess implements SupervisedProcess {
 
   #deliverExit(code: number | null, signal: string | null): void {
     if (this.#exited) return;
-    for (const reader of Object.values(this.#readers)) {
-      reader.splitter.end();
-      if (reader.fd !== null) closeSync(reader.fd);
-      reader.fd = null;
-    }
+    for (const reader of Object.values(this.#readers)) reader.end();
     this.#exited = true;
     this.#socket?.destroy();
     this.events.exit(code, signal);
