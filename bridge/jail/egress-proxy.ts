@@ -92,7 +92,7 @@ export class EgressProxy {
 
   constructor(log: EgressLog) {
     this.#log = log;
-    this.#server = createServer((socket) => this.#accept(socket));
+    this.#server = createServer((socket) => this.accept(socket));
     this.#server.maxConnections = 1024;
     this.#http.on('request', (req: IncomingMessage, res: ServerResponse) => void this.#forward(req, res));
     this.#http.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => void this.#tunnel(req, socket, head));
@@ -200,7 +200,8 @@ export class EgressProxy {
     socket.on('error', () => socket.destroy());
   }
 
-  #accept(socket: Socket): void {
+  /** Serves one client connection (accepted by this proxy's server, or by a server a keeper listened on itself). */
+  accept(socket: Socket): void {
     this.#track(socket);
     socket.once('data', (first: Buffer) => {
       socket.pause();

@@ -7,6 +7,7 @@
 // never: the spawning bridge's port, and the one the state dir's bridge.json names at each decision
 // (an adopting bridge listens on a port of its own). Runs in keeper mode, from stage 2's bundle
 // (bridge/survive/keeper.ts loads it), so the bridge's cold start does not carry it.
+import type { Socket } from 'node:net';
 import { MEMORY_RELEASE_LIMITS } from '../limits.ts';
 import { MemoryRelease } from '../memory-release.ts';
 import { relayPort } from '../relay/relay.ts';
@@ -27,11 +28,12 @@ export type KeptEgressSpec = {
   stateDir: string;
 };
 
-export type KeptEgress = { close(): Promise<void> };
+/** `accept`: one connection the keeper's listener took (keeper.ts listens on the port itself, before this loads). */
+export type KeptEgress = { accept(socket: Socket): void; close(): Promise<void> };
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** Listens on `spec.port` before the keeper spawns the CLI; rejects when the port is taken. */
+/** The proxy for the connections the keeper accepts on `spec.port` (it listens there itself, in stage 1). */
 export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): Promise<KeptEgress> {
   const egress = new EgressProxy(quiet);
   for (const port of spec.bridgePorts) egress.addBridgePort(port);
@@ -43,12 +45,12 @@ export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): P
   const policy = new PolicySource({ file: spec.policyFile, bridgeId: `keeper-${keeperId}`, log: quiet });
   egress.setPolicy(policy.current.policy);
   policy.onChange((state) => egress.setPolicy(state.policy));
-  await egress.listen(spec.port);
   policy.start(true, 'keeper');
   // Loading stage 2 left its garbage in the keeper's heap, which lives as long as the CLI: give it back once.
   const memory = new MemoryRelease(MEMORY_RELEASE_LIMITS);
   memory.touch();
   return {
+    accept: (socket) => egress.accept(socket),
     close: async () => {
       memory.stop();
       policy.stop();

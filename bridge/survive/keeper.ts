@@ -108,15 +108,39 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
       process.exit(0);
     }
   }
+  // The egress port is bound here, before the CLI starts (a taken port fails the spawn); the proxy
+  // itself (stage 2) loads while the CLI's srt starts, which takes longer, and a connection that comes
+  // first waits in `early` until the proxy takes it. The keeper answers only once both are ready.
   let egress: KeptEgress | undefined;
+  let egressLoaded: Promise<KeptEgress> | undefined;
   if (spec.egress) {
+    const egressSpec = spec.egress;
+    const early: Socket[] = [];
+    let take: ((socket: Socket) => void) | null = null;
+    const listener = createServer((socket) => {
+      if (take !== null) return take(socket);
+      socket.on('error', () => undefined);
+      early.push(socket);
+    });
+    listener.maxConnections = 1024;
     try {
-      egress = await (await loadEgress())(spec.egress, basename(dir));
+      await new Promise<void>((listening, failed) => {
+        listener.once('error', failed);
+        listener.listen(egressSpec.port, '127.0.0.1', () => listening());
+      });
     } catch (error) {
       relay?.close();
-      say({ error: `keeper egress proxy: cannot listen on 127.0.0.1:${spec.egress.port}: ${(error as Error).message}` });
+      say({ error: `keeper egress proxy: cannot listen on 127.0.0.1:${egressSpec.port}: ${(error as Error).message}` });
       process.exit(0);
     }
+    egressLoaded = loadEgress()
+      .then((start) => start(egressSpec, basename(dir)))
+      .then((proxy) => {
+        take = proxy.accept;
+        for (const socket of early.splice(0)) proxy.accept(socket);
+        return proxy;
+      });
+    egressLoaded.catch(() => undefined); // awaited below, after the spawn
   }
   const [file, ...args] = spec.argv as [string, ...string[]];
   const child = spawn(file, args, {
@@ -136,6 +160,8 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   child.stdin?.on('error', () => undefined);
 
   let bridge: Socket | null = null;
+  /** The pid line is said (the spawning bridge connects after it). */
+  let ready = false;
   const notify = (line: string): void => {
     if (bridge !== null && !bridge.destroyed) bridge.write(line);
   };
@@ -192,26 +218,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
     process.kill(-pid, 'SIGKILL');
     process.exit(1);
   });
-  // Listen by a relative name from inside the dir: the socket path limit never applies to us.
-  process.chdir(dir);
-  await new Promise<void>((done) => server.listen(KEEPER_FILES.sock, done));
-  writeFileSync(join(dir, KEEPER_FILES.keeperPid), `${process.pid}\n`, { mode: 0o600 });
-  writeFileSync(join(dir, KEEPER_FILES.cliPid), `${pid}\n`, { mode: 0o600 });
-  say({ pid });
-  // Nothing can adopt a CLI whose dir is gone (its session was destroyed, perhaps with no bridge left to
-  // stop it): kill its group and go, rather than run on unseen.
-  const { existsSync } = await import('node:fs');
-  const dirCheck = setInterval(() => {
-    if (existsSync(join(dir, KEEPER_FILES.spec))) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-    process.exit(0);
-  }, dirCheckMs);
-  dirCheck.unref();
-
+  // Before any await: a CLI (or its srt) that ends at once must not end unseen.
   let exitInfo: { code: number | null; signal: string | null } | null = null;
   child.on('exit', (code, signal) => {
     exitInfo = { code, signal };
@@ -238,9 +245,41 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
     relay?.close();
     void egress?.close();
     server.close();
+    if (!ready) say({ pid }); // it ended before the keeper was ready: the bridge learns the rest from exit.json
     const socket = bridge;
     if (socket === null || socket.destroyed) process.exit(0);
     socket.end(line, () => process.exit(0));
     setTimeout(() => process.exit(0), 2_000).unref();
   });
+  if (egressLoaded) {
+    try {
+      egress = await egressLoaded;
+    } catch (error) {
+      process.kill(-pid, 'SIGKILL');
+      relay?.close();
+      say({ error: `keeper egress proxy: ${(error as Error).message}` });
+      process.exit(0);
+    }
+  }
+  // Listen by a relative name from inside the dir: the socket path limit never applies to us.
+  process.chdir(dir);
+  await new Promise<void>((done) => server.listen(KEEPER_FILES.sock, done));
+  writeFileSync(join(dir, KEEPER_FILES.keeperPid), `${process.pid}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, KEEPER_FILES.cliPid), `${pid}\n`, { mode: 0o600 });
+  ready = true;
+  say({ pid });
+  // Nothing can adopt a CLI whose dir is gone (its session was destroyed, perhaps with no bridge left to
+  // stop it): kill its group and go, rather than run on unseen.
+  const { existsSync } = await import('node:fs');
+  const dirCheck = setInterval(() => {
+    if (existsSync(join(dir, KEEPER_FILES.spec))) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+    process.exit(0);
+  }, dirCheckMs);
+  dirCheck.unref();
+
 }
