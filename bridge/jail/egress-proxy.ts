@@ -165,7 +165,9 @@ export class EgressProxy {
         return { ok: false, reason: 'unresolvable' };
       }
     }
-    if (this.#bridgePorts.has(port) || this.#bridgePortNow?.() === port) addresses = addresses.filter((a) => !this.#isLocal(a));
+    // The current bridge's port (a file read, for a keeper's proxy) only matters for a local destination.
+    const local = addresses.filter((a) => this.#isLocal(a));
+    if (local.length > 0 && (this.#bridgePorts.has(port) || this.#bridgePortNow?.() === port)) addresses = addresses.filter((a) => !local.includes(a));
     if (addresses.length === 0) return { ok: false, reason: 'bridge-socket' };
     if (policy.mode === 'allow-all') return { ok: true, address: addresses[0]! };
     const surviving = addresses.filter((a) => !policy.addressDenied(a));

@@ -41,6 +41,21 @@ describe('the egress proxy decides every destination by the policy', () => {
     expect(await decide('10.1.2.3', 4200)).toBe('ok 10.1.2.3'); // another machine's port 4200 is not the bridge
   });
 
+  it('a watched bridge port (a keeper reads it from bridge.json) is read only for a local destination', async () => {
+    const watched = new EgressProxy(quiet);
+    let reads = 0;
+    watched.watchBridgePort(() => {
+      reads++;
+      return 4300;
+    });
+    expect(await watched.decide('10.1.2.3', 4300)).toEqual({ ok: true, address: '10.1.2.3' });
+    expect(await watched.decide('10.1.2.3', 443)).toEqual({ ok: true, address: '10.1.2.3' });
+    expect(reads).toBe(0);
+    expect(await watched.decide('127.0.0.1', 4300)).toEqual({ ok: false, reason: 'bridge-socket' });
+    expect(await watched.decide('127.0.0.1', 4301)).toEqual({ ok: true, address: '127.0.0.1' });
+    expect(reads).toBe(2);
+  });
+
   it('deny-all: nothing but the MCP endpoint on loopback', async () => {
     policy({ mode: 'deny-all' });
     expect(await decide('127.0.0.1', 4100)).toBe('ok 127.0.0.1');
