@@ -29,7 +29,8 @@ export type SupervisorPort = {
     input?: string,
     meta?: { tools?: HostToolSpec[]; rerun?: boolean },
   ): CommandResult | Promise<CommandResult>;
-  write(turnId: string, text: string): CommandResult;
+  /** A promise while the launch's handshake holds the write: it settles once the text is written (and journaled) or never can be. */
+  write(turnId: string, text: string): CommandResult | Promise<CommandResult>;
   signal(turnId: string, signal: SignalName): CommandResult;
   abort(turnId: string, graceMs?: number): CommandResult;
 };

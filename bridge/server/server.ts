@@ -283,6 +283,7 @@ export class BridgeServer {
           supervisor.start(frame.turnId, frame.launch, frame.input, { ...tools(frame.tools), rerun: true }),
         );
       case 'input':
+        // Held by a launch handshake, the write settles once written: only this frame's ack waits (#received does not await #route).
         return this.#settle(connection, frame, supervisor.write(frame.turnId, frame.text));
       case 'signal':
         return this.#settle(connection, frame, supervisor.signal(frame.turnId, frame.signal));

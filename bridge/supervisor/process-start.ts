@@ -6,8 +6,14 @@
 import type { LaunchSpec, StartStep } from '../../protocol/v1/launch-spec.ts';
 import { OPEN_BRACE, parseOrUndefined, valueAt } from './output-line.ts';
 
-/** One write the gate lets through: the text as journaled, and the turn it belongs to. */
-export type GateWrite = { turnId: string | null; text: string; ack: boolean };
+/** How a held write ended: written (its `stdin` record emitted), or never to be written. */
+export type GateWriteResult = { ok: true } | { ok: false; code: 'no-process'; message: string };
+
+/**
+ * One write the gate lets through: the text as journaled, and the turn it belongs to. `done` (an input
+ * frame's): told once it is written or can never be, so the frame is acked only then (docs/bridge-internals.md#process-start).
+ */
+export type GateWrite = { turnId: string | null; text: string; ack: boolean; done?: (result: GateWriteResult) => void };
 
 export class StartGate {
   readonly #steps: StartStep[];
@@ -38,6 +44,11 @@ export class StartGate {
     if (!this.closed) return false;
     this.#held.push(w);
     return true;
+  }
+
+  /** The process will never take the held writes (it exited, or is being stopped): they are dropped, each `done` told `why`. */
+  drop(why: string): void {
+    for (const w of this.#held.splice(0)) w.done?.({ ok: false, code: 'no-process', message: `${why} before its launch handshake completed; the input was not written` });
   }
 
   /**

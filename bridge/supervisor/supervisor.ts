@@ -226,15 +226,13 @@ export class Supervisor {
     return { ok: true };
   }
 
-  /** Writes text to the running turn's process stdin (or pty). */
-  write(turnId: string, text: string): TurnCommandResult {
+  /** Writes text to the running turn's process stdin (or pty); while its handshake holds writes, settles once it is written. */
+  write(turnId: string, text: string): TurnCommandResult | Promise<TurnCommandResult> {
     const found = this.#running(turnId);
     if (!found.ok) return found;
-    if (!found.entry.proc.hasStdin) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
-    if (found.entry.gate?.hold({ turnId, text, ack: true })) return { ok: true }; // written once the handshake is done
-    if (!found.entry.proc.write(withStdinSecrets(text, this.#turn!.launch, found.entry.secretsEnv))) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
-    this.#emit({ kind: 'stdin', turnId, data: { text } });
-    this.#turn!.awaitAcks(text);
+    const gate = found.entry.gate;
+    if (found.entry.proc.hasStdin && gate?.closed) return new Promise((done) => gate.hold({ turnId, text, ack: true, done }));
+    if (!this.#gateWrite(found.entry, { turnId, text, ack: true })) return { ok: false, code: 'no-process', message: 'the process has no open stdin' };
     return { ok: true };
   }
 
@@ -361,6 +359,7 @@ export class Supervisor {
     const entries = this.#processes.all().filter((e) => !e.proc.exited);
     for (const entry of entries) {
       const turnId = this.#turnIdOf(entry);
+      entry.gate?.drop('the bridge stopped the process');
       if (turn && turn.entry === entry && 'input' in turn.launch.interrupt) turn.interrupt(entry, 'stop');
       entry.proc.endStdin();
       this.#emit({ kind: 'signal', turnId, data: { signal: 'SIGTERM', reason: 'stop' } });
@@ -400,14 +399,19 @@ export class Supervisor {
     this.#gateWrite(entry, { turnId: turn.turnId, text: input, ack: true });
   }
 
-  /** One stdin write (placeholders substituted, the text as given journaled); `ack` registers inputAck ids. */
-  #gateWrite(entry: ProcEntry, w: GateWrite): void {
+  /** One stdin write (placeholders substituted, the text as given journaled); `ack` registers inputAck ids; false: not written. */
+  #gateWrite(entry: ProcEntry, w: GateWrite): boolean {
     const turn = this.#turn;
     const launch = turn?.entry === entry ? turn.launch : null;
-    if (!entry.proc.hasStdin || !entry.proc.write(launch ? withStdinSecrets(w.text, launch, entry.secretsEnv) : w.text)) return;
+    if (!entry.proc.hasStdin || !entry.proc.write(launch ? withStdinSecrets(w.text, launch, entry.secretsEnv) : w.text)) {
+      w.done?.({ ok: false, code: 'no-process', message: "the process's stdin closed before its launch handshake completed; the input was not written" });
+      return false;
+    }
     const turnId = turn?.entry === entry ? turn.turnId : null;
     this.#emit({ kind: 'stdin', turnId, data: { text: w.text } });
     if (w.ack && turn && turnId === w.turnId) turn.awaitAcks(w.text);
+    w.done?.({ ok: true });
+    return true;
   }
 
   #spawnFailed(turn: Turn, message: string, release?: () => void): StartResult {
@@ -460,6 +464,7 @@ export class Supervisor {
   #onExit(entry: ProcEntry, code: number | null, signal: string | null): void {
     const turnId = this.#turnIdOf(entry);
     this.#emit({ kind: 'exit', turnId, data: { pid: entry.proc.pid, code, signal } });
+    entry.gate?.drop('the process exited');
     const proc = entry.proc;
     if (proc instanceof KeptProcess) this.#afterDurable(() => proc.cleanUp());
     this.#processes.exited(entry);

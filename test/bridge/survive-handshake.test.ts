@@ -1,8 +1,10 @@
 // A surviving CLI whose launch has a handshake (launch `start`, as ACP's initialize): a bridge
 // SIGKILLed after the handshake, or while its answer is still outstanding, hands the CLI to the next
 // bridge, which neither writes the handshake again nor holds the turn's later input behind a step
-// that is done (docs/bridge-internals.md#process-start). Built bridge, real processes and sockets;
-// the CLI answers the handshake only once a file exists, so the crash point is chosen, not timed.
+// that is done (docs/bridge-internals.md#process-start). An input frame the handshake held at the
+// kill was never acked, so the host sends it again to the adopting bridge: written once.
+// Built bridge, real processes and sockets; the CLI answers the handshake only once a file exists,
+// so the crash point is chosen, not timed.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -104,4 +106,45 @@ describe('launch start across a bridge SIGKILL (survive)', () => {
       expect(end?.kind === 'turn-end' && end.data.reason).toBe('matched');
     });
   }
+
+  it('an input frame held at the kill is not acked; sent again to the adopting bridge, it is written and read once', { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const answerFile = join(dir, 'answer-init');
+    const held = '{"method":"held"}\n';
+    const first = await bridgeOn();
+    const launch = launchSpecSchema.parse({
+      argv: [process.execPath, '-e', CLI, answerFile],
+      stdin: 'pipe',
+      lifetime: 'session',
+      survive: true,
+      turnEnd: [{ json: { path: ['done'], equals: true } }],
+      start: [{ input: handshake, until: [{ path: ['id'], equals: 'init' }] }],
+    });
+    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: '{"method":"hello"}\n' });
+    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+    await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === JSON.stringify({ got: handshake.trimEnd() }));
+    first.client.send({ type: 'input', id: 'held', turnId: 't1', text: held });
+    // Frames are routed in order: once the later frame is acked, the input frame is held by the gate.
+    expect(await first.client.request({ type: 'diagnostics', id: 'later', enabled: false })).toMatchObject({ type: 'ack' });
+    for (const pid of keeperPids(first.bridge.stateDir)) groups.push(pid);
+    await first.bridge.kill('SIGKILL');
+    await first.client.closed;
+    expect(first.client.frames.filter((f) => (f.type === 'ack' || f.type === 'error') && f.id === 'held'), 'the host holds no ack for the held input').toEqual([]);
+
+    const second = await bridgeOn(first.bridge.stateDir, 0);
+    // The host settles its unacked input from the journal (host/session/send-request.ts): no stdin record of it, so it sends it again.
+    expect(texts(second.client.records(), 'stdin')).not.toContain(held);
+    const again = second.client.request({ type: 'input', id: 'again', turnId: 't1', text: held });
+    writeFileSync(answerFile, '');
+    expect(await again).toMatchObject({ type: 'ack' });
+    await second.client.request({ type: 'input', id: 'p', turnId: 't1', text: '{"method":"prompt"}\n' });
+    await second.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1', 30_000);
+    const records = second.client.records();
+    expect(texts(records, 'stdin').filter((t) => t === held), 'one stdin record of the input').toHaveLength(1);
+    const got = texts(records, 'stdout').filter((t) => t.startsWith('{"got"'));
+    expect(got, 'the CLI read each write once, in order').toEqual(
+      [handshake, '{"method":"hello"}\n', held, '{"method":"prompt"}\n'].map((line) => JSON.stringify({ got: line.trimEnd() })),
+    );
+  });
 });
