@@ -6,16 +6,16 @@
 //              "via bridge": a fresh channel resuming from cursor 0 against
 //              the real bridge holding that turn.
 //   resume   — time from "continue this session from cursor N/2" to the first
-//              replayed part. ours, for now at channel level: a channel
-//              attaching at the turn's first record with a TurnTranslation that
-//              emits after the cursor (what doContinueTurn does under
-//              doStart({resumeFrom}); the BridgeSession path is not bound yet).
-//              aisdk: new SandboxChannel({initialLastSeenEventId}) +
-//              open({resume:true}) — the same handshake its adapters run on
-//              doStart/doContinueTurn (the adapter packages are not installed).
-//              ours' session resume is also printed phase by phase (probe,
-//              connect, hello, attach, snapshot restore, first frame, first
-//              part), from host/phase-marks.ts's diagnostics channel.
+//              part. ours: a BridgeSession suspended at part N/2, then
+//              provider.resumeSession + doStart({resumeFrom}) + doContinueTurn,
+//              with a translator snapshot and without. The first resume lands
+//              while the bridge still streams the turn's second half (printed
+//              apart); the median is over resumes of the bridge holding the
+//              finished turn, as aisdk's: new SandboxChannel({initialLastSeenEventId})
+//              + open({resume:true}), the handshake its adapters run on
+//              doStart/doContinueTurn. ours' resume is also printed phase by
+//              phase (probe, connect, hello, attach, snapshot restore, first
+//              frame, first part), from host/phase-marks.ts's diagnostics channel.
 // The AI SDK translates records to HarnessV1 parts inside its bridge, so its
 // host side is SandboxChannel validating each frame against
 // harnessV1BridgeOutboundMessageSchema and dispatching it; no host translator.
@@ -25,7 +25,7 @@
 // and still measures aisdk.
 import { spawn } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
@@ -159,6 +159,8 @@ async function measureOurs(count) {
       isolated: median(isolated),
       viaBridge: median(viaBridge),
       resumeMs: session.ms,
+      busyResumeMs: session.busyMs,
+      busyReplayMs: sessionReplay.busyMs,
       resumePhases: session.phases,
       replayPhases: sessionReplay.phases,
       channelResumeMs: median(resume),
@@ -196,39 +198,68 @@ async function measureOursSession(host, count, snapshots) {
   });
   await control.done;
   const state = await withTimeout(suspended, 60_000, 'suspend at N/2');
-  const times = [];
-  const breakdowns = [];
   const marks = [];
   const onMark = (mark) => marks.push(mark);
+  const resumeOnce = async () => {
+    marks.length = 0;
+    const t0 = performance.now();
+    const again = await provider.resumeSession({ sessionId: 'resume' });
+    const resumed = await host.createBridgeHarness(adapter, { ...settings, skipBootstrap: true }).doStart({
+      sessionId: 'resume',
+      sandboxSession: again,
+      sessionWorkDir: workDir,
+      resumeFrom: state,
+    });
+    let first;
+    const firstPart = new Promise((resolve) => (first = resolve));
+    await resumed.doContinueTurn({ emit: () => first() });
+    await withTimeout(firstPart, 60_000, 'first part after resume');
+    const t1 = performance.now();
+    const phases = breakdown(marks, t0, t1);
+    await resumed.doSuspendTurn();
+    return { ms: t1 - t0, phases };
+  };
   subscribe(PHASE_MARKS, onMark);
   try {
+    // The first resume lands while the bridge still journals and streams the turn's second half.
+    const busy = await resumeOnce();
+    // The others resume a bridge holding the finished turn (as aisdk's resume does): its turn-end is
+    // journaled, and a second on, the memory release that follows the last record (200–400 ms) is done.
+    await journalHas(root, '"kind":"turn-end"');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const times = [];
+    const breakdowns = [];
     for (let rep = 0; rep < Math.max(3, REPEATS); rep++) {
-      marks.length = 0;
-      const t0 = performance.now();
-      const again = await provider.resumeSession({ sessionId: 'resume' });
-      const resumed = await host.createBridgeHarness(adapter, { ...settings, skipBootstrap: true }).doStart({
-        sessionId: 'resume',
-        sandboxSession: again,
-        sessionWorkDir: workDir,
-        resumeFrom: state,
-      });
-      let first;
-      const firstPart = new Promise((resolve) => (first = resolve));
-      await resumed.doContinueTurn({ emit: () => first() });
-      await withTimeout(firstPart, 60_000, 'first part after resume');
-      const t1 = performance.now();
-      times.push(t1 - t0);
-      breakdowns.push(breakdown(marks, t0, t1));
-      await resumed.doSuspendTurn();
-      // The bridge was streaming the rest of the turn to the slice just suspended: let it settle, so
-      // the next resume measures the resume path, not the tail of this one.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const run = await resumeOnce();
+      times.push(run.ms);
+      breakdowns.push(run.phases);
+      // The bridge was streaming the replay to the slice just suspended: let it settle.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
+    return { ms: median(times), runs: times, phases: medianPhases(breakdowns), busyMs: busy.ms };
   } finally {
     unsubscribe(PHASE_MARKS, onMark);
     await sandbox.stop();
   }
-  return { ms: median(times), runs: times, phases: medianPhases(breakdowns) };
+}
+
+/** Waits until the tail of a journal under `root` holds `text` (the bench's own session: one journal). */
+async function journalHas(root, text) {
+  const deadline = performance.now() + 120_000;
+  for (;;) {
+    for (const name of readdirSync(root, { recursive: true })) {
+      if (!String(name).endsWith('journal.ndjson')) continue;
+      const file = path.join(root, String(name));
+      const size = statSync(file).size;
+      const fd = openSync(file, 'r');
+      const tail = Buffer.alloc(Math.min(size, 16_384));
+      readSync(fd, tail, 0, tail.length, size - tail.length);
+      closeSync(fd);
+      if (tail.includes(text)) return;
+    }
+    if (performance.now() > deadline) throw new Error(`no journal under ${root} ends with ${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 // The resume's phases, from host/phase-marks.ts marks (each ends at its mark; the first occurrence counts).
@@ -382,6 +413,9 @@ await runScenario(async () => {
     );
     console.log(
       `         same without a translator snapshot (replays the turn from its first record): ${ours.sessionReplayMs.toFixed(1)} ms · channel-level replay from the turn start: ${ours.channelResumeMs.toFixed(1)} ms`,
+    );
+    console.log(
+      `         resume while the bridge still streams the turn's second half (the first resume): ${ours.busyResumeMs.toFixed(1)} ms with a snapshot, ${ours.busyReplayMs.toFixed(1)} ms without`,
     );
     console.log(`         resume breakdown, median ms, with snapshot: ${showPhases(ours.resumePhases)}`);
     console.log(`         resume breakdown, median ms, without:       ${showPhases(ours.replayPhases)}`);
