@@ -274,3 +274,13 @@ export const MEMORY_RELEASE_LIMITS = {
   /** Heap growth since the last release below which there is too little to give back. */
   minGainBytes: 1024 * 1024,
 } as const;
+
+/** A keeper (launch `survive`, survive/keeper.ts). */
+export const KEEPER_LIMITS = {
+  /**
+   * The latest stdin writes a keeper keeps, for an adopting bridge to journal those its journal lacks
+   * (the dead bridge's last tick): by count, and by characters (the oldest go first; the newest is kept whatever its size).
+   */
+  recentInputs: 64,
+  recentInputChars: 1024 * 1024,
+} as const;

@@ -48,7 +48,8 @@ export interface SupervisedProcess {
   readonly exited: boolean;
   /** Resolves after `exit` has been delivered. */
   readonly done: Promise<void>;
-  write(text: string): boolean;
+  /** `journaled`: the text its `stdin` record carries, when it differs (placeholders not substituted; a kept CLI's keeper keeps it). */
+  write(text: string, journaled?: string): boolean;
   /** Close stdin (EOF for the CLI). */
   endStdin(): void;
   /** Signal the whole process group; false if it is already gone. */

@@ -403,7 +403,7 @@ export class Supervisor {
   #gateWrite(entry: ProcEntry, w: GateWrite): boolean {
     const turn = this.#turn;
     const launch = turn?.entry === entry ? turn.launch : null;
-    if (!entry.proc.hasStdin || !entry.proc.write(launch ? withStdinSecrets(w.text, launch, entry.secretsEnv) : w.text)) {
+    if (!entry.proc.hasStdin || !entry.proc.write(launch ? withStdinSecrets(w.text, launch, entry.secretsEnv) : w.text, w.text)) {
       w.done?.({ ok: false, code: 'no-process', message: "the process's stdin closed before its launch handshake completed; the input was not written" });
       return false;
     }

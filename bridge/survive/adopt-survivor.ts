@@ -12,10 +12,12 @@
 // A call without a relay id died with the old bridge's MCP connection (the CLI
 // got a transport error as its result): it gets a journaled error result here,
 // so no host is asked again for an answer nothing waits for.
+// Writes the keeper made to the CLI's stdin whose `stdin` records died with the
+// old bridge (the keeper counts and keeps them, keeper.ts) are journaled here.
 import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1/index.ts';
 import type { AdoptedCall } from '../mcp/relayed-calls.ts';
 import type { Journal } from '../journal/journal.ts';
-import { keeperDir, readSavedLaunch } from './keeper-dir.ts';
+import { keeperDir, readKeeperInputs, readSavedLaunch } from './keeper-dir.ts';
 import { SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption } from './adoption.ts';
@@ -71,12 +73,22 @@ export async function adoptSurvivor(options: {
   const unanswered = new Set<string>();
   /** The adopted turn's input while no stdin record shows it written (the handshake still held it). */
   let heldInput: string | undefined;
+  /** `stdin` records since the kept CLI's spawn: one per write the keeper made, unless the kill fell between the two. */
+  let journaledInputs = 0;
+  /** One write to the kept CLI, as its `stdin` record says: the handshake, the held input, the turn's acks and abort follow it. */
+  const written = (text: string, turnId: string | null, sinceSpawn: boolean): void => {
+    if (gate?.closed && sinceSpawn) gate.written(text);
+    if (turnId === adopted.turnId && text === heldInput) heldInput = undefined;
+    if (adopted.turnId === null || turnId !== adopted.turnId) return;
+    if (text === interruptInput) adoption.aborting = true; // abort's interrupt input (stop ends the turn 'stopped' before any restart)
+    else if (wantHistory) adoption.history.push({ stdin: text });
+  };
   for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
     for (const line of batch) {
       const k = line.indexOf('"kind":"') + 8;
       const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
       const turnRecord =
-        ((turnScan || gate?.closed) && line.startsWith('stdin"', k)) ||
+        line.startsWith('stdin"', k) || // counted against what the keeper wrote, below
         (turnScan && (line.startsWith('signal"', k) || line.startsWith('tool-call"', k) || line.startsWith('tool-result"', k)));
       if (!output && !turnRecord && !line.startsWith('turn-start"', k)) continue;
       const record = JSON.parse(line) as JournalRecord;
@@ -105,11 +117,8 @@ export async function adoptSurvivor(options: {
         continue;
       }
       if (record.kind === 'stdin') {
-        if (gate?.closed && record.seq > adopted.spawnSeq) gate.written(record.data.text);
-        if (record.turnId === adopted.turnId && record.data.text === heldInput) heldInput = undefined;
-        if (adopted.turnId === null || record.turnId !== adopted.turnId) continue;
-        if (record.data.text === interruptInput) adoption.aborting = true; // abort's interrupt input (stop ends the turn 'stopped' before any restart)
-        else if (wantHistory) adoption.history.push({ stdin: record.data.text });
+        if (record.seq > adopted.spawnSeq) journaledInputs++;
+        written(record.data.text, record.turnId, record.seq > adopted.spawnSeq);
         continue;
       }
       if (record.kind !== 'stdout' && record.kind !== 'stderr') continue;
@@ -121,6 +130,17 @@ export async function adoptSurvivor(options: {
       if (wantHistory && record.turnId === adopted.turnId && record.data.cont !== true) {
         adoption.history.push({ stream: record.kind, line: record.data.text });
       }
+    }
+  }
+  // Writes the keeper made whose `stdin` records died with the old bridge (sent in the tick that queued
+  // them): journaled now, so the CLI's input and the journal agree, and a host settling an unacked
+  // input finds it landed instead of sending it again.
+  const delivered = await readKeeperInputs(dir);
+  const missing = delivered === null ? 0 : delivered.count - journaledInputs;
+  if (delivered !== null && missing > 0 && missing <= delivered.recent.length) {
+    for (const text of delivered.recent.slice(delivered.recent.length - missing)) {
+      options.record({ kind: 'stdin', turnId: adopted.turnId, data: { text } });
+      written(text, adopted.turnId, true);
     }
   }
   for (const callId of unanswered) {

@@ -96,6 +96,53 @@ function answers(dir: string): Promise<boolean> {
   });
 }
 
+/** What a keeper says it wrote to its CLI's stdin (keeper.ts DeliveredInputs): how many writes, and the latest. */
+export type KeeperInputs = { count: number; recent: string[] };
+
+/** Longest wait for a live keeper's first line (it sends it as it accepts): a hang guard. */
+const inputsWaitMs = 5_000;
+/** A first line longer than this is not a keeper's. */
+const maxInputsLineChars = 16 * 1024 * 1024;
+
+/** Asks the keeper in `dir` what it wrote to its CLI's stdin (adoption); null when it does not answer. */
+export function readKeeperInputs(dir: string): Promise<KeeperInputs | null> {
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const socket = connect(reachable.path);
+    let text = '';
+    let settled = false;
+    const done = (value: KeeperInputs | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(guard);
+      reachable.release();
+      socket.destroy();
+      resolve(value);
+    };
+    const guard = setTimeout(() => done(null), inputsWaitMs);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n')) {
+        const line = text.slice(0, nl);
+        text = text.slice(nl + 1);
+        try {
+          const msg = JSON.parse(line) as { t?: unknown; count?: unknown; recent?: unknown };
+          const { count, recent } = msg;
+          if (msg.t !== 'inputs' || !Number.isSafeInteger(count) || !Array.isArray(recent) || !recent.every((r) => typeof r === 'string')) continue;
+          return done({ count: count as number, recent: recent as string[] });
+        } catch {
+          // not a keeper's line
+        }
+      }
+      if (text.length > maxInputsLineChars) done(null);
+    });
+    socket.once('error', () => done(null));
+    socket.once('close', () => done(null));
+  });
+}
+
 /** Reads a keeper dir's saved launch (for adoption); env is not there, a later reuse compares `key`. */
 export function readSavedLaunch(dir: string): SavedLaunch | null {
   try {

@@ -12,6 +12,7 @@ import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:
 import { createServer, type Socket } from 'node:net';
 import { basename, join } from 'node:path';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
+import { KEEPER_LIMITS } from '../limits.ts';
 import type { KeptEgress, KeptEgressSpec } from '../jail/kept-egress.ts';
 import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 
@@ -159,6 +160,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   child.on('error', () => undefined);
   child.stdin?.on('error', () => undefined);
 
+  const inputs = new DeliveredInputs();
   let bridge: Socket | null = null;
   /** The pid line is said (the spawning bridge connects after it). */
   let ready = false;
@@ -196,14 +198,18 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
       for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
-        let msg: { t?: unknown; b?: unknown; port?: unknown };
+        let msg: { t?: unknown; b?: unknown; j?: unknown; port?: unknown };
         try {
           msg = JSON.parse(line) as typeof msg;
         } catch {
           continue;
         }
         const stdin = child.stdin;
-        if (msg.t === 'in' && typeof msg.b === 'string' && stdin && !stdin.writableEnded) stdin.write(Buffer.from(msg.b, 'base64'));
+        if (msg.t === 'in' && typeof msg.b === 'string' && stdin && !stdin.writableEnded) {
+          const bytes = Buffer.from(msg.b, 'base64');
+          stdin.write(bytes);
+          inputs.took(typeof msg.j === 'string' ? msg.j : bytes.toString('utf8'));
+        }
         else if (msg.t === 'eof' && stdin && !stdin.writableEnded) stdin.end();
         else if (msg.t === 'up' && typeof msg.port === 'number' && Number.isSafeInteger(msg.port)) relay?.setUpstream(msg.port);
       }
@@ -211,6 +217,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
     socket.on('close', () => {
       if (bridge === socket) bridge = null;
     });
+    notify(`${JSON.stringify({ t: 'inputs', count: inputs.count, recent: inputs.recent })}\n`); // what an adopting bridge checks its journal against
     notify('{"t":"grew"}\n'); // whatever the files hold now is news to the new bridge
   });
   server.on('error', (error) => {
@@ -282,4 +289,25 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   }, dirCheckMs);
   dirCheck.unref();
 
+}
+
+/**
+ * The stdin writes this keeper made (as the bridge journals them: `j`, or the bytes), counted and the
+ * latest kept. A bridge journals each write's `stdin` record in the same tick as it sends it here; a
+ * kill between the two leaves the CLI with inputs its journal lacks, and the adopting bridge journals
+ * them from this (adopt-survivor.ts), so the host's settle sees them landed and sends nothing twice.
+ */
+class DeliveredInputs {
+  count = 0;
+  readonly recent: string[] = [];
+  #bytes = 0;
+
+  took(text: string): void {
+    this.count++;
+    this.recent.push(text);
+    this.#bytes += text.length;
+    while (this.recent.length > KEEPER_LIMITS.recentInputs || (this.#bytes > KEEPER_LIMITS.recentInputChars && this.recent.length > 1)) {
+      this.#bytes -= this.recent.shift()!.length;
+    }
+  }
 }

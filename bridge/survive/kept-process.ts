@@ -285,10 +285,12 @@ export class KeptProcess implements SupervisedProcess {
     if (socket !== null && !socket.destroyed) socket.write(`{"t":"up","port":${port}}\n`);
   }
 
-  write(text: string): boolean {
+  /** The keeper counts and keeps `journaled` (what the `stdin` record says) for an adopting bridge (DeliveredInputs). */
+  write(text: string, journaled: string = text): boolean {
     const socket = this.#socket;
     if (!this.#stdinOpen || this.#exited || socket === null || socket.destroyed) return false;
-    socket.write(`{"t":"in","b":"${Buffer.from(text, 'utf8').toString('base64')}"}\n`);
+    const b = Buffer.from(text, 'utf8').toString('base64');
+    socket.write(journaled === text ? `{"t":"in","b":"${b}"}\n` : `${JSON.stringify({ t: 'in', b, j: journaled })}\n`);
     return true;
   }
 

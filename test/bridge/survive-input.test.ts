@@ -1,0 +1,149 @@
+// A write to a kept CLI's stdin whose `stdin` record died with the bridge: the bridge sends the
+// write to the keeper and queues the record in one tick, and a SIGKILL can fall between the socket
+// write and the journal's write(2). The keeper counts and keeps what it wrote; the adopting bridge
+// journals what its journal lacks, so the host's settle finds the input landed
+// (host/session/send-request.ts) and the CLI reads it once (docs/bridge-internals.md#survive-in-flight-tool-call).
+// The dead bridge's last write is made by the test on the keeper's socket, after the kill: the
+// crash point is chosen, not timed. Built bridge, real processes and sockets.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { launchSpecSchema, type JournalRecord } from '../../protocol/v1/index.ts';
+import { keeperSocketPath } from '../../bridge/survive/keeper.ts';
+import { connectClient, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
+
+// Echoes each stdin line as {"got": line}; a {"method":"prompt"} line ends the turn ({"done":true}).
+const CLI = `
+const rl = require('node:readline').createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  console.log(JSON.stringify({ got: line }));
+  if (line.includes('"prompt"')) console.log(JSON.stringify({ done: true }));
+});
+setInterval(() => {}, 1000);`;
+
+const bridges: RunningBridge[] = [];
+const clients: TestClient[] = [];
+const groups: number[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
+  for (const pid of groups.splice(0)) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+});
+
+async function bridgeOn(stateDir?: string, cursor?: number): Promise<{ bridge: RunningBridge; client: TestClient }> {
+  const bridge = await startBridge(stateDir === undefined ? {} : { stateDir });
+  bridges.push(bridge);
+  const { client, hello } = await connectClient(bridge);
+  clients.push(client);
+  await client.attach(cursor ?? hello.lastSeq);
+  return { bridge, client };
+}
+
+const texts = (records: JournalRecord[], kind: 'stdin' | 'stdout') =>
+  records.filter((r): r is Extract<JournalRecord, { kind: typeof kind }> => r.kind === kind).map((r) => r.data.text);
+const echo = (line: string) => JSON.stringify({ got: line.trimEnd() });
+
+/** Sends lines on a keeper's socket, as a bridge does, and closes. */
+async function sendToKeeper(dir: string, lines: object[]): Promise<void> {
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) throw new Error(reachable.error);
+  const socket = connect(reachable.path);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  reachable.release();
+  await new Promise<void>((resolve) => socket.end(lines.map((line) => `${JSON.stringify(line)}\n`).join(''), resolve));
+}
+
+/** Waits (bounded: a hang guard) until a keeper's stdout capture holds `text`. */
+async function captureHolds(dir: string, text: string): Promise<void> {
+  for (let i = 0; i < 1_000; i++) {
+    if (existsSync(join(dir, 'stdout')) && readFileSync(join(dir, 'stdout'), 'utf8').includes(text)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`the keeper's capture never held ${text}`);
+}
+
+describe('a kept CLI input whose stdin record died with the bridge (survive)', () => {
+  it('is journaled by the adopting bridge: the host finds it landed, and the CLI reads each input once', { timeout: 60_000 }, async () => {
+    const first = await bridgeOn();
+    const launch = launchSpecSchema.parse({
+      argv: [process.execPath, '-e', CLI],
+      stdin: 'pipe',
+      lifetime: 'session',
+      survive: true,
+      turnEnd: [{ json: { path: ['done'], equals: true } }],
+    });
+    const hello = '{"method":"hello"}\n';
+    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
+    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+    await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo(hello));
+    const stateDir = first.bridge.stateDir;
+    const [keeper] = readdirSync(join(stateDir, 'keepers'));
+    const keeperDir = join(stateDir, 'keepers', keeper!);
+    groups.push(Number(readFileSync(join(keeperDir, 'keeper.pid'), 'utf8')));
+    await first.bridge.kill('SIGKILL');
+
+    // The dead bridge's last tick: two writes reached the keeper, their stdin records never reached the journal
+    // (one carries a placeholder its record keeps, as launch stdinSecrets writes do).
+    const lost = '{"method":"lost"}\n';
+    const secret = '{"method":"secret","token":"${TOKEN}"}\n';
+    await sendToKeeper(keeperDir, [
+      { t: 'in', b: Buffer.from(lost).toString('base64') },
+      { t: 'in', b: Buffer.from(secret.replace('${TOKEN}', 'abc')).toString('base64'), j: secret },
+    ]);
+    await captureHolds(keeperDir, echo(secret.replace('${TOKEN}', 'abc')));
+
+    const second = await bridgeOn(stateDir, 0);
+    const start = await second.client.waitForRecord((r) => r.kind === 'bridge-start' && r.data.adopted !== undefined);
+    const journaled = second.client.records().filter((r) => r.kind === 'stdin' && r.seq > start.seq);
+    expect(journaled.map((r) => r.kind === 'stdin' && [r.turnId, r.data.text]), 'the keeper\'s writes, journaled by the adopting bridge in order').toEqual([
+      ['t1', lost],
+      ['t1', secret],
+    ]);
+    // A host that sent these and lost their acks settles from the journal: landed, so it does not send them again.
+    await second.client.request({ type: 'input', id: 'p', turnId: 't1', text: '{"method":"prompt"}\n' });
+    await second.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1', 30_000);
+    const records = second.client.records();
+    expect(texts(records, 'stdin'), 'one stdin record per write').toEqual([hello, lost, secret, '{"method":"prompt"}\n']);
+    const got = texts(records, 'stdout').filter((t) => t.startsWith('{"got"'));
+    expect(got, 'the CLI read each write once, in order').toEqual([hello, lost, secret.replace('${TOKEN}', 'abc'), '{"method":"prompt"}\n'].map(echo));
+    const end = records.find((r) => r.kind === 'turn-end' && r.turnId === 't1');
+    expect(end?.kind === 'turn-end' && end.data.reason).toBe('matched');
+  });
+
+  it('a restart with nothing lost journals nothing more', { timeout: 60_000 }, async () => {
+    const first = await bridgeOn();
+    const launch = launchSpecSchema.parse({
+      argv: [process.execPath, '-e', CLI],
+      stdin: 'pipe',
+      lifetime: 'session',
+      survive: true,
+      turnEnd: [{ json: { path: ['done'], equals: true } }],
+    });
+    const hello = '{"method":"hello"}\n';
+    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
+    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+    await first.client.request({ type: 'input', id: 'i', turnId: 't1', text: '{"method":"more"}\n' });
+    await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo('{"method":"more"}'));
+    const [keeper] = readdirSync(join(first.bridge.stateDir, 'keepers'));
+    groups.push(Number(readFileSync(join(first.bridge.stateDir, 'keepers', keeper!, 'keeper.pid'), 'utf8')));
+    await first.bridge.kill('SIGKILL');
+    const second = await bridgeOn(first.bridge.stateDir, 0);
+    await second.client.request({ type: 'input', id: 'p', turnId: 't1', text: '{"method":"prompt"}\n' });
+    await second.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1', 30_000);
+    const records = second.client.records();
+    expect(texts(records, 'stdin')).toEqual([hello, '{"method":"more"}\n', '{"method":"prompt"}\n']);
+    expect(texts(records, 'stdout').filter((t) => t.startsWith('{"got"'))).toEqual([hello, '{"method":"more"}\n', '{"method":"prompt"}\n'].map(echo));
+  });
+});
