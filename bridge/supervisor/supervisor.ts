@@ -300,6 +300,7 @@ export class Supervisor {
       }
     }
     proc.begin();
+    for (const text of adoption.redeliver) proc.write(withStdinSecrets(text, launch, entry.secretsEnv), text); // journaled, never received
     entry.gate?.advance(adoption.turnId, (w) => this.#gateWrite(entry, w)); // a step the previous bridge had not written yet
     if (entry.gate && !entry.gate.closed) entry.gate = null;
   }

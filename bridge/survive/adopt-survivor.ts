@@ -13,12 +13,13 @@
 // got a transport error as its result): it gets a journaled error result here,
 // so no host is asked again for an answer nothing waits for.
 // Writes the keeper made to the CLI's stdin whose `stdin` records died with the
-// old bridge (the keeper counts and keeps them, keeper.ts) are journaled here.
+// old bridge (the keeper counts and keeps them, keeper.ts) are journaled here;
+// journaled writes that never reached the keeper are written again.
 import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1/index.ts';
 import type { AdoptedCall } from '../mcp/relayed-calls.ts';
 import type { Journal } from '../journal/journal.ts';
 import { keeperDir, readKeeperInputs, readSavedLaunch } from './keeper-dir.ts';
-import { SERVER_LIMITS } from '../limits.ts';
+import { KEEPER_LIMITS, SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption } from './adoption.ts';
 import { StartGate } from '../supervisor/process-start.ts';
@@ -63,6 +64,7 @@ export async function adoptSurvivor(options: {
     history: [],
     aborting: false,
     start: null,
+    redeliver: [],
   };
   /** The handshake replayed from the journal: what the previous bridge wrote and what answered it. */
   const gate = launch.start && launch.lifetime === 'session' ? new StartGate(launch.start) : null;
@@ -75,6 +77,8 @@ export async function adoptSurvivor(options: {
   let heldInput: string | undefined;
   /** `stdin` records since the kept CLI's spawn: one per write the keeper made, unless the kill fell between the two. */
   let journaledInputs = 0;
+  /** The latest of them (as many as a keeper keeps). */
+  const latestInputs: string[] = [];
   /** One write to the kept CLI, as its `stdin` record says: the handshake, the held input, the turn's acks and abort follow it. */
   const written = (text: string, turnId: string | null, sinceSpawn: boolean): void => {
     if (gate?.closed && sinceSpawn) gate.written(text);
@@ -117,7 +121,11 @@ export async function adoptSurvivor(options: {
         continue;
       }
       if (record.kind === 'stdin') {
-        if (record.seq > adopted.spawnSeq) journaledInputs++;
+        if (record.seq > adopted.spawnSeq) {
+          journaledInputs++;
+          latestInputs.push(record.data.text);
+          if (latestInputs.length > KEEPER_LIMITS.recentInputs) latestInputs.shift();
+        }
         written(record.data.text, record.turnId, record.seq > adopted.spawnSeq);
         continue;
       }
@@ -143,6 +151,9 @@ export async function adoptSurvivor(options: {
       written(text, adopted.turnId, true);
     }
   }
+  // The other way round: journaled writes the keeper never received (a write larger than the socket's
+  // buffer was still in the dead bridge; the keeper drops a partial line). Written again, before anything new.
+  if (delivered !== null && missing < 0 && -missing <= latestInputs.length) adoption.redeliver = latestInputs.slice(missing);
   for (const callId of unanswered) {
     options.record({
       kind: 'tool-result',

@@ -26,4 +26,6 @@ export type Adoption = {
    * done, so later writes are not held behind them; null without one, or once it finished.
    */
   start: StartGate | null;
+  /** Writes the journal holds that never reached the keeper (the dead bridge still held them): written again, first. */
+  redeliver: string[];
 };

@@ -1,7 +1,9 @@
-// A write to a kept CLI's stdin whose `stdin` record died with the bridge: the bridge sends the
+// A write to a kept CLI's stdin whose `stdin` record died with the bridge, and one journaled that
+// never reached the keeper. The bridge sends the
 // write to the keeper and queues the record in one tick, and a SIGKILL can fall between the socket
 // write and the journal's write(2). The keeper counts and keeps what it wrote; the adopting bridge
-// journals what its journal lacks, so the host's settle finds the input landed
+// journals what its journal lacks, so the host's settle finds the input landed, and writes again
+// what its journal holds and the keeper never received
 // (host/session/send-request.ts) and the CLI reads it once (docs/bridge-internals.md#survive-in-flight-tool-call).
 // The dead bridge's last write is made by the test on the keeper's socket, after the kill: the
 // crash point is chosen, not timed. Built bridge, real processes and sockets.
@@ -13,11 +15,11 @@ import { launchSpecSchema, type JournalRecord } from '../../protocol/v1/index.ts
 import { keeperSocketPath } from '../../bridge/survive/keeper.ts';
 import { connectClient, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
 
-// Echoes each stdin line as {"got": line}; a {"method":"prompt"} line ends the turn ({"done":true}).
+// Echoes each stdin line as {"got": line} (a long one as its length); a {"method":"prompt"} line ends the turn ({"done":true}).
 const CLI = `
 const rl = require('node:readline').createInterface({ input: process.stdin });
 rl.on('line', (line) => {
-  console.log(JSON.stringify({ got: line }));
+  console.log(JSON.stringify({ got: line.length > 1000 ? 'len:' + line.length : line }));
   if (line.includes('"prompt"')) console.log(JSON.stringify({ done: true }));
 });
 setInterval(() => {}, 1000);`;
@@ -48,7 +50,7 @@ async function bridgeOn(stateDir?: string, cursor?: number): Promise<{ bridge: R
 
 const texts = (records: JournalRecord[], kind: 'stdin' | 'stdout') =>
   records.filter((r): r is Extract<JournalRecord, { kind: typeof kind }> => r.kind === kind).map((r) => r.data.text);
-const echo = (line: string) => JSON.stringify({ got: line.trimEnd() });
+const echo = (line: string) => JSON.stringify({ got: line.length > 1001 ? `len:${line.trimEnd().length}` : line.trimEnd() });
 
 /** Sends lines on a keeper's socket, as a bridge does, and closes. */
 async function sendToKeeper(dir: string, lines: object[]): Promise<void> {
@@ -119,6 +121,44 @@ describe('a kept CLI input whose stdin record died with the bridge (survive)', (
     expect(got, 'the CLI read each write once, in order').toEqual([hello, lost, secret.replace('${TOKEN}', 'abc'), '{"method":"prompt"}\n'].map(echo));
     const end = records.find((r) => r.kind === 'turn-end' && r.turnId === 't1');
     expect(end?.kind === 'turn-end' && end.data.reason).toBe('matched');
+  });
+
+  it('a journaled write that never reached the keeper (larger than the socket buffer, the keeper stopped) is written again by the adopting bridge, once', { timeout: 60_000 }, async () => {
+    const first = await bridgeOn();
+    const launch = launchSpecSchema.parse({
+      argv: [process.execPath, '-e', CLI],
+      stdin: 'pipe',
+      lifetime: 'session',
+      survive: true,
+      turnEnd: [{ json: { path: ['done'], equals: true } }],
+    });
+    const hello = '{"method":"hello"}\n';
+    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
+    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+    await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo(hello));
+    const [keeper] = readdirSync(join(first.bridge.stateDir, 'keepers'));
+    const keeperPid = Number(readFileSync(join(first.bridge.stateDir, 'keepers', keeper!, 'keeper.pid'), 'utf8'));
+    groups.push(keeperPid);
+    // The keeper reads nothing while stopped: of a 2 MiB write, the socket takes its buffer's worth and the
+    // bridge holds the rest. The ack says the stdin record is journaled.
+    process.kill(keeperPid, 'SIGSTOP');
+    const big = `${'x'.repeat(2 * 1024 * 1024)}\n`;
+    try {
+      expect(await first.client.request({ type: 'input', id: 'big', turnId: 't1', text: big })).toMatchObject({ type: 'ack' });
+      await first.bridge.kill('SIGKILL');
+    } finally {
+      process.kill(keeperPid, 'SIGCONT');
+    }
+    const second = await bridgeOn(first.bridge.stateDir, 0);
+    await second.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo(big));
+    await second.client.request({ type: 'input', id: 'p', turnId: 't1', text: '{"method":"prompt"}\n' });
+    await second.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1', 30_000);
+    const records = second.client.records();
+    expect(texts(records, 'stdin').map((t) => (t.length > 1001 ? t.length : t)), 'one stdin record per write').toEqual([hello, big.length, '{"method":"prompt"}\n']);
+    expect(texts(records, 'stdout').filter((t) => t.startsWith('{"got"')), 'the CLI read each write once, in order').toEqual(
+      [hello, big, '{"method":"prompt"}\n'].map(echo),
+    );
   });
 
   it('a restart with nothing lost journals nothing more', { timeout: 60_000 }, async () => {
