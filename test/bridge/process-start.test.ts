@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Supervisor } from '../../bridge/supervisor/supervisor.ts';
 import { launchSpecSchema, type LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { JournalRecord, RecordDraft } from '../../protocol/v1/journal-record.ts';
-import { connectClient, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
+import { tempDir, type TestClient } from './helpers.ts';
+import { killedBridges } from './killed-bridges.ts';
 
 // Echoes each stdin line as {"got": line}; answers {"id":…,"method":"slow"} later (after the next
 // lines are read), so an ungated write would overtake the answer.
@@ -116,31 +117,14 @@ rl.on('line', (line) => {
 const HANDSHAKE = '{"id":"init","method":"init"}\n';
 const HELD = '{"method":"held"}\n';
 
-const bridges: RunningBridge[] = [];
-const clients: TestClient[] = [];
-const groups: number[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-  await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
-  for (const pid of groups.splice(0)) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
+const { groups, bridgeOn } = killedBridges();
 
 /** A bridge running turn t1 whose CLI has read the handshake and not answered it: the gate is closed. */
 async function closedGate(): Promise<{ client: TestClient; answerFile: string; exitFile: string }> {
   const dir = tempDir();
   const answerFile = join(dir, 'answer-init');
   const exitFile = join(dir, 'exit');
-  const bridge = await startBridge();
-  bridges.push(bridge);
-  const { client, hello } = await connectClient(bridge);
-  clients.push(client);
-  await client.attach(hello.lastSeq);
+  const { client } = await bridgeOn();
   const launch = launchSpecSchema.parse({
     argv: [process.execPath, '-e', GATED_CLI, answerFile, exitFile],
     stdin: 'pipe',

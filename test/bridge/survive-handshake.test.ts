@@ -5,11 +5,12 @@
 // kill was never acked, so the host sends it again to the adopting bridge: written once.
 // Built bridge, real processes and sockets; the CLI answers the handshake only once a file exists,
 // so the crash point is chosen, not timed.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { launchSpecSchema, type JournalRecord } from '../../protocol/v1/index.ts';
-import { connectClient, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { launchSpecSchema } from '../../protocol/v1/index.ts';
+import { tempDir } from './helpers.ts';
+import { keeperPids, killedBridges, texts } from './killed-bridges.ts';
 
 // Echoes each stdin line as {"got": line}; answers {"id":"init"} once the file in argv[1] exists;
 // a {"method":"prompt"} line ends the turn ({"done":true}).
@@ -29,58 +30,34 @@ setInterval(() => {}, 1000);`;
 
 const handshake = '{"id":"init","method":"init"}\n';
 
-const bridges: RunningBridge[] = [];
-const clients: TestClient[] = [];
-const groups: number[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-  await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
-  for (const pid of groups.splice(0)) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
+const { groups, bridgeOn } = killedBridges();
 
-async function bridgeOn(stateDir?: string, cursor?: number): Promise<{ bridge: RunningBridge; client: TestClient }> {
-  const bridge = await startBridge(stateDir === undefined ? {} : { stateDir });
-  bridges.push(bridge);
-  const { client, hello } = await connectClient(bridge);
-  clients.push(client);
-  await client.attach(cursor ?? hello.lastSeq);
-  return { bridge, client };
+/**
+ * A bridge running turn t1 on a kept CLI that has read the handshake (so it reached the CLI before any
+ * kill: a write journaled in the instant before a SIGKILL is survive-input.test.ts's case) and not answered it.
+ */
+async function handshakeRead() {
+  const answerFile = join(tempDir(), 'answer-init');
+  const first = await bridgeOn();
+  const launch = launchSpecSchema.parse({
+    argv: [process.execPath, '-e', CLI, answerFile],
+    stdin: 'pipe',
+    lifetime: 'session',
+    survive: true,
+    turnEnd: [{ json: { path: ['done'], equals: true } }],
+    start: [{ input: handshake, until: [{ path: ['id'], equals: 'init' }] }],
+  });
+  await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: '{"method":"hello"}\n' });
+  const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+  if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+  await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === JSON.stringify({ got: handshake.trimEnd() }));
+  return { first, answerFile };
 }
-
-function keeperPids(stateDir: string): number[] {
-  const root = join(stateDir, 'keepers');
-  return existsSync(root) ? readdirSync(root).map((name) => Number(readFileSync(join(root, name, 'keeper.pid'), 'utf8'))) : [];
-}
-
-const texts = (records: JournalRecord[], kind: 'stdin' | 'stdout') =>
-  records.filter((r): r is Extract<JournalRecord, { kind: typeof kind }> => r.kind === kind).map((r) => r.data.text);
 
 describe('launch start across a bridge SIGKILL (survive)', () => {
   for (const when of ['after the handshake was answered', 'while the handshake answer is outstanding'] as const) {
     it(`${when}: the adopting bridge writes the turn's next input once, not the handshake again`, { timeout: 60_000 }, async () => {
-      const dir = tempDir();
-      const answerFile = join(dir, 'answer-init');
-      const first = await bridgeOn();
-      const launch = launchSpecSchema.parse({
-        argv: [process.execPath, '-e', CLI, answerFile],
-        stdin: 'pipe',
-        lifetime: 'session',
-        survive: true,
-        turnEnd: [{ json: { path: ['done'], equals: true } }],
-        start: [{ input: handshake, until: [{ path: ['id'], equals: 'init' }] }],
-      });
-      await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: '{"method":"hello"}\n' });
-      const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
-      if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
-      // The CLI echoed the handshake: it reached the CLI before the kill (a write journaled in the instant
-      // before a SIGKILL may still be on its way to the keeper; that is not what this test is about).
-      await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === JSON.stringify({ got: handshake.trimEnd() }));
+      const { first, answerFile } = await handshakeRead();
       if (when === 'after the handshake was answered') {
         writeFileSync(answerFile, '');
         // The gate opened: the held turn input went out after the answer.
@@ -108,22 +85,8 @@ describe('launch start across a bridge SIGKILL (survive)', () => {
   }
 
   it('an input frame held at the kill is not acked; sent again to the adopting bridge, it is written and read once', { timeout: 60_000 }, async () => {
-    const dir = tempDir();
-    const answerFile = join(dir, 'answer-init');
     const held = '{"method":"held"}\n';
-    const first = await bridgeOn();
-    const launch = launchSpecSchema.parse({
-      argv: [process.execPath, '-e', CLI, answerFile],
-      stdin: 'pipe',
-      lifetime: 'session',
-      survive: true,
-      turnEnd: [{ json: { path: ['done'], equals: true } }],
-      start: [{ input: handshake, until: [{ path: ['id'], equals: 'init' }] }],
-    });
-    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: '{"method":"hello"}\n' });
-    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
-    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
-    await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === JSON.stringify({ got: handshake.trimEnd() }));
+    const { first, answerFile } = await handshakeRead();
     first.client.send({ type: 'input', id: 'held', turnId: 't1', text: held });
     // Frames are routed in order: once the later frame is acked, the input frame is held by the gate.
     expect(await first.client.request({ type: 'diagnostics', id: 'later', enabled: false })).toMatchObject({ type: 'ack' });

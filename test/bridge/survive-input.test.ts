@@ -10,10 +10,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { launchSpecSchema, type JournalRecord } from '../../protocol/v1/index.ts';
+import { describe, expect, it } from 'vitest';
+import { launchSpecSchema } from '../../protocol/v1/index.ts';
 import { keeperSocketPath } from '../../bridge/survive/keeper.ts';
-import { connectClient, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
+import { killedBridges, texts } from './killed-bridges.ts';
 
 // Echoes each stdin line as {"got": line} (a long one as its length); a {"method":"prompt"} line ends the turn ({"done":true}).
 const CLI = `
@@ -24,32 +24,8 @@ rl.on('line', (line) => {
 });
 setInterval(() => {}, 1000);`;
 
-const bridges: RunningBridge[] = [];
-const clients: TestClient[] = [];
-const groups: number[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-  await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
-  for (const pid of groups.splice(0)) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
+const { groups, bridgeOn } = killedBridges();
 
-async function bridgeOn(stateDir?: string, cursor?: number): Promise<{ bridge: RunningBridge; client: TestClient }> {
-  const bridge = await startBridge(stateDir === undefined ? {} : { stateDir });
-  bridges.push(bridge);
-  const { client, hello } = await connectClient(bridge);
-  clients.push(client);
-  await client.attach(cursor ?? hello.lastSeq);
-  return { bridge, client };
-}
-
-const texts = (records: JournalRecord[], kind: 'stdin' | 'stdout') =>
-  records.filter((r): r is Extract<JournalRecord, { kind: typeof kind }> => r.kind === kind).map((r) => r.data.text);
 const echo = (line: string) => JSON.stringify({ got: line.length > 1001 ? `len:${line.trimEnd().length}` : line.trimEnd() });
 
 /** Sends lines on a keeper's socket, as a bridge does, and closes. */
@@ -74,25 +50,34 @@ async function captureHolds(dir: string, text: string): Promise<void> {
   throw new Error(`the keeper's capture never held ${text}`);
 }
 
+const hello = '{"method":"hello"}\n';
+
+/** A bridge running turn t1 on a kept echo CLI that has read `hello`; its keeper's dir and pid. */
+async function keptTurn() {
+  const first = await bridgeOn();
+  const launch = launchSpecSchema.parse({
+    argv: [process.execPath, '-e', CLI],
+    stdin: 'pipe',
+    lifetime: 'session',
+    survive: true,
+    turnEnd: [{ json: { path: ['done'], equals: true } }],
+  });
+  await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
+  const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+  if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+  await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo(hello));
+  const [keeper] = readdirSync(join(first.bridge.stateDir, 'keepers'));
+  const keeperDir = join(first.bridge.stateDir, 'keepers', keeper!);
+  const keeperPid = Number(readFileSync(join(keeperDir, 'keeper.pid'), 'utf8'));
+  groups.push(keeperPid);
+  return { ...first, keeperDir, keeperPid };
+}
+
 describe('a kept CLI input whose stdin record died with the bridge (survive)', () => {
   it('is journaled by the adopting bridge: the host finds it landed, and the CLI reads each input once', { timeout: 60_000 }, async () => {
-    const first = await bridgeOn();
-    const launch = launchSpecSchema.parse({
-      argv: [process.execPath, '-e', CLI],
-      stdin: 'pipe',
-      lifetime: 'session',
-      survive: true,
-      turnEnd: [{ json: { path: ['done'], equals: true } }],
-    });
-    const hello = '{"method":"hello"}\n';
-    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
-    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
-    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
-    await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo(hello));
-    const stateDir = first.bridge.stateDir;
-    const [keeper] = readdirSync(join(stateDir, 'keepers'));
-    const keeperDir = join(stateDir, 'keepers', keeper!);
-    groups.push(Number(readFileSync(join(keeperDir, 'keeper.pid'), 'utf8')));
+    const first = await keptTurn();
+    const { stateDir } = first.bridge;
+    const { keeperDir } = first;
     await first.bridge.kill('SIGKILL');
 
     // The dead bridge's last tick: two writes reached the keeper, their stdin records never reached the journal
@@ -124,22 +109,8 @@ describe('a kept CLI input whose stdin record died with the bridge (survive)', (
   });
 
   it('a journaled write that never reached the keeper (larger than the socket buffer, the keeper stopped) is written again by the adopting bridge, once', { timeout: 60_000 }, async () => {
-    const first = await bridgeOn();
-    const launch = launchSpecSchema.parse({
-      argv: [process.execPath, '-e', CLI],
-      stdin: 'pipe',
-      lifetime: 'session',
-      survive: true,
-      turnEnd: [{ json: { path: ['done'], equals: true } }],
-    });
-    const hello = '{"method":"hello"}\n';
-    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
-    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
-    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
-    await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo(hello));
-    const [keeper] = readdirSync(join(first.bridge.stateDir, 'keepers'));
-    const keeperPid = Number(readFileSync(join(first.bridge.stateDir, 'keepers', keeper!, 'keeper.pid'), 'utf8'));
-    groups.push(keeperPid);
+    const first = await keptTurn();
+    const { keeperPid } = first;
     // The keeper reads nothing while stopped: of a 2 MiB write, the socket takes its buffer's worth and the
     // bridge holds the rest. The ack says the stdin record is journaled.
     process.kill(keeperPid, 'SIGSTOP');
@@ -162,22 +133,9 @@ describe('a kept CLI input whose stdin record died with the bridge (survive)', (
   });
 
   it('a restart with nothing lost journals nothing more', { timeout: 60_000 }, async () => {
-    const first = await bridgeOn();
-    const launch = launchSpecSchema.parse({
-      argv: [process.execPath, '-e', CLI],
-      stdin: 'pipe',
-      lifetime: 'session',
-      survive: true,
-      turnEnd: [{ json: { path: ['done'], equals: true } }],
-    });
-    const hello = '{"method":"hello"}\n';
-    await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
-    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
-    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+    const first = await keptTurn();
     await first.client.request({ type: 'input', id: 'i', turnId: 't1', text: '{"method":"more"}\n' });
     await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text === echo('{"method":"more"}'));
-    const [keeper] = readdirSync(join(first.bridge.stateDir, 'keepers'));
-    groups.push(Number(readFileSync(join(first.bridge.stateDir, 'keepers', keeper!, 'keeper.pid'), 'utf8')));
     await first.bridge.kill('SIGKILL');
     const second = await bridgeOn(first.bridge.stateDir, 0);
     await second.client.request({ type: 'input', id: 'p', turnId: 't1', text: '{"method":"prompt"}\n' });
