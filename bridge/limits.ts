@@ -190,6 +190,12 @@ export const SUPERVISOR_LIMITS = {
   /** Time between stop's SIGTERM/interrupt and the SIGKILL, when stop() is given none. */
   stopGraceMs: 3_000,
   /**
+   * Stop and replace close the CLI's stdin first and wait this long (at most a third of the grace, which
+   * still ends in SIGKILL at the same time) for it to exit by itself before the SIGTERM: a CLI that ends
+   * on EOF writes its state first (claude-code-acp's transcript, which a later session/load reads).
+   */
+  stopEofWaitMs: 1_000,
+  /**
    * After the CLI exits, how long its pipes may stay open (held by a leftover
    * grandchild) before the group is SIGKILLed and the pipes are closed, so the
    * exit record and turn-end are not held back forever. Not counted while paused.

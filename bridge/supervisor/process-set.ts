@@ -48,13 +48,18 @@ export class ProcessSet {
     for (const entry of this.all()) entry.proc.resume();
   }
 
-  /** A session process that does not fit the next launch: EOF, SIGTERM, SIGKILL after stopGraceMs. */
+  /** A session process that does not fit the next launch: EOF, SIGTERM if it has not ended after stopEofWaitMs, SIGKILL after stopGraceMs. */
   retire(entry: ProcEntry): void {
     if (this.current === entry) this.current = null;
     this.#retiring.add(entry);
     entry.proc.endStdin();
-    this.#emit({ kind: 'signal', turnId: null, data: { signal: 'SIGTERM', reason: 'replaced' } });
-    entry.proc.killGroup('SIGTERM');
+    const term = setTimeout(() => {
+      if (entry.proc.exited) return;
+      this.#emit({ kind: 'signal', turnId: null, data: { signal: 'SIGTERM', reason: 'replaced' } });
+      entry.proc.killGroup('SIGTERM');
+    }, entry.proc.hasStdin ? Math.min(this.#limits.stopEofWaitMs, Math.floor(this.#limits.stopGraceMs / 3)) : 0);
+    term.unref();
+    void entry.proc.done.then(() => clearTimeout(term));
     const timer = setTimeout(() => {
       if (entry.proc.exited) return;
       this.#emit({ kind: 'signal', turnId: null, data: { signal: 'SIGKILL', reason: 'replaced-grace-expired' } });

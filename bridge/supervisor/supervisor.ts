@@ -307,7 +307,8 @@ export class Supervisor {
 
   /**
    * Stops every process: the interrupt input (if the launch has one) and EOF on
-   * stdin, SIGTERM to the group, SIGKILL after graceMs. Resolves when all are
+   * stdin, SIGTERM to the group of each one not ended after stopEofWaitMs, SIGKILL
+   * at the end of graceMs. Resolves when all are
    * gone and their exit records are emitted; a running turn ends 'stopped'.
    * The supervisor then stays 'stopping' (a later start gets 'stopping').
    */
@@ -359,16 +360,21 @@ export class Supervisor {
     }
     const entries = this.#processes.all().filter((e) => !e.proc.exited);
     for (const entry of entries) {
-      const turnId = this.#turnIdOf(entry);
       entry.gate?.drop('the bridge stopped the process');
       if (turn && turn.entry === entry && 'input' in turn.launch.interrupt) turn.interrupt(entry, 'stop');
       entry.proc.endStdin();
-      this.#emit({ kind: 'signal', turnId, data: { signal: 'SIGTERM', reason: 'stop' } });
-      entry.proc.killGroup('SIGTERM');
     }
     const all = Promise.all(entries.map((e) => e.proc.done));
+    // Within the grace: EOF first, and the SIGTERM only if the CLI has not ended by itself meanwhile.
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace'>((resolve) => (timer = setTimeout(() => resolve('grace'), graceMs)));
+    const eofWait = Math.min(this.limits.stopEofWaitMs, Math.floor(graceMs / 3));
+    if (eofWait > 0 && entries.some((e) => e.proc.hasStdin)) await Promise.race([all, new Promise((resolve) => setTimeout(resolve, eofWait))]);
+    for (const entry of entries) {
+      if (entry.proc.exited) continue;
+      this.#emit({ kind: 'signal', turnId: this.#turnIdOf(entry), data: { signal: 'SIGTERM', reason: 'stop' } });
+      entry.proc.killGroup('SIGTERM');
+    }
     const first = await Promise.race([all.then(() => 'done' as const), graceOver]);
     clearTimeout(timer);
     if (first === 'grace') {

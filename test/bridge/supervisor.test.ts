@@ -419,7 +419,7 @@ describe('Supervisor: lifetime session', () => {
     expect(sup.hasLiveProcess).toBe(false);
   });
 
-  it('stop() with a live session process between turns: SIGTERM, exit with turnId null, no turn-end', async () => {
+  it('stop() with a live session process between turns: EOF ends it (no SIGTERM), exit with turnId null, no turn-end', async () => {
     const { sup, rec } = create();
     await sup.start('t1', echoLaunch(), prompt('one', { lines: 0 }));
     await rec.turnEnd('t1');
@@ -427,7 +427,8 @@ describe('Supervisor: lifetime session', () => {
     expect(sup.state).toBe('stopping');
     expect(sup.hasLiveProcess).toBe(false);
     const tail = rec.of(null).map((d) => d.kind);
-    expect(tail).toEqual(['signal', 'exit']);
+    expect(tail, 'its goodbye on EOF, then its own exit').toEqual(['stdout', 'exit']);
+    expect(rec.of(null).at(-1)).toMatchObject({ data: { code: 0, signal: null } });
     expect(rec.drafts.filter((d) => d.kind === 'turn-end')).toHaveLength(1);
     expect(await sup.start('t2', echoLaunch(), prompt('x'))).toMatchObject({ ok: false, code: 'stopping' });
   });
@@ -462,7 +463,21 @@ describe('Supervisor: lifetime session', () => {
     await rec.turnEnd('t2');
     expect(rec.stdoutJson('t2')[0]).toEqual({ type: 'session', id: 'B' });
     await rec.until((d) => d.kind === 'exit' && d.turnId === null);
-    expect(rec.of(null).find((d) => d.kind === 'signal')).toMatchObject({ data: { signal: 'SIGTERM', reason: 'replaced' } });
+    expect(rec.of(null).find((d) => d.kind === 'signal'), 'EOF ended the old process by itself').toBeUndefined();
+  });
+
+  it('a retired session process that ignores EOF gets SIGTERM after the EOF wait, then SIGKILL after the grace', async () => {
+    const { sup, rec } = create();
+    await sup.start('t1', echoLaunch(['--hang', '--resume-id', 'A']), prompt('a', { lines: 0 }));
+    await rec.turnEnd('t1');
+    await sup.start('t2', echoLaunch(['--resume-id', 'B']), prompt('b', { lines: 0 }));
+    await rec.turnEnd('t2');
+    await rec.until((d) => d.kind === 'exit' && d.turnId === null);
+    const signals = rec.of(null).filter((d) => d.kind === 'signal').map((d) => (d as Extract<Draft, { kind: 'signal' }>).data);
+    expect(signals).toEqual([
+      { signal: 'SIGTERM', reason: 'replaced' },
+      { signal: 'SIGKILL', reason: 'replaced-grace-expired' },
+    ]);
   });
 });
 

@@ -13,8 +13,6 @@ import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { textOf, useE2eEnv, type Part } from './support.ts';
 
-const flakyLoad =
-  "session/load of a stopped process's session fails with 'Error handling request' in 2 of 3 full runs (alone it passes; likely the agent's transcript is not on disk when its process is stopped): docs/acp.md#cases";
 const noMidTurn = 'ACP has no mid-turn user message: a turn is one session/prompt request, and the adapter offers no submitUserMessage';
 
 const env = useE2eEnv({
@@ -32,10 +30,6 @@ sharedE2eCases(env, {
   compactionSummary: /Scripted summary/,
   translatorSnapshots: true,
   skip: {
-    'stop, then resume the thread in a new bridge: the model sees the earlier conversation': flakyLoad,
-    'stop, then resume in a new bridge and run the next prompt on the same CLI thread': flakyLoad,
-    'host tools changed between turns: a tool first offered in the second turn reaches the long-lived CLI and runs': flakyLoad,
-    'host tools changed between turns: a tool first offered in the second turn reaches the CLI, runs, and its result lets the turn finish stop': flakyLoad,
     'mid-turn user message reaches the model within the running turn': noMidTurn,
     'mid-turn user message during a text-only turn: the answer to it is part of that turn; the next turn is normal': noMidTurn,
     'doCompact between turns from a re-attached host: the next turn carries the compaction part; the model gets the summary': 'ACP has no compaction request (doCompact is refused with HarnessCapabilityUnsupportedError)',
