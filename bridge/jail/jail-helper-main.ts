@@ -1,6 +1,7 @@
 // The jail helper's own side (jail-helper.ts has the protocol and the bridge's side): `node bridge.mjs
 // --jail-helper <sandbox-runtime's dist/index.js>`, run as the CLI's uid. Reached from stage 1 (main.ts
 // dispatches on argv), so everything is imported here, in helper mode only: cold start is unchanged.
+import { JAIL_HELPER_LIMITS } from '../limits.ts';
 import type { JailHelperReply } from './jail-helper.ts';
 
 /** Helper side: `node bridge.mjs --jail-helper <sandbox-runtime's dist/index.js>`. */
@@ -15,10 +16,13 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
     };
   };
   const say = (reply: JailHelperReply): void => void process.stdout.write(`${JSON.stringify(reply)}\n`);
-  process.stdout.on('error', () => process.exit(0));
-  // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their relays).
-  process.stdin.on('end', () => process.exit(0));
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => process.exit(0));
+  // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their
+  // relays), once the kept CLIs we wrapped are gone too: srt removes its mount-point files as we exit, and a
+  // file removed under a running jail detaches its mount there, so the rule it carried stops applying.
+  const leave = keptCliWatch();
+  process.stdout.on('error', leave.now);
+  process.stdin.on('end', leave.now);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, leave.now);
   // srt reads the dangerous files to protect from its cwd, walking it a few levels deep: each wrap runs in
   // the CLI's cwd, or, where this uid cannot enter it, in an empty dir of the helper's own (never `/`, whose
   // walk takes seconds). Wraps take turns, since the cwd is the process's.
@@ -38,7 +42,7 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
   let ready: Promise<void> | undefined;
   let turn: Promise<void> = Promise.resolve();
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-    let message: { t?: string; id?: number; config?: unknown; command?: string; filesystem?: unknown; cwd?: unknown };
+    let message: { t?: string; id?: number; config?: unknown; command?: string; filesystem?: unknown; cwd?: unknown; kept?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
@@ -55,6 +59,7 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
       const command = message.command;
       const filesystem = message.filesystem;
       const cwd = message.cwd;
+      if (typeof message.kept === 'string') leave.watch(message.kept);
       turn = turn.then(async () => {
         try {
           await ready;
@@ -72,6 +77,40 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
       }
     }
   }
-  process.exit(0);
+  leave.now();
+}
+
+/**
+ * The keeper sockets of the kept CLIs this helper wrapped; `now()` exits once none answers. A keeper
+ * removes its socket as it ends (a SIGKILLed one leaves it, refusing connections); a socket not there
+ * yet within `keptListenGraceMs` of its wrap is a keeper still starting.
+ */
+function keptCliWatch(): { watch(socket: string): void; now(): void } {
+  const kept = new Map<string, number>();
+  let leaving = false;
+  const answers = async (socket: string, since: number): Promise<boolean> => {
+    const { connect } = await import('node:net');
+    return new Promise<boolean>((resolve) => {
+      const probe = connect(socket, () => {
+        probe.destroy();
+        resolve(true);
+      });
+      probe.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ENOENT' && Date.now() - since < JAIL_HELPER_LIMITS.keptListenGraceMs));
+    });
+  };
+  return {
+    watch: (socket) => void kept.set(socket, Date.now()),
+    now: () => {
+      if (leaving) return;
+      leaving = true;
+      void (async () => {
+        while (kept.size > 0) {
+          for (const [socket, since] of kept) if (!(await answers(socket, since))) kept.delete(socket);
+          if (kept.size > 0) await new Promise((wait) => setTimeout(wait, JAIL_HELPER_LIMITS.keptPollMs));
+        }
+        process.exit(0);
+      })();
+    },
+  };
 }
 

@@ -4,8 +4,10 @@
 // command line srt would run (SandboxManager.wrapWithSandbox) in milliseconds. It is the same
 // bridge file in another mode (`--jail-helper SRT_INDEX`, like the keeper), run as the CLI's uid so
 // that srt's relays and files are the CLI's, and it lives as long as the bridge: the command lines
-// it hands out point at its relays. Protocol: JSON lines on stdin/stdout.
-//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…}  {"t":"cleanup"}
+// it hands out point at its relays, except a kept CLI's (launch `survive`), whose relay is its keeper's
+// socket (`kept`): the helper then outlives the bridge until every such socket is gone, since srt removes
+// its mount-point files when the helper exits (jail-helper-main.ts). Protocol: JSON lines on stdin/stdout.
+//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…,"kept"?:…}  {"t":"cleanup"}
 //   helper → bridge  {"t":"ready"}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
 // The helper's own side is jail-helper-main.ts (reached from stage 1, so it imports lazily).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -63,13 +65,14 @@ export class JailHelper {
   /**
    * The bubblewrap command line (for `/bin/sh -c`) that runs `command` under the given filesystem rules.
    * `cwd` is the CLI's working directory: srt keeps the dangerous files it finds there (git hooks, shell rc files) read-only.
+   * `kept`: the unix socket the CLI's keeper relays it through; the helper stays until that socket is gone.
    */
-  async wrap(command: string, filesystem: unknown, cwd?: string): Promise<string> {
+  async wrap(command: string, filesystem: unknown, cwd?: string, kept?: string): Promise<string> {
     await this.ready;
     if (this.#failed) throw this.#failed;
     const id = ++this.#next;
     const wrapped = new Promise<string>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
-    this.#send({ t: 'wrap', id, command, filesystem, ...(cwd === undefined ? {} : { cwd }) });
+    this.#send({ t: 'wrap', id, command, filesystem, ...(cwd === undefined ? {} : { cwd }), ...(kept === undefined ? {} : { kept }) });
     return wrapped;
   }
 

@@ -16,8 +16,12 @@ import { PolicySource } from './policy.ts';
 
 /** What the spawning bridge writes into the keeper's spec.json. */
 export type KeptEgressSpec = {
-  /** The port the CLI's srt relays connect to (chosen by the bridge, which wrote srt's settings). */
-  port: number;
+  /**
+   * Where the CLI's srt relay connects: a unix socket (bound into the jail in place of the jail helper's
+   * relay), or a port (of an srt process of the CLI's own); chosen by the bridge.
+   */
+  socket?: string;
+  port?: number;
   /** The keeper's MCP relay port: always reachable. */
   mcpPort?: number;
   /** The sandbox's network policy file; none: allow-all, as for the bridge. */
@@ -28,12 +32,12 @@ export type KeptEgressSpec = {
   stateDir: string;
 };
 
-/** `accept`: one connection the keeper's listener took (keeper.ts listens on the port itself, before this loads). */
+/** `accept`: one connection the keeper's listener took (keeper.ts listens itself, before this loads). */
 export type KeptEgress = { accept(socket: Socket): void; close(): Promise<void> };
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** The proxy for the connections the keeper accepts on `spec.port` (it listens there itself, in stage 1). */
+/** The proxy for the connections the keeper accepts on `spec.socket` or `spec.port` (it listens there itself, in stage 1). */
 export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): Promise<KeptEgress> {
   const egress = new EgressProxy(quiet);
   for (const port of spec.bridgePorts) egress.addBridgePort(port);

@@ -27,6 +27,7 @@ import type { KeptEgressSpec } from './kept-egress.ts';
 import { onPath } from './jail-args.ts';
 import { signalJailed } from './jail-signals.ts';
 import { JailHelper } from './jail-helper.ts';
+import { randomBytes } from '../random.ts';
 
 export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; egress: EgressProxy; close(): void } | { ok: false; reason: string };
 
@@ -146,52 +147,75 @@ export async function namespaceSupport(options: {
       HB_JAIL_MCP_PORT: mcpPort === undefined ? '' : String(mcpPort),
     };
     const inner = ['/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv];
-    if (launch.survive !== true) {
-      const jailHelper = jailHelperOf();
-      let wrapped: string;
-      try {
-        wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd);
-      } catch (error) {
-        return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
-      }
-      jailHelper.started();
-      let released = false;
+    const env = { ...launch.env, ...jailEnv };
+    const keptEgressOf = (relay: { socket: string } | { port: number }): KeptEgressSpec => ({
+      ...relay,
+      ...(mcpPort === undefined ? {} : { mcpPort }),
+      ...(options.policyFile === undefined ? {} : { policyFile: resolve(options.policyFile) }),
+      bridgePorts: egress.bridgePorts,
+      stateDir,
+    });
+    // A kept CLI (launch survive) leads to its keeper's egress proxy (kept-egress.ts), which outlives the
+    // bridge, so its model stream and its MCP requests survive a crash: the helper's wrap with srt's relay
+    // socket (the helper's, which ends with the bridge) swapped for one the keeper listens on.
+    const keptSocket = launch.survive === true ? join(tmpdir(), `hb-kept-${randomBytes(8).toString('hex')}.sock`) : undefined;
+    const jailHelper = jailHelperOf();
+    let wrapped: string;
+    try {
+      wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd, keptSocket);
+    } catch (error) {
+      return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
+    }
+    jailHelper.started();
+    let released = false;
+    const release = (): void => {
+      if (!released) jailHelper.ended();
+      released = true;
+    };
+    if (keptSocket === undefined) return { ok: true, launch: { ...launch, env, argv: ['/bin/sh', '-c', wrapped] }, release, signal: signalJailed };
+    const relay = srtRelaySocket(wrapped);
+    if (relay !== undefined && shellSafePath.test(keptSocket)) {
       return {
         ok: true,
-        launch: { ...launch, env: { ...launch.env, ...jailEnv }, argv: ['/bin/sh', '-c', wrapped] },
-        release: () => {
-          if (!released) jailHelper.ended();
-          released = true;
-        },
+        launch: { ...launch, env, argv: ['/bin/sh', '-c', wrapped.split(relay).join(keptSocket)] },
+        release,
         signal: signalJailed,
+        keptEgress: keptEgressOf({ socket: keptSocket }),
       };
     }
-    // A CLI that outlives the bridge (launch survive) gets an srt process of its own, which lives as long
-    // as it does (the helper's relays end with the bridge), and leads to its keeper's egress proxy
-    // (kept-egress.ts), which outlives the bridge too: its model stream and its MCP requests survive a crash.
+    release();
+    // Where the relay cannot be swapped (srt passed the mounts through a file of the helper's), the kept CLI
+    // gets an srt process of its own, which lives as long as it does, with its relays led to the keeper's port.
     const keptPort = await freePort();
     mkdirSync(settingsDir, { recursive: true, mode: 0o711 });
     chmodSync(settingsDir, 0o711);
     const file = join(settingsDir, `${process.pid}-${++counter}.json`);
     writeFileSync(file, JSON.stringify({ ...settings, network: { ...network, httpProxyPort: keptPort, socksProxyPort: keptPort } }), { mode: 0o644 });
     chmodSync(file, 0o644); // srt reads it as the CLI's uid; the jail itself never sees it (the state dir is hidden)
-    const keptEgress: KeptEgressSpec = {
-      port: keptPort,
-      ...(mcpPort === undefined ? {} : { mcpPort }),
-      ...(options.policyFile === undefined ? {} : { policyFile: resolve(options.policyFile) }),
-      bridgePorts: egress.bridgePorts,
-      stateDir,
-    };
     return {
       ok: true,
-      launch: { ...launch, env: { ...launch.env, ...jailEnv }, argv: [process.execPath, found.cli, '--settings', file, '--', ...inner] },
+      launch: { ...launch, env, argv: [process.execPath, found.cli, '--settings', file, '--', ...inner] },
       release: () => rmSync(file, { force: true }),
       signal: signalJailed,
-      keptEgress,
+      keptEgress: keptEgressOf({ port: keptPort }),
     };
   };
   return { ok: true, wrap, egress, close: () => started?.close() };
 }
+
+/**
+ * The host side of srt's proxy relay in a wrapped command line (`--bind` into the jail, and the inner
+ * relays' UNIX-CONNECT), when the line holds all of it: one socket for both protocols (the helper's proxy
+ * ports are one), and the mounts on the line, not passed through a file (`--args`).
+ */
+function srtRelaySocket(wrapped: string): string | undefined {
+  if (/\s--args\s/.test(wrapped) || wrapped.includes('claude-socks-')) return undefined;
+  const found = /\/[^\s'"\\]*\/claude-http-[0-9a-f]+\.sock/.exec(wrapped)?.[0];
+  return found !== undefined && shellSafePath.test(found) ? found : undefined;
+}
+
+/** A path that reads the same bare and in any quotes srt's command line puts it in. */
+const shellSafePath = /^[A-Za-z0-9_./-]+$/;
 
 /** One POSIX shell word. */
 function shellQuote(word: string): string {

@@ -8,7 +8,7 @@
 // Dir layout and socket protocol: docs/bridge-internals.md#surviving-clis.
 // Stage-1 cost: this module only defines functions; its builtins beyond
 // node:fs/node:net are imported dynamically, in keeper mode only.
-import { closeSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { basename, join } from 'node:path';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
@@ -124,14 +124,23 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
       early.push(socket);
     });
     listener.maxConnections = 1024;
+    const where = egressSpec.socket ?? `127.0.0.1:${egressSpec.port}`;
     try {
       await new Promise<void>((listening, failed) => {
         listener.once('error', failed);
-        listener.listen(egressSpec.port, '127.0.0.1', () => listening());
+        if (egressSpec.socket === undefined) listener.listen(egressSpec.port, '127.0.0.1', () => listening());
+        else listener.listen(egressSpec.socket, () => listening());
       });
+      if (egressSpec.socket !== undefined) {
+        const socketPath = egressSpec.socket;
+        process.on('exit', () => rmSync(socketPath, { force: true }));
+        // The CLI's uid connects to it (the relay inside the jail) and so does its jail helper, which waits for it to go.
+        if (spec.uid !== undefined && spec.gid !== undefined) chownSync(socketPath, spec.uid, spec.gid);
+        chmodSync(socketPath, 0o600);
+      }
     } catch (error) {
       relay?.close();
-      say({ error: `keeper egress proxy: cannot listen on 127.0.0.1:${egressSpec.port}: ${(error as Error).message}` });
+      say({ error: `keeper egress proxy: cannot listen on ${where}: ${(error as Error).message}` });
       process.exit(0);
     }
     egressLoaded = loadEgress()

@@ -80,6 +80,10 @@ describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI kee
     const a = await open();
     await start(a.client, 't1', [`http://127.0.0.1:${near.port}/slow`]);
     await near.requested;
+    // srt's mount points for the write-protected files missing from the project (.bashrc, .gitconfig, …):
+    // removing one under the running jail would detach its mount there, so they stay while the kept CLI runs.
+    const mountPoints = readdirSync(project);
+    expect(mountPoints.length).toBeGreaterThan(0);
     await a.bridge.kill('SIGKILL');
     figures.kills++;
 
@@ -117,6 +121,13 @@ describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI kee
     expect(figures.interrupted).toBe(0);
     const keeper = (records.find((r) => r.kind === 'spawn') as RecordOf<'spawn'>).data.keeper!;
     expect(existsSync(join(stateDir, 'keepers', keeper, 'spec.json'))).toBe(true);
-    expect(JSON.parse(readFileSync(join(stateDir, 'keepers', keeper, 'spec.json'), 'utf8')).egress?.port).toBeGreaterThan(0);
+    // The kept CLI runs the jail helper's wrap (no srt process of its own), its relay swapped for the keeper's socket.
+    const spec = JSON.parse(readFileSync(join(stateDir, 'keepers', keeper, 'spec.json'), 'utf8')) as { argv: string[]; egress?: { socket?: string } };
+    expect(spec.egress?.socket).toMatch(/\/hb-kept-[0-9a-f]{16}\.sock$/);
+    expect(spec.argv.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(spec.argv[2]).toContain(spec.egress!.socket!);
+    expect(spec.argv[2]).not.toContain('claude-http-');
+    // The killed bridge's helper is still there for the CLI it wrapped: its mount points too, two turns later.
+    expect(readdirSync(project)).toEqual(expect.arrayContaining(mountPoints));
   }, 180_000);
 });
