@@ -82,30 +82,37 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
 
 /**
  * The keeper sockets of the kept CLIs this helper wrapped; `now()` exits once none answers. A keeper
- * removes its socket as it ends (a SIGKILLed one leaves it, refusing connections); a socket not there
- * yet within `keptListenGraceMs` of its wrap is a keeper still starting.
+ * removes its socket as it ends (a SIGKILLed one leaves it, refusing connections); a socket that never
+ * answered and is not there yet within `keptListenGraceMs` of its wrap is a keeper still starting.
  */
 function keptCliWatch(): { watch(socket: string): void; now(): void } {
-  const kept = new Map<string, number>();
+  /** By socket: when it was wrapped, and whether it has answered (after that, a missing socket is a keeper gone). */
+  const kept = new Map<string, { since: number; answered: boolean }>();
   let leaving = false;
-  const answers = async (socket: string, since: number): Promise<boolean> => {
+  const answers = async (socket: string, state: { since: number; answered: boolean }): Promise<boolean> => {
     const { connect } = await import('node:net');
+    const { rmSync } = await import('node:fs');
     return new Promise<boolean>((resolve) => {
       const probe = connect(socket, () => {
         probe.destroy();
+        state.answered = true;
         resolve(true);
       });
-      probe.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ENOENT' && Date.now() - since < JAIL_HELPER_LIMITS.keptListenGraceMs));
+      probe.on('error', (error: NodeJS.ErrnoException) => {
+        // Refused: its keeper was killed and left the socket; ours to remove (the CLI's uid owns it).
+        if (error.code === 'ECONNREFUSED') rmSync(socket, { force: true });
+        resolve(error.code === 'ENOENT' && !state.answered && Date.now() - state.since < JAIL_HELPER_LIMITS.keptListenGraceMs);
+      });
     });
   };
   return {
-    watch: (socket) => void kept.set(socket, Date.now()),
+    watch: (socket) => void kept.set(socket, { since: Date.now(), answered: false }),
     now: () => {
       if (leaving) return;
       leaving = true;
       void (async () => {
         while (kept.size > 0) {
-          for (const [socket, since] of kept) if (!(await answers(socket, since))) kept.delete(socket);
+          for (const [socket, state] of kept) if (!(await answers(socket, state))) kept.delete(socket);
           if (kept.size > 0) await new Promise((wait) => setTimeout(wait, JAIL_HELPER_LIMITS.keptPollMs));
         }
         process.exit(0);

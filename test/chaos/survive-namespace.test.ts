@@ -8,7 +8,7 @@
 // intact, and later turns on the same CLI see the new policy, the MCP relay, and no way to the new
 // bridge's host socket. Counts records and fetch results, never time. One [figures] line.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,6 +22,7 @@ import { fetchResults, startFetchTurn, type Fetched } from './jail-fetch.ts';
 const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0;
 
 const servers: Server[] = [];
+const sessionDirs: string[] = [];
 const bridges: RunningBridge[] = [];
 const clients: TestClient[] = [];
 const figures = { kills: 0, turns: 0, spawns: 0, interrupted: 0, bodyIntact: false, policyAcksByKeeper: 0 };
@@ -30,6 +31,8 @@ afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);
   for (const bridge of bridges) await bridge.kill().catch(() => undefined);
   for (const server of servers) server.close();
+  // The kept CLI outlives its bridges: without its session dir its keeper kills it and leaves, and so does the jail helper then.
+  for (const dir of sessionDirs) rmSync(dir, { recursive: true, force: true });
   if (canNamespace) console.log(`[figures] survive-namespace kills=${figures.kills} turns=${figures.turns} spawns=${figures.spawns} interrupted=${figures.interrupted} body-intact=${figures.bodyIntact} keeper-acks=${figures.policyAcksByKeeper}`);
 });
 
@@ -55,6 +58,7 @@ describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI kee
     const near = await serve('127.0.0.1');
     const far = await serve('127.0.0.2');
     const sessionDir = join(tempDir('hb-survive-ns-'), 'sandbox');
+    sessionDirs.push(sessionDir);
     const project = join(sessionDir, 'project');
     mkdirSync(project, { recursive: true });
     const stateDir = join(sessionDir, '.harness-bridge', 'sessions', 'survive-ns');
