@@ -8,26 +8,8 @@ import { readFileSync } from 'node:fs';
 
 export type AgentUser = { readonly name: string; readonly uid: number; readonly gid: number };
 
-/** The default name (a setting: `--cli-user`). */
-export const DEFAULT_CLI_USER = 'harness-agent';
-
-const userNamePattern = /^[a-z_][a-z0-9_-]{0,31}$/;
 /** useradd / adduser: a second or two is slow, a minute means something hangs. */
 const maxCreateMs = 60_000;
-
-/** `NAME`, or `UID:GID` for a user without a passwd entry. */
-export function parseCliUser(value: string): { name: string } | { uid: number; gid: number } | { error: string } {
-  const numeric = /^(\d{1,10}):(\d{1,10})$/.exec(value);
-  if (numeric) {
-    const uid = Number(numeric[1]);
-    const gid = Number(numeric[2]);
-    if (uid === 0 || gid === 0) return { error: '--cli-user must not be root (uid/gid 0)' };
-    return { uid, gid };
-  }
-  if (!userNamePattern.test(value)) return { error: `--cli-user ${JSON.stringify(value)} is neither a user name nor UID:GID` };
-  if (value === 'root') return { error: '--cli-user must not be root' };
-  return { name: value };
-}
 
 /** The passwd entry for `name`, if any. */
 export function lookupUser(name: string, passwd = '/etc/passwd'): AgentUser | undefined {

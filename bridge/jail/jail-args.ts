@@ -5,7 +5,7 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { IsolationRequest } from '../../protocol/v1/isolation.ts';
-import { DEFAULT_CLI_USER, parseCliUser } from './agent-user.ts';
+import { DEFAULT_CLI_USER, parseCliUser } from './cli-user.ts';
 
 export type JailArgs = {
   requested: IsolationRequest;

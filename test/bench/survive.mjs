@@ -26,7 +26,7 @@ async function once(survive, count) {
     const ms = performance.now() - t0;
     await client.waitFor((s) => s.turnEnds >= 1, 10_000, 'turn end');
     // A second turn on the same bridge (a CLI spawned per turn): survive off reuses the warm jail
-    // helper, survive on starts a keeper and an srt of its own again.
+    // helper, and so does survive on, with a keeper started again.
     const t1 = performance.now();
     client.start(emitterArgv(1), survive ? { survive: true } : {});
     await client.waitFor((s) => s.lines >= count + 1, 30_000, 'second turn first line');

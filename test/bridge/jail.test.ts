@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseCliUser } from '../../bridge/jail/agent-user.ts';
+import { parseCliUser } from '../../bridge/jail/cli-user.ts';
 import { cliDirs, handOverRefusal, isBridgeName } from '../../bridge/jail/cli-dirs.ts';
 import { EgressProxy } from '../../bridge/jail/egress-proxy.ts';
 import { DEFAULT_JAIL_ARGS, isolationImpossible, setJailArg, type JailArgs } from '../../bridge/jail/jail-args.ts';
