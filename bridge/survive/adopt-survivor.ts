@@ -19,7 +19,8 @@ import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1
 import type { AdoptedCall } from '../mcp/relayed-calls.ts';
 import type { Journal } from '../journal/journal.ts';
 import { keeperDir, readKeeperInputs, readSavedLaunch } from './keeper-dir.ts';
-import { KEEPER_LIMITS, SERVER_LIMITS } from '../limits.ts';
+import { RecentInputs } from './recent-inputs.ts';
+import { SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption } from './adoption.ts';
 import { StartGate } from '../supervisor/process-start.ts';
@@ -75,10 +76,8 @@ export async function adoptSurvivor(options: {
   const unanswered = new Set<string>();
   /** The adopted turn's input while no stdin record shows it written (the handshake still held it). */
   let heldInput: string | undefined;
-  /** `stdin` records since the kept CLI's spawn: one per write the keeper made, unless the kill fell between the two. */
-  let journaledInputs = 0;
-  /** The latest of them (as many as a keeper keeps). */
-  const latestInputs: string[] = [];
+  /** `stdin` records since the kept CLI's spawn, counted, the latest kept as a keeper keeps them: one per write the keeper made, unless the kill fell between the two. */
+  const journaled = new RecentInputs();
   /** One write to the kept CLI, as its `stdin` record says: the handshake, the held input, the turn's acks and abort follow it. */
   const written = (text: string, turnId: string | null, sinceSpawn: boolean): void => {
     if (gate?.closed && sinceSpawn) gate.written(text);
@@ -121,11 +120,7 @@ export async function adoptSurvivor(options: {
         continue;
       }
       if (record.kind === 'stdin') {
-        if (record.seq > adopted.spawnSeq) {
-          journaledInputs++;
-          latestInputs.push(record.data.text);
-          if (latestInputs.length > KEEPER_LIMITS.recentInputs) latestInputs.shift();
-        }
+        if (record.seq > adopted.spawnSeq) journaled.took(record.data.text);
         written(record.data.text, record.turnId, record.seq > adopted.spawnSeq);
         continue;
       }
@@ -144,7 +139,7 @@ export async function adoptSurvivor(options: {
   // them): journaled now, so the CLI's input and the journal agree, and a host settling an unacked
   // input finds it landed instead of sending it again.
   const delivered = await readKeeperInputs(dir);
-  const missing = delivered === null ? 0 : delivered.count - journaledInputs;
+  const missing = delivered === null ? 0 : delivered.count - journaled.count;
   if (delivered !== null && missing > 0 && missing <= delivered.recent.length) {
     for (const text of delivered.recent.slice(delivered.recent.length - missing)) {
       options.record({ kind: 'stdin', turnId: adopted.turnId, data: { text } });
@@ -153,7 +148,7 @@ export async function adoptSurvivor(options: {
   }
   // The other way round: journaled writes the keeper never received (a write larger than the socket's
   // buffer was still in the dead bridge; the keeper drops a partial line). Written again, before anything new.
-  if (delivered !== null && missing < 0 && -missing <= latestInputs.length) adoption.redeliver = latestInputs.slice(missing);
+  if (delivered !== null && missing < 0 && -missing <= journaled.recent.length) adoption.redeliver = journaled.recent.slice(missing);
   for (const callId of unanswered) {
     options.record({
       kind: 'tool-result',

@@ -12,9 +12,9 @@ import { chmodSync, chownSync, closeSync, openSync, renameSync, rmSync, writeFil
 import { createServer, type Socket } from 'node:net';
 import { basename, join } from 'node:path';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
-import { KEEPER_LIMITS } from '../limits.ts';
 import type { KeptEgress, KeptEgressSpec } from '../jail/kept-egress.ts';
 import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
+import { RecentInputs } from './recent-inputs.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
 /** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
@@ -169,7 +169,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   child.on('error', () => undefined);
   child.stdin?.on('error', () => undefined);
 
-  const inputs = new DeliveredInputs();
+  const inputs = new RecentInputs();
   let bridge: Socket | null = null;
   /** The pid line is said (the spawning bridge connects after it). */
   let ready = false;
@@ -298,25 +298,4 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   }, dirCheckMs);
   dirCheck.unref();
 
-}
-
-/**
- * The stdin writes this keeper made (as the bridge journals them: `j`, or the bytes), counted and the
- * latest kept. A bridge journals each write's `stdin` record in the same tick as it sends it here; a
- * kill between the two leaves the CLI with inputs its journal lacks, and the adopting bridge journals
- * them from this (adopt-survivor.ts), so the host's settle sees them landed and sends nothing twice.
- */
-class DeliveredInputs {
-  count = 0;
-  readonly recent: string[] = [];
-  #bytes = 0;
-
-  took(text: string): void {
-    this.count++;
-    this.recent.push(text);
-    this.#bytes += text.length;
-    while (this.recent.length > KEEPER_LIMITS.recentInputs || (this.#bytes > KEEPER_LIMITS.recentInputChars && this.recent.length > 1)) {
-      this.#bytes -= this.recent.shift()!.length;
-    }
-  }
 }
