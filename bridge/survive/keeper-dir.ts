@@ -96,7 +96,7 @@ function answers(dir: string): Promise<boolean> {
   });
 }
 
-/** What a keeper says it wrote to its CLI's stdin (keeper.ts DeliveredInputs): how many writes, and the latest. */
+/** What a keeper says it wrote to its CLI's stdin (keeper.ts, recent-inputs.ts): how many writes, and the latest. */
 export type KeeperInputs = { count: number; recent: string[] };
 
 /** Longest wait for a live keeper's first line (it sends it as it accepts): a hang guard. */

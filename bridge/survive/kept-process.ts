@@ -285,7 +285,7 @@ export class KeptProcess implements SupervisedProcess {
     if (socket !== null && !socket.destroyed) socket.write(`{"t":"up","port":${port}}\n`);
   }
 
-  /** The keeper counts and keeps `journaled` (what the `stdin` record says) for an adopting bridge (DeliveredInputs). */
+  /** The keeper counts and keeps `journaled` (what the `stdin` record says) for an adopting bridge (recent-inputs.ts). */
   write(text: string, journaled: string = text): boolean {
     const socket = this.#socket;
     if (!this.#stdinOpen || this.#exited || socket === null || socket.destroyed) return false;
