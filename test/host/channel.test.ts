@@ -160,17 +160,19 @@ describe('channel ↔ real bridge', () => {
     await o.channel.whenLive();
     await o.channel.request({ type: 'start', turnId: 'p1', launch: fixtureLaunch(['--json', '--lines', '1500', '--interval-ms', '2']) });
     await eventually(() => linesOf(o, 'p1') >= 50, 20_000, 'first lines');
+    const liveBefore = o.statuses.filter((s) => s.state === 'live').length;
     proxy.setMode('http-502');
     proxy.dropAll();
-    await sleep(3_000); // the CLI keeps producing into the journal meanwhile
-    expect(proxy.stats.answeredHttpError).toBeGreaterThanOrEqual(4);
-    expect(o.channel.state).toBe('reconnecting');
+    await eventually(() => proxy.stats.answeredHttpError >= 4, 20_000, 'four upgrades answered 502'); // the CLI keeps producing into the journal meanwhile
+    // Between attempts ('reconnecting') or in one ('connecting'), whichever this moment falls on: never live, never given up.
+    expect(['reconnecting', 'connecting']).toContain(o.channel.state);
+    expect(o.statuses.filter((s) => s.state === 'live').length).toBe(liveBefore);
     proxy.setMode('pass');
     const end = await eventually(turnEnded(o, 'p1'), 30_000, 'turn end after the spell');
     expect(seqProblem(o.records, 1, end.seq)).toBeNull();
     const spell = o.statuses.filter((s): s is Extract<ChannelStatus, { state: 'reconnecting' }> => s.state === 'reconnecting');
     expect(spell.at(-1)?.reason).toBe('HTTP 502 on upgrade');
-    expect(spell.at(-1)?.elapsedMs).toBeGreaterThan(2_000);
+    expect(spell.at(-1)?.attempt).toBeGreaterThanOrEqual(4); // a spell of several refused attempts, counted, not timed
     await o.channel.close();
 
     const short = open(proxy.url, b.token, { cursor: end.seq, reconnectDeadlineMs: 1_500, backoff: { initialMs: 50, maxMs: 300 } });
