@@ -6,6 +6,8 @@ export type BuildEntry = {
   external: string[];
   /** The bridge's second stage, bundled on its own and embedded (esbuild.config.mjs, afterReadyStage). */
   afterReady?: { entryPoint: string; loader: string };
+  /** The same entry as a CommonJS script a V8 startup snapshot is built from (bridge/startup-snapshot.ts). */
+  snapshot?: { outfile: string };
   /** Files copied into dist/ as they are, for the bundle to read at run time. */
   assets?: { from: string; to: string }[];
 };

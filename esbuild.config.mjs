@@ -21,7 +21,8 @@ export const sizeFloors = { bridge: 500 * 1024 };
  * One entry per artifact. `external`: native or optional modules loaded at run
  * time only when present (node-pty; ws's optional bufferutil/utf-8-validate).
  * `afterReady` (the bridge): a second stage built on its own and embedded in
- * the same file, see `afterReadyStage` below. `assets`: files the bundle reads
+ * the same file, see `afterReadyStage` below. `snapshot`: the same entry as a
+ * CommonJS script a V8 startup snapshot is built from. `assets`: files the bundle reads
  * at run time from next to itself, copied into dist/ as they are.
  */
 export const entries = [
@@ -31,6 +32,8 @@ export const entries = [
     outfile: 'dist/bridge.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
     afterReady: { entryPoint: 'bridge/after-ready.ts', loader: 'bridge/after-ready-loader.ts' },
+    // The same stage 1 as a CommonJS script for `node --build-snapshot` (bridge/startup-snapshot.ts).
+    snapshot: { outfile: 'dist/bridge-snapshot.cjs' },
   },
   {
     name: 'cli',
@@ -80,7 +83,7 @@ const common = {
   target: 'node18',
   minify: true,
   legalComments: 'none',
-  define: { __BRIDGE_VERSION__: JSON.stringify(packageJson.version) },
+  define: { __BRIDGE_VERSION__: JSON.stringify(packageJson.version), __BRIDGE_SNAPSHOT__: 'false' },
   logLevel: 'warning',
 };
 
@@ -119,7 +122,7 @@ async function afterReadyStage(entry) {
   // The literal sits in a function that is never called: the parser only skims it, and its text
   // is read back as a slice of the module's source (kept anyway), so no second copy of ~110 KiB
   // (the literal as a string) stays in the heap.
-  const contents = [
+  const esm = [
     `function packed() { return ${JSON.stringify(packed)}; }`,
     'export async function loadAfterReady() {',
     '  const [{ createRequire }, { compileFunction }, { brotliDecompressSync }, { fileURLToPath }, { dirname }] = await Promise.all([',
@@ -134,14 +137,33 @@ async function afterReadyStage(entry) {
     '  return module.exports;',
     '}',
   ].join('\n');
-  return {
+  // The snapshot script's (CommonJS, no import.meta): the literal is a string in the snapshot's heap,
+  // dropped once unpacked; the bridge file is the one the bridge was started as (process.argv[1]).
+  const cjs = [
+    `let packed = ${JSON.stringify(packed)};`,
+    'export async function loadAfterReady() {',
+    "  const { createRequire } = require('node:module');",
+    "  const { compileFunction } = require('node:vm');",
+    "  const { brotliDecompressSync } = require('node:zlib');",
+    "  const { dirname, resolve } = require('node:path');",
+    "  const code = brotliDecompressSync(Buffer.from(packed, 'base64')).toString('utf8');",
+    "  packed = '';",
+    '  const filename = resolve(process.argv[1]);',
+    '  const module = { exports: {} };',
+    "  const run = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: `${filename} (after ready)` });",
+    '  run(module.exports, createRequire(filename), module, filename, dirname(filename));',
+    '  return module.exports;',
+    '}',
+  ].join('\n');
+  const plugin = (contents) => ({
     name: 'after-ready-embedded',
     setup(pluginBuild) {
       pluginBuild.onLoad({ filter: /after-ready-loader\.ts$/ }, (args) =>
         path.resolve(args.path) === loaderPath ? { contents, loader: 'js', resolveDir: path.dirname(loaderPath) } : undefined,
       );
     },
-  };
+  });
+  return { esm: plugin(esm), cjs: plugin(cjs) };
 }
 
 /**
@@ -182,7 +204,7 @@ export async function buildEntries(names = []) {
   if (selected.length === 0) throw new Error(`no entry named ${names.join(', ')}; known: ${entries.map((e) => e.name).join(', ')}`);
   const results = [];
   for (const entry of selected) {
-    const staged = entry.afterReady ? [await afterReadyStage(entry)] : [];
+    const stage2 = entry.afterReady ? await afterReadyStage(entry) : undefined;
     await build({
       ...common,
       entryPoints: [entry.entryPoint],
@@ -191,8 +213,23 @@ export async function buildEntries(names = []) {
       external: entry.external,
       // Stage 1 of the bridge has no CommonJS dependency: no require/__dirname shim to pay for at start.
       ...(entry.afterReady ? {} : { banner: { js: banner } }),
-      plugins: [zodEnglishOnly, ...staged, ...(entry.afterReady ? [builtinsWithoutFacade] : [])],
+      plugins: [zodEnglishOnly, ...(stage2 ? [stage2.esm, builtinsWithoutFacade] : [])],
     });
+    if (entry.snapshot) {
+      await build({
+        ...common,
+        entryPoints: [entry.entryPoint],
+        outfile: entry.snapshot.outfile,
+        format: 'cjs',
+        // A snapshot's module code runs once, at build time: every builtin through require, no import().
+        supported: { 'dynamic-import': false },
+        define: { ...common.define, __BRIDGE_SNAPSHOT__: 'true' },
+        external: entry.external,
+        plugins: [zodEnglishOnly, ...(stage2 ? [stage2.cjs] : [])],
+      });
+      const snapshotBytes = statSync(new URL(entry.snapshot.outfile, `file://${root}/`)).size;
+      console.log(`${entry.snapshot.outfile}: ${(snapshotBytes / 1024).toFixed(1)} KiB`);
+    }
     for (const asset of entry.assets ?? []) copyFileSync(path.join(root, asset.from), path.join(root, asset.to));
     const bytes = statSync(new URL(entry.outfile, `file://${root}/`)).size;
     const floor = sizeFloors[entry.name];

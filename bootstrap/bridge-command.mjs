@@ -25,6 +25,35 @@ export const BRIDGE_NODE_FLAGS = Object.freeze([]);
 export const BRIDGE_MALLOC_TUNABLE = 'glibc.malloc.trim_threshold=131072';
 
 /**
+ * The bridge's V8 startup snapshot, in the bridge file's dir (docs/bridge-internals.md#startup-snapshot):
+ * `script` (dist/bridge-snapshot.cjs, the same stage 1 as a CommonJS script) is what `blob` is built
+ * from; `stamp` names the node binary it was built by (`stat -L -c %s:%Y`: size and mtime, which copies
+ * of a sandbox keep and a Node upgrade changes), and a launch uses the blob only while that still
+ * matches: Node refuses a blob another Node built (exit 14).
+ */
+export const BRIDGE_SNAPSHOT = Object.freeze({ script: 'bridge-snapshot.cjs', blob: 'bridge.snapshot.blob', stamp: 'bridge.snapshot.stamp' });
+
+const stampOf = (node) => `stat -L -c %s:%Y "$(command -v "${node}")" 2>/dev/null`;
+
+/**
+ * The sh command that builds the snapshot, run in the bridge file's dir with `$HB_NODE` and
+ * `$HB_FILE` (the bridge file's name there) set: builds the blob, checks that a bridge starts from it
+ * (`--version`), writes the stamp. It always exits 0: a Node that cannot build or start from one
+ * leaves no blob (and says why on stderr), and the bridge starts without.
+ * @returns {string}
+ */
+export function snapshotBuildCommand() {
+  const { script, blob, stamp } = BRIDGE_SNAPSHOT;
+  return [
+    `rm -f ${blob} ${stamp};`,
+    `if "$HB_NODE" --snapshot-blob ${blob} --build-snapshot ${script} >/dev/null`,
+    `&& v=$("$HB_NODE" --snapshot-blob ${blob} "$HB_FILE" --version) && [ "$v" = "$("$HB_NODE" "$HB_FILE" --version)" ]`,
+    `&& ${stampOf('$HB_NODE')} > ${stamp}.tmp && [ -s ${stamp}.tmp ] && mv ${stamp}.tmp ${stamp};`,
+    `then :; else rm -f ${blob} ${stamp} ${stamp}.tmp; echo "harness-bridge: no startup snapshot: this node cannot build or start from one" >&2; fi`,
+  ].join(' ');
+}
+
+/**
  * The environment variables to spawn the bridge with from argv (bridgeArgv), given the caller's.
  * @param {Record<string, string | undefined>} [env]
  * @returns {{ GLIBC_TUNABLES: string }}
@@ -51,12 +80,13 @@ const isolationFlags = /** @type {const} */ ([
 ]);
 
 /**
- * argv after the node binary: `[...BRIDGE_NODE_FLAGS, bridgeFile, --state-dir, DIR, --port, N, …]`.
- * @param {{ bridgeFile: string, stateDir: string, port: number, host?: string, recipeIdentity?: string } & BridgeIsolationArgs} options
+ * argv after the node binary: `[...BRIDGE_NODE_FLAGS, (--snapshot-blob BLOB,) bridgeFile, --state-dir, DIR, --port, N, …]`.
+ * `snapshotBlob`: start from that startup snapshot (the caller checked it was built for this node and file).
+ * @param {{ bridgeFile: string, stateDir: string, port: number, host?: string, recipeIdentity?: string, snapshotBlob?: string } & BridgeIsolationArgs} options
  * @returns {string[]}
  */
-export function bridgeArgv({ bridgeFile, stateDir, port, host, recipeIdentity, ...isolation }) {
-  const argv = [...BRIDGE_NODE_FLAGS, bridgeFile, '--state-dir', stateDir, '--port', String(port)];
+export function bridgeArgv({ bridgeFile, stateDir, port, host, recipeIdentity, snapshotBlob, ...isolation }) {
+  const argv = [...BRIDGE_NODE_FLAGS, ...(snapshotBlob ? ['--snapshot-blob', snapshotBlob] : []), bridgeFile, '--state-dir', stateDir, '--port', String(port)];
   if (host) argv.push('--host', host);
   if (recipeIdentity) argv.push('--recipe-identity', recipeIdentity);
   for (const [key, flag] of isolationFlags) if (isolation[key]) argv.push(flag, String(isolation[key]));
@@ -80,7 +110,15 @@ export function bridgeShellCommand({ host = false, recipeIdentity = false, ...is
   for (const [key, flag, env] of isolationFlags) if (isolation[key]) args.push(`${flag} "$${env}"`);
   if (isolation.requireIsolation) args.push('--require-isolation');
   const tunables = `GLIBC_TUNABLES="\${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}${BRIDGE_MALLOC_TUNABLE}"`;
-  return [tunables, 'exec "$HB_NODE"', ...BRIDGE_NODE_FLAGS, '"$HB_FILE"', ...args].join(' ');
+  // The startup snapshot next to the bridge file when its stamp matches this node (BRIDGE_SNAPSHOT), as "$@".
+  const dir = '"${HB_FILE%/*}"';
+  const snapshot = [
+    'set --;',
+    `if [ -f ${dir}/${BRIDGE_SNAPSHOT.blob} ] && [ -f ${dir}/${BRIDGE_SNAPSHOT.stamp} ]`,
+    `&& [ "$(${stampOf('$HB_NODE')})" = "$(cat ${dir}/${BRIDGE_SNAPSHOT.stamp})" ];`,
+    `then set -- --snapshot-blob ${dir}/${BRIDGE_SNAPSHOT.blob}; fi;`,
+  ];
+  return [...snapshot, tunables, 'exec "$HB_NODE"', ...BRIDGE_NODE_FLAGS, '"$@"', '"$HB_FILE"', ...args].join(' ');
 }
 
 /** One line for logs and bench output: the argv with placeholders. */

@@ -3,9 +3,10 @@
 // bootstrapDir plus an adapter's extra files and install commands). No
 // sandbox I/O here; the identity lives in identity.ts, applying in apply.ts.
 import { readFile } from 'node:fs/promises';
-import { posix } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HarnessV1Bootstrap, HarnessV1BootstrapCommand, HarnessV1BootstrapFile } from '../protocol/harness-v1/index.ts';
+import { BRIDGE_SNAPSHOT, snapshotBuildCommand } from './bridge-command.mjs';
 import { BootstrapError } from './errors.ts';
 
 /** Folded into every identity; bump it when the meaning or encoding of a recipe changes. */
@@ -91,6 +92,13 @@ export function defaultBridgeFile(): string {
  * placed under bootstrapDir (an adapter cannot know where that is: the harness
  * settings choose it), like the bridge file; an absolute one is kept. `bridgeFile`
  * is read on the host when the recipe is built; `bridgeSource` skips the read.
+ *
+ * `startupSnapshot`: also the snapshot script beside the bridge (read next to
+ * `bridgeFile`, dist/bridge-snapshot.cjs, or given as `snapshotSource`) and a
+ * first command that builds the bridge's V8 startup snapshot in the sandbox with
+ * its `node` (docs/bridge-internals.md#startup-snapshot): a faster start for
+ * more memory per bridge. A bridge launched with another node binary, or where
+ * the build failed, starts without it.
  */
 export async function bridgeRecipe(options: {
   harnessId: string;
@@ -98,26 +106,46 @@ export async function bridgeRecipe(options: {
   defaultWorkingDirectory?: string;
   bridgeFile?: string;
   bridgeSource?: string;
+  startupSnapshot?: boolean;
+  snapshotSource?: string;
   extraFiles?: ReadonlyArray<HarnessV1BootstrapFile>;
   commands?: ReadonlyArray<HarnessV1BootstrapCommand>;
 }): Promise<HarnessV1Bootstrap> {
   const bootstrapDir = options.bootstrapDir ?? defaultBootstrapDir(options.harnessId, options.defaultWorkingDirectory);
   let bridgeSource = options.bridgeSource;
+  const bridgeFile = options.bridgeFile ?? defaultBridgeFile();
   if (bridgeSource === undefined) {
-    const bridgeFile = options.bridgeFile ?? defaultBridgeFile();
     try {
       bridgeSource = await readFile(bridgeFile, 'utf8');
     } catch (error) {
       throw new BootstrapError('bridge-file-missing', `cannot read the bridge bundle ${bridgeFile} (run npm run build)`, { cause: error });
     }
   }
+  let snapshotSource = options.snapshotSource;
+  if (options.startupSnapshot === true && snapshotSource === undefined) {
+    const script = join(dirname(bridgeFile), BRIDGE_SNAPSHOT.script);
+    try {
+      snapshotSource = await readFile(script, 'utf8');
+    } catch (error) {
+      throw new BootstrapError('bridge-file-missing', `startupSnapshot: cannot read the snapshot script ${script} beside the bridge bundle (run npm run build)`, { cause: error });
+    }
+  }
+  const snapshot =
+    options.startupSnapshot !== true || snapshotSource === undefined
+      ? undefined
+      : {
+          file: { path: posix.join(bootstrapDir, BRIDGE_SNAPSHOT.script), content: snapshotSource },
+          command: { command: `export HB_NODE=node HB_FILE=${bridgeFileName}; ${snapshotBuildCommand()}`, workingDirectory: bootstrapDir },
+        };
   return defineBootstrapRecipe({
     harnessId: options.harnessId,
     bootstrapDir,
     files: [
       { path: posix.join(bootstrapDir, bridgeFileName), content: bridgeSource },
+      ...(snapshot ? [snapshot.file] : []),
       ...(options.extraFiles ?? []).map((file) => (file.path.startsWith('/') ? file : { ...file, path: posix.join(bootstrapDir, file.path) })),
     ],
-    commands: options.commands ?? [],
+    commands: [...(snapshot ? [snapshot.command] : []), ...(options.commands ?? [])],
   });
 }
+

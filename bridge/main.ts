@@ -5,6 +5,8 @@
 //   node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID] [--token-file NAME]
 //                   [--isolation auto|uid+namespace|namespace|uid|none] [--require-isolation]
 //                   [--cli-user NAME|UID:GID] [--network-policy FILE] [--srt CLI_JS]
+//   node bridge.mjs --version
+//   node --snapshot-blob BLOB bridge.mjs …   (the same, started from a snapshot: startup-snapshot.ts)
 //
 // The token comes from --token-file (a file in DIR the host wrote for this bridge, renamed to
 // DIR/token once the state lock is ours), HARNESS_BRIDGE_TOKEN or DIR/token
@@ -27,6 +29,7 @@ import { ensurePrivateDir } from './journal/journal-file.ts';
 import { KEEPER_FILES, keeperSocketPath, runKeeper } from './survive/keeper.ts';
 import { runJailHelper } from './jail/jail-helper-main.ts';
 import { runRelay } from './relay/relay.ts';
+import { deferredToSnapshot } from './startup-snapshot.ts';
 import { SERVER_LIMITS } from './limits.ts';
 import { prepareRandom, randomUUID } from './random.ts';
 import { RecordPath } from './record-path.ts';
@@ -272,15 +275,25 @@ function installCrashHandlers(log: EarlyLog): void {
   process.on('unhandledRejection', crash('unhandled rejection'));
 }
 
-if (process.argv[2] === '--keeper' && process.argv[3] !== undefined) {
-  // Keeper mode (launch `survive`): this same file runs a CLI for bridges (keeper.ts).
-  runKeeper(process.argv[3], async () => (await loadAfterReady()).startKeptEgress).catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
-} else if (process.argv[2] === '--jail-helper' && process.argv[3] !== undefined) {
-  // Jail helper mode: sandbox-runtime as a library for one bridge, as its CLIs' uid (jail/jail-helper.ts).
-  runJailHelper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `jail helper failed: ${error instanceof Error ? error.message : String(error)}`));
-} else if (process.argv[2] === '--relay' && process.argv[3] !== undefined) {
-  // Relay mode: the host's socket to this sandbox's bridge, carried over the exec stream's stdio (relay/relay.ts).
-  runRelay(process.argv[3]);
-} else {
-  main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+/** The bridge file's modes, by its first argument: keeper, jail helper, relay, version, else the bridge. */
+function dispatch(): void {
+  if (process.argv[2] === '--version') {
+    process.stdout.write(`${BRIDGE_VERSION}\n`);
+    return;
+  }
+  if (process.argv[2] === '--keeper' && process.argv[3] !== undefined) {
+    // Keeper mode (launch `survive`): this same file runs a CLI for bridges (keeper.ts).
+    runKeeper(process.argv[3], async () => (await loadAfterReady()).startKeptEgress).catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
+  } else if (process.argv[2] === '--jail-helper' && process.argv[3] !== undefined) {
+    // Jail helper mode: sandbox-runtime as a library for one bridge, as its CLIs' uid (jail/jail-helper.ts).
+    runJailHelper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `jail helper failed: ${error instanceof Error ? error.message : String(error)}`));
+  } else if (process.argv[2] === '--relay' && process.argv[3] !== undefined) {
+    // Relay mode: the host's socket to this sandbox's bridge, carried over the exec stream's stdio (relay/relay.ts).
+    runRelay(process.argv[3]);
+  } else {
+    main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+  }
 }
+
+// Built into a startup snapshot, the dispatch runs when a bridge starts from it; otherwise now.
+if (!deferredToSnapshot(dispatch)) dispatch();

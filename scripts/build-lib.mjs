@@ -29,7 +29,7 @@ export const libDir = path.join(root, 'lib');
 /** Source areas lib/ mirrors; anything else a lookup reaches is a package file outside lib/ (dist/). */
 const mirrored = ['host', 'bootstrap', 'protocol'];
 /** Build outputs the package ships that lib/ may look up at run time (made by esbuild.config.mjs). */
-const shippedBuildOutputs = ['dist/bridge.mjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs'];
+const shippedBuildOutputs = ['dist/bridge.mjs', 'dist/bridge-snapshot.cjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs'];
 const lookupPattern = /new URL\(\s*(['"])([^'"]+)\1\s*,\s*import\.meta\.url\s*\)/g;
 
 function walk(dir) {

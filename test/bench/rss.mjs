@@ -65,6 +65,23 @@ await runScenario(async () => {
         ` (peak/@${fmt(small)} ${(r.atLarge.hwmKiB / r.atSmall.rssKiB).toFixed(2)}×)`,
     );
   }
+  // ours idle from its startup snapshot (the recipe's startupSnapshot option) beside ours idle, both running at once
+  // (PSS splits the node binary's pages among the processes mapping them): the snapshot's heap is the process's own.
+  if ((await prepareTargets()).snapshotBlob && runs.ours) {
+    const pair = [await launchBridge('ours'), await launchBridge('ours', { snapshot: true })];
+    const clients = [];
+    try {
+      for (const bridge of pair) clients.push(await connectClient(bridge));
+      for (const client of clients) await client.prepareLive();
+      await sleep(IDLE_MS);
+      const [plain, snap] = pair.map((bridge) => procMemory(bridge.pid));
+      const show = (m) => `VmRSS ${MiB(m.rssKiB).toFixed(1)} MiB (own ${MiB(m.anonKiB).toFixed(1)}, PSS ${MiB(m.pssKiB).toFixed(1)})`;
+      console.log(`  ours idle ${show(plain)} · from its startup snapshot ${show(snap)}`);
+    } finally {
+      for (const client of clients) client.close();
+      for (const bridge of pair) await bridge.stop();
+    }
+  }
   const ok = Number.isFinite(growth.ours) ? growth.ours <= 1.2 : undefined;
   const okPeak = runs.ours ? runs.ours.atLarge.hwmKiB / runs.ours.atSmall.rssKiB <= 1.2 : undefined;
   console.log(

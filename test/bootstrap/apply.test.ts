@@ -18,6 +18,7 @@ import {
   type BootstrapProgress,
 } from '../../bootstrap/index.ts';
 import { createLocalSandboxProvider, type LocalSandboxSession } from '../../host/sandbox/local/provider.ts';
+import { BRIDGE_SNAPSHOT } from '../../bootstrap/bridge-command.mjs';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 let tempRoot = '';
@@ -188,6 +189,28 @@ console.log(JSON.stringify({ applied: result.applied }));
     expect(await session.readTextFile({ path: `${session.defaultWorkingDirectory}/.harness-bridge/codex/bridge.mjs` })).toBe('// bridge\n');
     await expect(bridgeRecipe({ harnessId: 'codex', bridgeFile: join(tempRoot, 'missing.mjs') })).rejects.toMatchObject({ code: 'bridge-file-missing' });
   });
+
+  it('bridgeRecipe with startupSnapshot: the snapshot script beside the bridge and a first command that builds the snapshot there', async () => {
+    const plain = await bridgeRecipe({ harnessId: 'fixture', commands: [{ command: 'true' }] });
+    expect(plain.files.map((f) => f.path)).toEqual(['.harness-bridge/fixture/bridge.mjs']);
+    const recipe = await bridgeRecipe({ harnessId: 'fixture', startupSnapshot: true, commands: [{ command: 'true' }] });
+    expect(recipe.files.map((f) => f.path)).toEqual(['.harness-bridge/fixture/bridge.mjs', `.harness-bridge/fixture/${BRIDGE_SNAPSHOT.script}`]);
+    expect(recipe.commands).toHaveLength(2);
+    expect(recipe.commands[0]!.command).toContain('--build-snapshot');
+    expect(recipeIdentity(recipe)).not.toBe(recipeIdentity(plain));
+    const session = await fresh();
+    await applyBootstrap(session, recipe);
+    const dir = `${session.defaultWorkingDirectory}/.harness-bridge/fixture`;
+    expect((await session.run({ command: `ls ${dir}` })).stdout.trim().split('\n')).toEqual(
+      expect.arrayContaining([BRIDGE_SNAPSHOT.blob, BRIDGE_SNAPSHOT.stamp, BRIDGE_SNAPSHOT.script, 'bridge.mjs']),
+    );
+    // A bridge file with no snapshot script beside it: a clear error, not a recipe that quietly lacks the snapshot.
+    await writeFile(join(tempRoot, 'lone-bridge.mjs'), '// bridge\n');
+    await expect(bridgeRecipe({ harnessId: 'fixture', startupSnapshot: true, bridgeFile: join(tempRoot, 'lone-bridge.mjs') })).rejects.toMatchObject({
+      code: 'bridge-file-missing',
+      message: expect.stringContaining('snapshot script'),
+    });
+  }, 60_000);
 
   it('bridgeRecipe places relative adapter files under bootstrapDir (pi\'s extension) and keeps absolute ones', async () => {
     const extraFiles = [{ path: 'pi-host-tools.ts', content: 'x' }, { path: '/etc/abs.txt', content: 'y' }];

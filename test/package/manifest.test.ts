@@ -59,7 +59,7 @@ describe('package.json', () => {
   });
 
   it('files: lib/ and the esbuild outputs (the bin among them), nothing else', () => {
-    const built = entries.flatMap((entry) => [entry.outfile, ...(entry.assets ?? []).map((asset) => asset.to)]);
+    const built = entries.flatMap((entry) => [entry.outfile, ...(entry.snapshot ? [entry.snapshot.outfile] : []), ...(entry.assets ?? []).map((asset) => asset.to)]);
     expect([...manifest.files].sort()).toEqual(['lib/', ...built].sort());
     for (const bin of Object.values(manifest.bin)) expect(built, `bin ${bin} is built by esbuild.config.mjs`).toContain(bin);
     // bootstrap/recipe.ts finds the bridge at ../dist/bridge.mjs; scripts/build-lib.mjs re-points that from lib/.

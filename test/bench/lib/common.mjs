@@ -121,8 +121,15 @@ export async function runScenario(main) {
 /** VmRSS / VmHWM of a live process, in KiB. */
 export function procMemory(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
+  const field = (name, text = status) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  let rollup = '';
+  try {
+    rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    // not Linux ≥ 4.14: no PSS
+  }
+  // anon: the process's own pages; pss: its share of all, file pages of the node binary split among the processes mapping them.
+  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM'), anonKiB: field('RssAnon'), pssKiB: field('Pss', rollup) };
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,13 +4,13 @@
 //   rawws — ./rawws-bridge.mjs, the floor (one JSON array of lines per tick)
 // The two comparison bridges are bundled with esbuild (everything inlined, like
 // dist/bridge.mjs) into a temp dir, so all three start from one file.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { bridgeArgv, bridgeEnv } from '../../../bootstrap/bridge-command.mjs';
+import { BRIDGE_SNAPSHOT, bridgeArgv, bridgeEnv, snapshotBuildCommand } from '../../../bootstrap/bridge-command.mjs';
 import { BENCH_DIR, ESM_BUNDLE, REPO, childEnv, tempDir, track, withTimeout } from './common.mjs';
 
 export const TARGETS = ['ours', 'aisdk', 'rawws'];
@@ -38,8 +38,19 @@ export async function prepareTargets() {
     files[name] = outfile;
   }
   const oursReady = existsSync(OURS_BRIDGE);
+  // ours with its startup snapshot (the recipe's startupSnapshot option): built here as the recipe builds it.
+  let snapshotBlob;
+  if (oursReady) {
+    const dir = tempDir('snapshot');
+    copyFileSync(OURS_BRIDGE, path.join(dir, 'bridge.mjs'));
+    copyFileSync(path.join(path.dirname(OURS_BRIDGE), BRIDGE_SNAPSHOT.script), path.join(dir, BRIDGE_SNAPSHOT.script));
+    const built = spawnSync('sh', ['-c', snapshotBuildCommand()], { cwd: dir, env: childEnv({ HB_NODE: process.execPath, HB_FILE: 'bridge.mjs' }), encoding: 'utf8' });
+    if (existsSync(path.join(dir, BRIDGE_SNAPSHOT.blob))) snapshotBlob = path.join(dir, BRIDGE_SNAPSHOT.blob);
+    else console.log(`  (no startup snapshot for ours: ${built.stderr.trim()})`);
+  }
   bundled = {
     files: { ours: OURS_BRIDGE, ...files },
+    snapshotBlob,
     available: {
       ours: oursReady ? true : `dist/bridge.mjs missing (run npm run build once bridge/main.ts exists)`,
       aisdk: true,
@@ -62,12 +73,14 @@ export function emitterArgv(count, extra = []) {
  * Spawns a bridge process and waits for its `bridge-ready` line.
  * Returns { target, child, pid, port, readyMs, token, stderrTail(), stop() }.
  */
-export async function launchBridge(target, { stateDir = tempDir(`${target}-state`), retain = false } = {}) {
-  const { files } = await prepareTargets();
+/** `snapshot`: ours started from its startup snapshot (prepareTargets built it; throws if it could not). */
+export async function launchBridge(target, { stateDir = tempDir(`${target}-state`), retain = false, snapshot = false } = {}) {
+  const { files, snapshotBlob } = await prepareTargets();
+  if (snapshot && (target !== 'ours' || snapshotBlob === undefined)) throw new Error(`no startup snapshot for ${target}`);
   const token = randomBytes(16).toString('hex');
   const args = {
     // The host kit's launch (bootstrap/bridge-command.mjs): node flags + bridge.mjs + args, and its environment (bridgeEnv).
-    ours: bridgeArgv({ bridgeFile: files.ours, stateDir, port: 0 }),
+    ours: bridgeArgv({ bridgeFile: files.ours, stateDir, port: 0, ...(snapshot ? { snapshotBlob } : {}) }),
     aisdk: [files.aisdk, '--state-dir', stateDir, '--port', '0'],
     rawws: [files.rawws, '--port', '0', ...(retain ? ['--retain'] : [])],
   }[target];
