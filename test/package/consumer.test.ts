@@ -9,6 +9,7 @@
 //   test/package/consumer/readme.mjs), run with plain node;
 // - HarnessAgent flows with the fixture adapter and the local sandbox provider,
 //   plain .mjs, no TypeScript loader (test/package/consumer/*.mjs): a turn;
+//   one with startupSnapshot (the bridge starts from the snapshot the recipe built);
 //   suspend, then continue in a second process; stop → resume and detach →
 //   resume, each in a second process; an aborted turn through
 //   toUIMessageStream + readUIMessageStream, then another turn. After each flow
@@ -202,7 +203,7 @@ describe('the published package, installed in a fresh project', () => {
     const paths = pack.files.map((file) => file.path).sort();
     const top = [...new Set(paths.map((path) => (path.includes('/') ? `${path.split('/')[0]}/` : path)))].sort();
     expect(top).toEqual(['README.md', 'dist/', 'lib/', 'package.json']);
-    expect(paths.filter((path) => path.startsWith('dist/'))).toEqual(['dist/bridge.mjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs']);
+    expect(paths.filter((path) => path.startsWith('dist/'))).toEqual(['dist/bridge-snapshot.cjs', 'dist/bridge.mjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs']);
     expect(paths.filter((path) => /(^|\/)test\//.test(path) || /\.test\./.test(path)), 'test files').toEqual([]);
     expect(paths.filter((path) => /\.m?ts$/.test(path) && !/\.d\.m?ts$/.test(path)), '.ts sources').toEqual([]);
     expect(paths.filter((path) => /\.map$/.test(path)), 'source maps (they would point at sources we do not ship)').toEqual([]);
@@ -263,6 +264,16 @@ describe('the published package, installed in a fresh project', () => {
     const ran = ok(await run(process.execPath, ['readme.mjs'], { cwd: app, env: flowEnv(), timeoutMs: 60_000 }), 'node readme.mjs');
     expect(ran.stdout).toBe(`${fixtureLines('Hello from the README LINES:3', 0, 3)}finish: stop\n`);
     await expectCleanedUp('readme.mjs');
+  }, 120_000);
+
+  it('startupSnapshot: the recipe builds the snapshot in the sandbox and the session\'s bridge starts from it', async () => {
+    const facts = await program('snapshot.mjs');
+    expect(facts.text).toBe(fixtureLines('snapshot LINES:3', 0, 3));
+    const bridges = facts.bridges as string[][];
+    expect(bridges).toHaveLength(1);
+    expect(bridges[0]![0]).toBe('--snapshot-blob');
+    expect(bridges[0]![1]).toMatch(/\/\.harness-bridge\/fixture\/bridge\.snapshot\.blob$/);
+    await expectCleanedUp('snapshot.mjs');
   }, 120_000);
 
   it('suspend in one process, continue in a second: every line once, in order', async () => {
