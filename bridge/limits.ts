@@ -291,10 +291,8 @@ export const KEEPER_LIMITS = {
   recentInputChars: 1024 * 1024,
 } as const;
 
-/** The jail helper (jail/jail-helper-main.ts) after its bridge is gone, while kept CLIs it wrapped still run. */
+/** The jail helper (jail/jail-helper-main.ts) as its bridge goes, asking whether kept CLIs it wrapped still run. */
 export const JAIL_HELPER_LIMITS = {
-  /** How often it checks whether their keepers' sockets still answer (it leaves once none does). */
-  keptPollMs: 1_000,
-  /** How long after a wrap a missing socket still counts as a keeper not listening yet, not one gone. */
+  /** How long after a wrap a missing keeper socket still counts as a keeper not listening yet, not one gone. */
   keptListenGraceMs: 30_000,
 } as const;

@@ -16,13 +16,6 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
     };
   };
   const say = (reply: JailHelperReply): void => void process.stdout.write(`${JSON.stringify(reply)}\n`);
-  // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their
-  // relays), once the kept CLIs we wrapped are gone too: srt removes its mount-point files as we exit, and a
-  // file removed under a running jail detaches its mount there, so the rule it carried stops applying.
-  const leave = keptCliWatch();
-  process.stdout.on('error', leave.now);
-  process.stdin.on('end', leave.now);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, leave.now);
   // srt reads the dangerous files to protect from its cwd, walking it a few levels deep: each wrap runs in
   // the CLI's cwd, or, where this uid cannot enter it, in an empty dir of the helper's own (never `/`, whose
   // walk takes seconds). Wraps take turns, since the cwd is the process's.
@@ -30,8 +23,15 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const empty = mkdtempSync(join(tmpdir(), 'hb-jail-'));
+  const removeEmpty = (): void => rmSync(empty, { recursive: true, force: true });
   process.chdir(empty);
-  process.on('exit', () => rmSync(empty, { recursive: true, force: true }));
+  process.on('exit', removeEmpty);
+  // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their
+  // relays). Kept CLIs we wrapped may run on: then srt's mount points stay (keptCliWatch).
+  const leave = keptCliWatch(removeEmpty);
+  process.stdout.on('error', leave.now);
+  process.stdin.on('end', leave.now);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, leave.now);
   const enter = (cwd: unknown): void => {
     try {
       process.chdir(typeof cwd === 'string' ? cwd : empty);
@@ -81,43 +81,39 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
 }
 
 /**
- * The keeper sockets of the kept CLIs this helper wrapped; `now()` exits once none answers. A keeper
- * removes its socket as it ends (a SIGKILLed one leaves it, refusing connections); a socket that never
- * answered and is not there yet within `keptListenGraceMs` of its wrap is a keeper still starting.
+ * The keeper sockets of the kept CLIs this helper wrapped. `now()` exits: with srt's clean-up when none
+ * of them answers, else without it, leaving srt's mount points where they are: a mount point removed under
+ * a running jail detaches its mount there (the rule it carried stops applying), and a jail wrapped by
+ * another srt while it existed binds it as it is. A socket not there yet within `keptListenGraceMs` of
+ * its wrap is a keeper still starting.
  */
-function keptCliWatch(): { watch(socket: string): void; now(): void } {
-  /** By socket: when it was wrapped, and whether it has answered (after that, a missing socket is a keeper gone). */
-  const kept = new Map<string, { since: number; answered: boolean }>();
+function keptCliWatch(ownCleanUp: () => void): { watch(socket: string): void; now(): void } {
+  const kept = new Map<string, number>();
   let leaving = false;
-  const answers = async (socket: string, state: { since: number; answered: boolean }): Promise<boolean> => {
+  const answers = async (socket: string, since: number): Promise<boolean> => {
     const { connect } = await import('node:net');
-    const { rmSync } = await import('node:fs');
     return new Promise<boolean>((resolve) => {
       const probe = connect(socket, () => {
         probe.destroy();
-        state.answered = true;
         resolve(true);
       });
-      probe.on('error', (error: NodeJS.ErrnoException) => {
-        // Refused: its keeper was killed and left the socket; ours to remove (the CLI's uid owns it).
-        if (error.code === 'ECONNREFUSED') rmSync(socket, { force: true });
-        resolve(error.code === 'ENOENT' && !state.answered && Date.now() - state.since < JAIL_HELPER_LIMITS.keptListenGraceMs);
-      });
+      probe.on('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ENOENT' && Date.now() - since < JAIL_HELPER_LIMITS.keptListenGraceMs));
     });
   };
   return {
-    watch: (socket) => void kept.set(socket, { since: Date.now(), answered: false }),
+    watch: (socket) => void kept.set(socket, Date.now()),
     now: () => {
       if (leaving) return;
       leaving = true;
       void (async () => {
-        while (kept.size > 0) {
-          for (const [socket, state] of kept) if (!(await answers(socket, state))) kept.delete(socket);
-          if (kept.size > 0) await new Promise((wait) => setTimeout(wait, JAIL_HELPER_LIMITS.keptPollMs));
+        const running = await Promise.all([...kept].map(([socket, since]) => answers(socket, since)));
+        if (running.includes(true)) {
+          // srt's clean-up is an exit handler: ours runs now, then none does.
+          ownCleanUp();
+          process.removeAllListeners('exit');
         }
         process.exit(0);
       })();
     },
   };
 }
-

@@ -5,8 +5,8 @@
 // bridge file in another mode (`--jail-helper SRT_INDEX`, like the keeper), run as the CLI's uid so
 // that srt's relays and files are the CLI's, and it lives as long as the bridge: the command lines
 // it hands out point at its relays, except a kept CLI's (launch `survive`), whose relay is its keeper's
-// socket (`kept`): the helper then outlives the bridge until every such socket is gone, since srt removes
-// its mount-point files when the helper exits (jail-helper-main.ts). Protocol: JSON lines on stdin/stdout.
+// socket (`kept`): a helper that goes while such a CLI runs leaves srt's mount points in place
+// (jail-helper-main.ts). Protocol: JSON lines on stdin/stdout.
 //   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…,"kept"?:…}  {"t":"cleanup"}
 //   helper → bridge  {"t":"ready"}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
 // The helper's own side is jail-helper-main.ts (reached from stage 1, so it imports lazily).
@@ -65,7 +65,7 @@ export class JailHelper {
   /**
    * The bubblewrap command line (for `/bin/sh -c`) that runs `command` under the given filesystem rules.
    * `cwd` is the CLI's working directory: srt keeps the dangerous files it finds there (git hooks, shell rc files) read-only.
-   * `kept`: the unix socket the CLI's keeper relays it through; the helper stays until that socket is gone.
+   * `kept`: the unix socket the CLI's keeper relays it through; while it answers, the helper leaves srt's mount points as it goes.
    */
   async wrap(command: string, filesystem: unknown, cwd?: string, kept?: string): Promise<string> {
     await this.ready;
