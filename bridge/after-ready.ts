@@ -9,7 +9,7 @@ import type { LogLevel } from '../protocol/v1/index.ts';
 import type { HostToolSpec } from '../protocol/v1/index.ts';
 import type { AfterReadyContext } from './after-ready-context.ts';
 import { adoptSurvivor } from './survive/adopt-survivor.ts';
-import { inheritedMcpEnv, keeperDir, keeperRelayPort, removeStaleKeeperDirs } from './survive/keeper-dir.ts';
+import { keeperDir, keeperRelayPort, removeStaleKeeperDirs } from './survive/keeper-dir.ts';
 import type { AdoptedCall } from './mcp/relayed-calls.ts';
 import { createBridgeLogger } from './logger.ts';
 import { MemoryRelease } from './memory-release.ts';
@@ -87,8 +87,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   let relayPort: number | undefined;
   if (ctx.adopted !== undefined) {
     mainLog.info({ adopted: ctx.adopted }, 'adopting a surviving CLI');
-    inherited = inheritedMcpEnv(keeperDir(ctx.stateDir, ctx.adopted.keeper));
-    ({ tools: adoptedTools, calls: adoptedCalls } = await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record }));
+    ({ tools: adoptedTools, calls: adoptedCalls, mcp: inherited } = await adoptSurvivor({ stateDir: ctx.stateDir, adopted: ctx.adopted, journal, supervisor, record }));
     relayPort = keeperRelayPort(keeperDir(ctx.stateDir, ctx.adopted.keeper));
     // The kept CLI's MCP URL names its keeper's relay: this bridge needs the token, not the port.
     if (relayPort !== undefined && inherited !== null) inherited = { token: inherited.token, port: 0 };

@@ -51,7 +51,11 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
     if (message.t === 'init' && ready === undefined) {
       ready = srt.SandboxManager.initialize(message.config);
       ready.then(
-        () => say({ t: 'ready' }),
+        () => {
+          // srt cleans up on SIGINT/SIGTERM by itself, whatever still runs: only leave.now decides that here.
+          for (const signal of ['SIGINT', 'SIGTERM'] as const) for (const listener of process.listeners(signal)) if (listener !== leave.now) process.off(signal, listener);
+          say({ t: 'ready' });
+        },
         (error: unknown) => say({ t: 'error', message: `sandbox-runtime did not start: ${(error as Error).message}` }),
       );
     } else if (message.t === 'wrap' && typeof message.id === 'number' && typeof message.command === 'string') {
@@ -69,6 +73,8 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
           say({ t: 'error', id, message: (error as Error).message });
         }
       });
+    } else if (message.t === 'forget' && typeof message.kept === 'string') {
+      leave.forget(message.kept);
     } else if (message.t === 'cleanup') {
       try {
         srt.SandboxManager.cleanupAfterCommand();
@@ -85,9 +91,9 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
  * of them answers, else without it, leaving srt's mount points where they are: a mount point removed under
  * a running jail detaches its mount there (the rule it carried stops applying), and a jail wrapped by
  * another srt while it existed binds it as it is. A socket not there yet within `keptListenGraceMs` of
- * its wrap is a keeper still starting.
+ * its wrap is a keeper still starting. The bridge says when a kept CLI ended (`forget`).
  */
-function keptCliWatch(ownCleanUp: () => void): { watch(socket: string): void; now(): void } {
+function keptCliWatch(ownCleanUp: () => void): { watch(socket: string): void; forget(socket: string): void; now(): void } {
   const kept = new Map<string, number>();
   let leaving = false;
   const answers = async (socket: string, since: number): Promise<boolean> => {
@@ -102,6 +108,7 @@ function keptCliWatch(ownCleanUp: () => void): { watch(socket: string): void; no
   };
   return {
     watch: (socket) => void kept.set(socket, Date.now()),
+    forget: (socket) => void kept.delete(socket),
     now: () => {
       if (leaving) return;
       leaving = true;

@@ -7,7 +7,8 @@
 // it hands out point at its relays, except a kept CLI's (launch `survive`), whose relay is its keeper's
 // socket (`kept`): a helper that goes while such a CLI runs leaves srt's mount points in place
 // (jail-helper-main.ts). Protocol: JSON lines on stdin/stdout.
-//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…,"kept"?:…}  {"t":"cleanup"}
+//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…,"kept"?:…}
+//                    {"t":"forget","kept":…} (that kept CLI ended)  {"t":"cleanup"}
 //   helper → bridge  {"t":"ready"}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
 // The helper's own side is jail-helper-main.ts (reached from stage 1, so it imports lazily).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -20,6 +21,8 @@ export class JailHelper {
   readonly #child: ChildProcess;
   readonly #pending = new Map<number, { resolve: (command: string) => void; reject: (error: Error) => void }>();
   readonly ready: Promise<void>;
+  /** Resolves once the helper process has exited. */
+  readonly exited: Promise<void>;
   #next = 0;
   #failed: Error | null = null;
   /** Jailed processes still running: srt's clean-up (its mount-point files) waits until none is. */
@@ -36,6 +39,7 @@ export class JailHelper {
     let stderr = '';
     this.#child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
     this.#child.stdin!.on('error', () => undefined);
+    this.exited = new Promise<void>((resolve) => this.#child.once('close', () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
       const fail = (error: Error) => {
         this.#failed ??= error;
@@ -81,8 +85,9 @@ export class JailHelper {
     this.#active++;
   }
 
-  /** A jailed process ended; with none left, srt removes the mount-point files it made. */
-  ended(): void {
+  /** A jailed process ended (`kept`: the keeper socket of its wrap); with none left, srt removes the mount-point files it made. */
+  ended(kept?: string): void {
+    if (kept !== undefined) this.#send({ t: 'forget', kept });
     this.#active = Math.max(0, this.#active - 1);
     if (this.#active === 0) this.#send({ t: 'cleanup' });
   }

@@ -169,7 +169,7 @@ export async function namespaceSupport(options: {
     jailHelper.started();
     let released = false;
     const release = (): void => {
-      if (!released) jailHelper.ended();
+      if (!released) jailHelper.ended(keptSocket);
       released = true;
     };
     if (keptSocket === undefined) return { ok: true, launch: { ...launch, env, argv: ['/bin/sh', '-c', wrapped] }, release, signal: signalJailed };

@@ -32,6 +32,7 @@ import { loadPty, type PtyImporter } from './pty.ts';
 import { spawnPipes, spawnPty, type SupervisorLogger } from './supervised-process.ts';
 import type { Adoption } from '../survive/adoption.ts';
 import { adoptKept, KeptProcess, spawnKept } from '../survive/kept-process.ts';
+import { SpareKeepers } from '../survive/spare-keeper.ts';
 import { keptLaunch } from '../survive/relay-launch.ts';
 import { randomBytes } from 'node:crypto';
 import type { OutputStream } from './output-line.ts';
@@ -78,6 +79,8 @@ export class Supervisor {
   /** Set once the session's journal cap is hit: why starts are refused. */
   #refusal: string | null = null;
   readonly #stateDir: string | undefined;
+  /** Keeper processes for kept CLIs, one started ahead (survive/spare-keeper.ts). */
+  readonly #keepers: SpareKeepers | undefined;
   readonly #afterDurable: (fn: () => void) => void;
   readonly #jail: CliJail;
   /** What each process's events do (proc-entry.ts's newEntry). */
@@ -92,6 +95,7 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     this.limits = resolveSupervisorLimits(options.limits);
     this.#stateDir = options.stateDir;
+    this.#keepers = options.stateDir === undefined ? undefined : new SpareKeepers(options.stateDir);
     this.#afterDurable = options.afterDurable ?? (() => undefined);
     this.#jail = options.jail ?? NO_JAIL;
     this.#emit = options.emit;
@@ -159,6 +163,8 @@ export class Supervisor {
 
     // What is spawned is the jail's launch (docs/security.md): the CLI's dirs, its uid, its namespace.
     // The host's launch stays what is journaled and what reuse compares; a kept CLI's MCP URL may name its keeper's relay.
+    // A kept CLI's keeper process starts now, while the jail prepares (spare-keeper.ts), unless one waits.
+    if (launch.survive === true && launch.io.mode !== 'pty') this.#keepers?.refill(this.#jail.egress !== undefined);
     const keeperId = randomBytes(6).toString('hex');
     const { launch: toJail, relay } = await keptLaunch(launch, keeperId);
     const preparing = this.#jail.prepare(toJail);
@@ -191,9 +197,9 @@ export class Supervisor {
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
     } else if (launch.survive === true) {
-      if (this.#stateDir === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
+      if (this.#stateDir === undefined || this.#keepers === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
       const shell = newEntry(launch, this.#handlers);
-      const spawned = await spawnKept(this.#stateDir, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay, jailed.keptEgress);
+      const spawned = await spawnKept(this.#stateDir, this.#keepers, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay, jailed.keptEgress);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
       if (relay && toJail.env) entry.secretsEnv = toJail.env; // stdin placeholders name the relay's URL, as the CLI's env does
@@ -315,6 +321,7 @@ export class Supervisor {
   stop(graceMs: number = this.limits.stopGraceMs): Promise<void> {
     checkGraceMs(graceMs);
     if (this.#stopping) return this.#stopping;
+    this.#keepers?.close();
     this.#stopping = this.#stopAll(graceMs);
     return this.#stopping;
   }

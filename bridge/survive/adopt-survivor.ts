@@ -18,7 +18,7 @@
 import type { HostToolSpec, JournalRecord, RecordDraft } from '../../protocol/v1/index.ts';
 import type { AdoptedCall } from '../mcp/relayed-calls.ts';
 import type { Journal } from '../journal/journal.ts';
-import { keeperDir, readKeeperInputs, readSavedLaunch } from './keeper-dir.ts';
+import { keeperDir, readKeeperInputs, readSavedLaunch, type KeeperInputs } from './keeper-dir.ts';
 import { RecentInputs } from './recent-inputs.ts';
 import { SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
@@ -32,7 +32,7 @@ export async function adoptSurvivor(options: {
   journal: Journal;
   supervisor: Supervisor;
   record: (draft: RecordDraft) => number | null;
-}): Promise<{ tools: HostToolSpec[]; calls: AdoptedCall[] }> {
+}): Promise<{ tools: HostToolSpec[]; calls: AdoptedCall[]; mcp: KeeperInputs['mcp'] }> {
   const tools: HostToolSpec[] = [];
   const relayed = new Map<string, AdoptedCall>();
   const { adopted, journal } = options;
@@ -51,7 +51,7 @@ export async function adoptSurvivor(options: {
         data: { reason: 'interrupted', message: 'the bridge running this turn exited, and its surviving CLI could not be adopted (keeper files unreadable)' },
       });
     }
-    return { tools, calls: [] };
+    return { tools, calls: [], mcp: null };
   }
   const launch = { ...saved.launch } as Adoption['launch'];
   const adoption: Adoption = {
@@ -165,5 +165,5 @@ export async function adoptSurvivor(options: {
     if (heldInput && adopted.turnId !== null) gate.hold({ turnId: adopted.turnId, text: heldInput, ack: true }); // the old bridge's gate held it
   }
   await options.supervisor.adopt(adoption);
-  return { tools, calls: [...relayed.values()] };
+  return { tools, calls: [...relayed.values()], mcp: delivered?.mcp ?? null };
 }

@@ -1,13 +1,12 @@
 // A state dir's keeper dirs (`<stateDir>/keepers/<id>`, launch `survive`; keeper.ts writes
 // them): where they live, what a later bridge reads from one to adopt its CLI (the saved launch,
-// the MCP endpoint the CLI was given, the relay's port), and removing those nothing will read again
+// the keeper's inputs and the MCP endpoint the CLI was given, the relay's port), and removing those nothing will read again
 // (docs/bridge-internals.md#surviving-clis).
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
-import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperSpec } from './keeper.ts';
 
 /** Where keeper dirs live: `<stateDir>/keepers/<id>`. */
@@ -20,31 +19,6 @@ export type SavedLaunch = { launch: Omit<LaunchSpec, 'env'>; key: string };
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
-}
-
-/**
- * The MCP endpoint an adopted CLI was given (its env is its keeper's, which the previous bridge
- * spawned): the new bridge serves the same token, and the same port when it is free, so the CLI's
- * host tools keep working. Read from the live keeper's /proc environ (Linux; never written to disk).
- */
-export function inheritedMcpEnv(dir: string): { token: string; port: number } | null {
-  try {
-    const pid = Number(readFileSync(join(dir, KEEPER_FILES.keeperPid), 'utf8'));
-    if (!Number.isSafeInteger(pid) || pid <= 0) return null;
-    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('\0--keeper\0')) return null; // pid reused
-    const env = new Map<string, string>();
-    for (const entry of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
-      const eq = entry.indexOf('=');
-      if (eq > 0) env.set(entry.slice(0, eq), entry.slice(eq + 1));
-    }
-    const url = env.get(MCP_ENV_V1.urlEnvVar);
-    const token = env.get(MCP_ENV_V1.tokenEnvVar);
-    if (url === undefined || token === undefined) return null;
-    const port = Number(new URL(url).port);
-    return Number.isSafeInteger(port) && port > 0 ? { token, port } : null;
-  } catch {
-    return null;
-  }
 }
 
 /** The port of the keeper's MCP relay (its spec's `mcp`), or undefined for a keeper without one. */
@@ -75,10 +49,27 @@ export async function removeStaleKeeperDirs(stateDir: string, keep: string | und
     const dir = join(root, name);
     const done = existsSync(join(dir, KEEPER_FILES.exit)) || !(await answers(dir));
     if (!done) continue;
-    rmSync(dir, { recursive: true, force: true });
+    removeKeeperDir(dir);
     removed.push(name);
   }
   return removed;
+}
+
+/** What srt.ts names a kept CLI's egress socket; a spec naming anything else is not followed. */
+const keptSocketName = /^hb-kept-[0-9a-f]{16}\.sock$/;
+
+/**
+ * Removes a keeper dir whose keeper is done or gone, and its egress socket (`spec.egress.socket`,
+ * outside the dir, in the temp dir): a keeper removes it as it exits, a SIGKILLed one cannot.
+ */
+export function removeKeeperDir(dir: string): void {
+  try {
+    const socket = (JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec).egress?.socket;
+    if (typeof socket === 'string' && keptSocketName.test(basename(socket))) rmSync(socket, { force: true });
+  } catch {
+    // no readable spec: no socket to remove
+  }
+  rmSync(dir, { recursive: true, force: true });
 }
 
 function answers(dir: string): Promise<boolean> {
@@ -96,8 +87,12 @@ function answers(dir: string): Promise<boolean> {
   });
 }
 
-/** What a keeper says it wrote to its CLI's stdin (keeper.ts, recent-inputs.ts): how many writes, and the latest. */
-export type KeeperInputs = { count: number; recent: string[] };
+/**
+ * What a keeper says as a bridge connects (keeper.ts): how many writes it made to its CLI's stdin and
+ * the latest (recent-inputs.ts), and the MCP endpoint the CLI was given, from the CLI's env (never written
+ * to disk): an adopting bridge serves the same token, and the same port unless the keeper relays.
+ */
+export type KeeperInputs = { count: number; recent: string[]; mcp: { token: string; port: number } | null };
 
 /** Longest wait for a live keeper's first line (it sends it as it accepts): a hang guard. */
 const inputsWaitMs = 5_000;
@@ -128,10 +123,10 @@ export function readKeeperInputs(dir: string): Promise<KeeperInputs | null> {
         const line = text.slice(0, nl);
         text = text.slice(nl + 1);
         try {
-          const msg = JSON.parse(line) as { t?: unknown; count?: unknown; recent?: unknown };
+          const msg = JSON.parse(line) as { t?: unknown; count?: unknown; recent?: unknown; mcp?: unknown };
           const { count, recent } = msg;
           if (msg.t !== 'inputs' || !Number.isSafeInteger(count) || !Array.isArray(recent) || !recent.every((r) => typeof r === 'string')) continue;
-          return done({ count: count as number, recent: recent as string[] });
+          return done({ count: count as number, recent: recent as string[], mcp: mcpEndpoint(msg.mcp) });
         } catch {
           // not a keeper's line
         }
@@ -141,6 +136,18 @@ export function readKeeperInputs(dir: string): Promise<KeeperInputs | null> {
     socket.once('error', () => done(null));
     socket.once('close', () => done(null));
   });
+}
+
+function mcpEndpoint(said: unknown): { token: string; port: number } | null {
+  if (typeof said !== 'object' || said === null) return null;
+  const { url, token } = said as { url?: unknown; token?: unknown };
+  if (typeof url !== 'string' || typeof token !== 'string') return null;
+  try {
+    const port = Number(new URL(url).port);
+    return Number.isSafeInteger(port) && port > 0 ? { token, port } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Reads a keeper dir's saved launch (for adoption); env is not there, a later reuse compares `key`. */

@@ -1,6 +1,6 @@
-// Keeper mode of the bridge file: `node bridge.mjs --keeper DIR` (launch
-// `survive`). The bridge spawns this detached (own session) instead of the CLI
-// and runs the CLI with pipes, so the CLI's pipes belong to the keeper and
+// Keeper mode of the bridge file (launch `survive`; keeper-start.ts gives it
+// its dir and the CLI's env). The bridge runs this detached (own session) for
+// the CLI, which it runs with pipes, so the CLI's pipes belong to the keeper and
 // outlive a SIGKILLed bridge. Owns the keeper dir's files (spec.json in; the
 // stdout/stderr captures, exit.json, keeper.pid and cli.pid out), its socket
 // (stdin bytes and EOF in, `grew`/`exit` notices out) and the CLI's life until
@@ -78,7 +78,8 @@ export function keeperSocketPath(dir: string): { path: string; release(): void }
 /** How the keeper gets the egress proxy: from stage 2's bundle (main.ts), so that only keepers of namespaced CLIs load it. */
 export type LoadKeptEgress = () => Promise<(spec: KeptEgressSpec, keeperId: string) => Promise<KeptEgress>>;
 
-export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Promise<void> {
+/** Runs the CLI of the keeper dir `given` with `env`, the CLI's (keeper-start.ts got both on stdin). */
+export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: NodeJS.ProcessEnv): Promise<void> {
   const { spawn } = await import('node:child_process');
   const { readFileSync } = await import('node:fs');
   const { resolve } = await import('node:path');
@@ -100,15 +101,12 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
     stderr: openSync(join(dir, KEEPER_FILES.stderr), 'a', 0o600),
   };
   const sizes = { stdout: 0, stderr: 0 };
+  // The MCP relay starts listening while the CLI starts (its first request comes far later); a port it
+  // cannot take fails the spawn below, before the keeper says the pid.
   let relay: McpRelay | undefined;
-  if (spec.mcp) {
-    try {
-      relay = await startMcpRelay(spec.mcp, process.env[MCP_ENV_V1.tokenEnvVar]);
-    } catch (error) {
-      say({ error: `keeper MCP relay: cannot listen on 127.0.0.1:${spec.mcp.listenPort}: ${(error as Error).message}` });
-      process.exit(0);
-    }
-  }
+  const relaySpec = spec.mcp;
+  const relayStarted = relaySpec ? startMcpRelay(relaySpec, env[MCP_ENV_V1.tokenEnvVar]).then((started) => (relay = started)) : undefined;
+  relayStarted?.catch(() => undefined); // awaited below, after the spawn
   // The egress port is bound here, before the CLI starts (a taken port fails the spawn); the proxy
   // itself (stage 2) loads while the CLI's srt starts, which takes longer, and a connection that comes
   // first waits in `early` until the proxy takes it. The keeper answers only once both are ready.
@@ -155,7 +153,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   const [file, ...args] = spec.argv as [string, ...string[]];
   const child = spawn(file, args, {
     cwd: spec.cwd,
-    env: process.env,
+    env,
     stdio: [spec.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: true, // the CLI's own process group: the bridge signals -pid, never the keeper
     ...(spec.uid !== undefined && spec.gid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}), // the jail's CLI uid (docs/security.md)
@@ -170,6 +168,10 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
   child.stdin?.on('error', () => undefined);
 
   const inputs = new RecentInputs();
+  // The MCP endpoint the CLI was given: an adopting bridge serves the same token (and port, unless relayed).
+  const mcpUrl = env[MCP_ENV_V1.urlEnvVar];
+  const mcpToken = env[MCP_ENV_V1.tokenEnvVar];
+  const mcpEnv = mcpUrl !== undefined && mcpToken !== undefined ? { mcp: { url: mcpUrl, token: mcpToken } } : {};
   let bridge: Socket | null = null;
   /** The pid line is said (the spawning bridge connects after it). */
   let ready = false;
@@ -226,7 +228,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
     socket.on('close', () => {
       if (bridge === socket) bridge = null;
     });
-    notify(`${JSON.stringify({ t: 'inputs', count: inputs.count, recent: inputs.recent })}\n`); // what an adopting bridge checks its journal against
+    notify(`${JSON.stringify({ t: 'inputs', count: inputs.count, recent: inputs.recent, ...mcpEnv })}\n`); // what an adopting bridge checks its journal against, and the MCP endpoint it serves
     notify('{"t":"grew"}\n'); // whatever the files hold now is news to the new bridge
   });
   server.on('error', (error) => {
@@ -267,6 +269,15 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress): Prom
     socket.end(line, () => process.exit(0));
     setTimeout(() => process.exit(0), 2_000).unref();
   });
+  if (relayStarted && relaySpec) {
+    try {
+      await relayStarted;
+    } catch (error) {
+      process.kill(-pid, 'SIGKILL');
+      say({ error: `keeper MCP relay: cannot listen on 127.0.0.1:${relaySpec.listenPort}: ${(error as Error).message}` });
+      process.exit(0);
+    }
+  }
   if (egressLoaded) {
     try {
       egress = await egressLoaded;

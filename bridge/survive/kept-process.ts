@@ -8,7 +8,6 @@
 // `adoptKept` from the offsets its journal holds, so every byte is journaled
 // exactly once across any number of bridge crashes
 // (docs/bridge-internals.md#surviving-clis).
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -17,7 +16,8 @@ import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from
 import type { RelaySpec } from './mcp-relay.ts';
 import type { KeptEgressSpec } from '../jail/kept-egress.ts';
 import { CaptureReader } from './capture-reader.ts';
-import { hashKey, keeperDir, type SavedLaunch } from './keeper-dir.ts';
+import type { SpareKeepers } from './spare-keeper.ts';
+import { hashKey, keeperDir, removeKeeperDir, type SavedLaunch } from './keeper-dir.ts';
 import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
@@ -32,6 +32,8 @@ export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: 
 /** Spawns a keeper for `launch` in a new keeper dir and waits until it runs the CLI (or failed to). */
 export async function spawnKept(
   stateDir: string,
+  /** Where the keeper process comes from (a spare started ahead, spare-keeper.ts). */
+  keepers: SpareKeepers,
   id: string,
   launch: LaunchSpec,
   key: string,
@@ -67,21 +69,22 @@ export async function spawnKept(
   const { env: _env, ...withoutEnv } = launch;
   const saved: SavedLaunch = { launch: withoutEnv, key: hashKey(key) };
   writeFileSync(join(dir, KEEPER_FILES.launch), JSON.stringify(saved), { mode: 0o600 });
-  const bridgeFile = process.argv[1]!;
-  const keeper = spawn(process.execPath, [bridgeFile, '--keeper', dir], {
-    cwd: dir,
-    env: childEnv(spawnAs),
-    stdio: ['ignore', 'pipe', 'ignore'],
-    detached: true, // its own session: a SIGKILLed bridge's group kill or terminal hangup never reaches it
-  });
-  keeper.on('error', () => undefined);
+  const keeper = keepers.take(egress !== undefined);
+  keeper.stdin!.end(`${JSON.stringify({ dir, env: childEnv(spawnAs) })}\n`);
+  // Its first line says it all (the keeper ends its stdout right after it, but that end can come later).
   const first = await new Promise<string>((resolve) => {
     let text = '';
     keeper.stdout!.setEncoding('utf8');
-    keeper.stdout!.on('data', (chunk: string) => (text += chunk));
+    keeper.stdout!.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.includes('\n')) resolve(text);
+    });
     keeper.stdout!.on('end', () => resolve(text));
     keeper.stdout!.on('error', () => resolve(text));
   });
+  keeper.stdout!.removeAllListeners('data');
+  keeper.stdout!.resume(); // the rest (nothing, then EOF) is not read into memory
+  keeper.stdout!.on('error', () => undefined);
   keeper.unref();
   let said: { pid?: number; error?: string } = {};
   try {
@@ -95,6 +98,8 @@ export async function spawnKept(
   }
   const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
   await proc.connect();
+  // The next kept spawn's keeper starts while this CLI does, once the spawn is journaled (a spawn costs the bridge a few ms).
+  setImmediate(() => keepers.refill(egress !== undefined));
   return { ok: true, proc };
 }
 
@@ -276,7 +281,7 @@ export class KeptProcess implements SupervisedProcess {
 
   /** Removes the keeper dir (call once the exit is journaled). */
   cleanUp(): void {
-    if (existsSync(join(this.dir, KEEPER_FILES.exit)) || this.#exited) rmSync(this.dir, { recursive: true, force: true });
+    if (existsSync(join(this.dir, KEEPER_FILES.exit)) || this.#exited) removeKeeperDir(this.dir);
   }
 
   /** Points the keeper's MCP relay at this bridge's endpoint (an adopted CLI's held requests go there now). */

@@ -1,0 +1,62 @@
+// How a keeper process (`node bridge.mjs --keeper [--egress]`, launch `survive`) gets its CLI: the
+// bridge starts it ahead of need (spare-keeper.ts) and later sends one line on its stdin,
+// `{"dir": <keeper dir>, "env": <the CLI's env>}`; keeper.ts then runs that CLI. While it waits it loads
+// what a keeper needs (node:child_process, node:http for the MCP relay and, with --egress, stage 2's
+// egress proxy), so a kept spawn costs no Node start. EOF before the line (its bridge stopped or died)
+// ends it. The env never touches disk. docs/bridge-internals.md#surviving-clis.
+import { isAbsolute } from 'node:path';
+import { runKeeper, type LoadKeptEgress } from './keeper.ts';
+
+/** A line longer than this is not a bridge's (an env is a few KiB). */
+const maxLineChars = 4 * 1024 * 1024;
+
+export type KeeperWork = { dir: string; env: Record<string, string> };
+
+/** The stdin line's work, or why it is not one. */
+export function parseKeeperWork(line: string): KeeperWork | { error: string } {
+  let said: { dir?: unknown; env?: unknown };
+  try {
+    said = JSON.parse(line) as typeof said;
+  } catch {
+    return { error: 'the keeper line is not JSON' };
+  }
+  const { dir, env } = said ?? {};
+  if (typeof dir !== 'string' || !isAbsolute(dir)) return { error: 'the keeper line has no absolute dir' };
+  if (typeof env !== 'object' || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === 'string')) {
+    return { error: 'the keeper line has no env of strings' };
+  }
+  return { dir, env: env as Record<string, string> };
+}
+
+export async function runKeeperFromStdin(loadEgress: LoadKeptEgress, preloadEgress: boolean): Promise<void> {
+  let egress: ReturnType<LoadKeptEgress> | undefined;
+  const loadEgressOnce: LoadKeptEgress = () => (egress ??= loadEgress());
+  // Loaded while the bridge has no CLI for this keeper yet; runKeeper awaits each where it needs it
+  // (the egress proxy after the CLI's spawn), and a failure shows there.
+  const warm = Promise.all([import('node:child_process'), import('node:http'), preloadEgress ? loadEgressOnce() : null]);
+  warm.catch(() => undefined);
+  const line = await new Promise<string | null>((resolve) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk: string) => {
+      text += chunk;
+      const nl = text.indexOf('\n');
+      if (nl !== -1) resolve(text.slice(0, nl));
+      else if (text.length > maxLineChars) resolve(null);
+    });
+    process.stdin.once('end', () => resolve(null));
+    process.stdin.once('error', () => resolve(null));
+  });
+  if (line === null) process.exit(0); // no CLI for this keeper: its bridge stopped or died
+  // From here only the CLI's exit (or its dir's removal) ends this keeper, not its stdin.
+  process.stdin.removeAllListeners('data');
+  process.stdin.removeAllListeners('end');
+  process.stdin.on('error', () => undefined);
+  process.stdin.pause();
+  const work = parseKeeperWork(line);
+  if ('error' in work) {
+    process.stdout.write(`${JSON.stringify({ error: work.error })}\n`);
+    process.exit(0);
+  }
+  await runKeeper(work.dir, loadEgressOnce, work.env);
+}

@@ -1,0 +1,113 @@
+// Keeper processes started ahead (bridge/survive/spare-keeper.ts, keeper-start.ts), through the built
+// bridge with real processes: a kept spawn takes the keeper that waited, the next one starts behind it,
+// and a waiting keeper goes with its bridge, whether the bridge stops or is SIGKILLed.
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isAlive } from '../../host/sandbox/local/pids.ts';
+import type { RecordOf } from '../../protocol/v1/index.ts';
+import { parseKeeperWork } from '../../bridge/survive/keeper-start.ts';
+import { bridgeBundle, connectClient, eventually, fixtureLaunch, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
+
+const bridges: RunningBridge[] = [];
+const clients: TestClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
+});
+
+/** Keeper processes waiting for a CLI in `stateDir`: argv `--keeper`, cwd the keepers dir itself (a working keeper's is its keeper dir). */
+function waitingKeepers(stateDir: string): number[] {
+  const root = realpathSync(join(stateDir, 'keepers'));
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv.includes('--keeper') && readlinkSync(`/proc/${entry}/cwd`) === root) found.push(Number(entry));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return found;
+}
+
+/** A bridge that ran one kept turn to its end, and the keeper waiting behind it. */
+async function afterOneKeptTurn() {
+  const bridge = await startBridge({ args: ['--isolation', process.getuid?.() === 0 ? 'uid' : 'none'] });
+  bridges.push(bridge);
+  const { client, hello } = await connectClient(bridge);
+  clients.push(client);
+  await client.attach(hello.lastSeq);
+  /** A kept turn to its end; `whileRunning` sees its keeper dir (removed once the exit is journaled). */
+  const turn = async (turnId: string, whileRunning: (dir: string) => void = () => undefined) => {
+    await client.request({ type: 'start', id: `s-${turnId}`, turnId, launch: fixtureLaunch(['--json', '--lines', '3', '--interval-ms', '500'], { survive: true }) });
+    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn' && r.turnId === turnId)) as RecordOf<'spawn'>;
+    whileRunning(join(bridge.stateDir, 'keepers', spawn.data.keeper!));
+    await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === turnId);
+  };
+  await turn('t1');
+  const [spare, ...more] = await eventually(() => {
+    const waiting = waitingKeepers(bridge.stateDir);
+    return waiting.length > 0 && waiting;
+  }, 15_000, 'a keeper waiting');
+  expect(more).toEqual([]);
+  return { bridge, client, turn, spare: spare! };
+}
+
+describe('keepers started ahead (launch survive)', () => {
+  it('the next kept CLI runs under the keeper that waited, and another starts behind it', async () => {
+    const { bridge, turn, spare } = await afterOneKeptTurn();
+    let keeper = 0;
+    await turn('t2', (dir) => (keeper = Number(readFileSync(join(dir, 'keeper.pid'), 'utf8'))));
+    expect(keeper).toBe(spare);
+    const next = await eventually(() => waitingKeepers(bridge.stateDir).find((pid) => pid !== spare), 15_000, 'the next keeper waiting');
+    expect(next).not.toBe(spare);
+    expect(waitingKeepers(bridge.stateDir)).toEqual([next]);
+  });
+
+  it('a waiting keeper ends when its bridge stops', async () => {
+    const { client, spare } = await afterOneKeptTurn();
+    expect(await client.request({ type: 'stop', id: 'bye' })).toMatchObject({ type: 'ack' });
+    await eventually(() => !isAlive(spare), 15_000, 'the waiting keeper gone');
+  });
+
+  it('a waiting keeper ends when its bridge is SIGKILLed', async () => {
+    const { bridge, spare } = await afterOneKeptTurn();
+    await bridge.kill('SIGKILL');
+    await eventually(() => !isAlive(spare), 15_000, 'the waiting keeper gone');
+  });
+});
+
+describe('a keeper process given its work on stdin', () => {
+  const keeper = (input: string | null) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [bridgeBundle, '--keeper'], { stdio: ['pipe', 'pipe', 'ignore'], env: {} });
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => (out += chunk));
+      child.on('close', (code) => resolve({ code, out }));
+      if (input === null) child.stdin.end();
+      else child.stdin.end(input);
+    });
+
+  it('exits quietly at EOF before any work (its bridge stopped or died)', async () => {
+    expect(await keeper(null)).toEqual({ code: 0, out: '' });
+  });
+
+  it('answers a line that is not its work with an error, and runs nothing', async () => {
+    const said = await keeper('{"dir":"relative/dir","env":{}}\n');
+    expect(said.code).toBe(0);
+    expect(JSON.parse(said.out)).toEqual({ error: 'the keeper line has no absolute dir' });
+  });
+
+  it('parses its work: an absolute dir and an env of strings', () => {
+    expect(parseKeeperWork('{"dir":"/k/1","env":{"A":"b"}}')).toEqual({ dir: '/k/1', env: { A: 'b' } });
+    expect(parseKeeperWork('nope')).toEqual({ error: 'the keeper line is not JSON' });
+    expect(parseKeeperWork('null')).toEqual({ error: 'the keeper line has no absolute dir' });
+    expect(parseKeeperWork('{"dir":"/k/1","env":{"A":1}}')).toEqual({ error: 'the keeper line has no env of strings' });
+    expect(parseKeeperWork('{"dir":"/k/1","env":["A"]}')).toEqual({ error: 'the keeper line has no env of strings' });
+  });
+});
