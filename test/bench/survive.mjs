@@ -7,13 +7,37 @@
 //   cost is inside) and from the first line on (the stream alone: the keeper's copy and the reads).
 // aisdk and rawws have no surviving CLIs: their columns say so.
 import { performance } from 'node:perf_hooks';
-import { REPEATS, banner, fmt, median, runScenario, scaled } from './lib/common.mjs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { REPEATS, banner, fmt, median, procMemory, runScenario, scaled, sleep, tempDir } from './lib/common.mjs';
 import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'survive';
+/** The waiting keeper's memory is read in one run only (it waits 10 s). */
+const memoryOnce = { taken: false };
+
+/** The keeper waiting for the next kept CLI in `stateDir` (argv --keeper, cwd the keepers dir itself), if any. */
+function waitingKeeper(stateDir) {
+  let root;
+  try {
+    root = realpathSync(path.join(stateDir, 'keepers'));
+  } catch {
+    return undefined;
+  }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('--keeper') && readlinkSync(`/proc/${entry}/cwd`) === root) return Number(entry);
+    } catch {
+      // gone
+    }
+  }
+  return undefined;
+}
 
 async function once(survive, count) {
-  const bridge = await launchBridge('ours');
+  const stateDir = tempDir('ours-state');
+  const bridge = await launchBridge('ours', { stateDir });
   let client;
   try {
     client = await connectClient(bridge);
@@ -32,7 +56,15 @@ async function once(survive, count) {
     await client.waitFor((s) => s.lines >= count + 1, 30_000, 'second turn first line');
     const nextMs = performance.now() - t1;
     await client.waitFor((s) => s.turnEnds >= 2, 10_000, 'second turn end');
-    return { firstMs, nextMs, recs: (count / ms) * 1000, steady: ((count - 1) / (ms - firstMs)) * 1000 };
+    // The keeper started for the next kept CLI, once V8's memory reducer has run (~8 s after its start's allocations).
+    let waiting;
+    const keeper = survive ? waitingKeeper(stateDir) : undefined;
+    if (keeper !== undefined && memoryOnce.taken === false) {
+      memoryOnce.taken = true;
+      await sleep(10_000);
+      waiting = procMemory(keeper);
+    }
+    return { firstMs, nextMs, recs: (count / ms) * 1000, steady: ((count - 1) / (ms - firstMs)) * 1000, waiting };
   } finally {
     client?.close();
     await bridge.stop();
@@ -58,6 +90,13 @@ await runScenario(async () => {
       `  survive ${mode.padEnd(3)} first line median ${first[mode].toFixed(1)} ms (second turn ${next[mode].toFixed(1)} ms)   live median ${fmt(recs[mode])} rec/s (from the first line: ${fmt(steady[mode])})   runs: ${runs[mode].map((r) => `${r.firstMs.toFixed(0)} ms/${fmt(r.recs)}/${fmt(r.steady)}`).join(', ')}`,
     );
   }
+  const waiting = runs.on.find((r) => r.waiting !== undefined)?.waiting;
+  const mib = (kib) => (kib / 1024).toFixed(1);
+  console.log(
+    waiting
+      ? `  a keeper waiting for the next kept CLI (one per bridge that keeps CLIs): VmRSS ${mib(waiting.rssKiB)} MiB, own (RssAnon) ${mib(waiting.anonKiB)} MiB, PSS ${mib(waiting.pssKiB)} MiB`
+      : '  a keeper waiting for the next kept CLI: none found',
+  );
   const firstCost = first.on - first.off;
   const nextCost = next.on - next.off;
   const liveRatio = recs.on / recs.off;
