@@ -20,8 +20,8 @@ export const sizeFloors = { bridge: 500 * 1024 };
 /**
  * One entry per artifact. `external`: native or optional modules loaded at run
  * time only when present (node-pty; ws's optional bufferutil/utf-8-validate).
- * `afterReady` (the bridge): a second stage built on its own and embedded in
- * the same file, see `afterReadyStage` below. `snapshot`: the same entry as a
+ * `embedded` (the bridge): stages built on their own and embedded in the same
+ * file, each behind its loader module, see `embeddedStage` below. `snapshot`: the same entry as a
  * CommonJS script a V8 startup snapshot is built from. `assets`: files the bundle reads
  * at run time from next to itself, copied into dist/ as they are.
  */
@@ -31,7 +31,11 @@ export const entries = [
     entryPoint: 'bridge/main.ts',
     outfile: 'dist/bridge.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
-    afterReady: { entryPoint: 'bridge/after-ready.ts', loader: 'bridge/after-ready-loader.ts' },
+    embedded: [
+      { entryPoint: 'bridge/after-ready.ts', loader: 'bridge/after-ready-loader.ts', exportName: 'loadAfterReady', label: 'after ready' },
+      // A keeper's egress proxy alone (keeper mode, in a network namespace): not all of stage 2.
+      { entryPoint: 'bridge/jail/kept-egress.ts', loader: 'bridge/jail/kept-egress-loader.ts', exportName: 'loadKeptEgress', label: 'kept egress' },
+    ],
     // The same stage 1 as a CommonJS script for `node --build-snapshot` (bridge/startup-snapshot.ts).
     snapshot: { outfile: 'dist/bridge-snapshot.cjs' },
   },
@@ -100,70 +104,65 @@ const common = {
  * `import('node-pty')` from the bundle would look. Dynamic imports in
  * stage 2 become require() calls (`supported`), since a compiled function
  * has no module to import from. Modules both stages use (limits, auth,
- * version) are in both copies; they hold no shared state.
+ * version) are in both copies; they hold no shared state. A keeper's egress
+ * proxy (bridge/jail/kept-egress.ts) is embedded the same way on its own, so
+ * a keeper loads that, not all of stage 2.
  */
-async function afterReadyStage(entry) {
-  const stage2 = await build({
+async function embeddedStage(stage, external) {
+  const built = await build({
     ...common,
-    entryPoints: [entry.afterReady.entryPoint],
+    entryPoints: [stage.entryPoint],
     format: 'cjs',
     supported: { 'dynamic-import': false },
-    external: entry.external,
+    external,
     plugins: [zodEnglishOnly],
     write: false,
   });
-  const code = stage2.outputFiles[0].contents;
+  const code = built.outputFiles[0].contents;
   // Brotli + base64: ~1/3 of the bytes Node reads, decodes and scans at start (a string literal is
-  // also copied and hashed by the parser); decompressing after the ready line takes ~1 ms.
+  // also copied and hashed by the parser); decompressing when it loads takes ~1 ms.
   const packed = brotliCompressSync(code, {
     params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: code.length },
   }).toString('base64');
-  const loaderPath = path.join(root, entry.afterReady.loader);
-  // The literal sits in a function that is never called: the parser only skims it, and its text
-  // is read back as a slice of the module's source (kept anyway), so no second copy of ~110 KiB
-  // (the literal as a string) stays in the heap.
-  const esm = [
-    `function packed() { return ${JSON.stringify(packed)}; }`,
-    'export async function loadAfterReady() {',
-    '  const [{ createRequire }, { compileFunction }, { brotliDecompressSync }, { fileURLToPath }, { dirname }] = await Promise.all([',
-    "    import('node:module'), import('node:vm'), import('node:zlib'), import('node:url'), import('node:path'),",
-    '  ]);',
-    '  const text = packed.toString();',
-    "  const code = brotliDecompressSync(Buffer.from(text.slice(text.indexOf('\"') + 1, text.lastIndexOf('\"')), 'base64')).toString('utf8');",
-    '  const filename = fileURLToPath(import.meta.url);',
-    '  const module = { exports: {} };',
-    "  const run = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: `${filename} (after ready)` });",
-    '  run(module.exports, createRequire(import.meta.url), module, filename, dirname(filename));',
-    '  return module.exports;',
-    '}',
-  ].join('\n');
-  // The snapshot script's (CommonJS, no import.meta): the literal is a string in the snapshot's heap,
-  // dropped once unpacked; the bridge file is the one the bridge was started as (process.argv[1]).
-  const cjs = [
-    `let packed = ${JSON.stringify(packed)};`,
-    'export async function loadAfterReady() {',
-    "  const { createRequire } = require('node:module');",
-    "  const { compileFunction } = require('node:vm');",
-    "  const { brotliDecompressSync } = require('node:zlib');",
-    "  const { dirname, resolve } = require('node:path');",
-    "  const code = brotliDecompressSync(Buffer.from(packed, 'base64')).toString('utf8');",
-    "  packed = '';",
-    '  const filename = resolve(process.argv[1]);',
-    '  const module = { exports: {} };',
-    "  const run = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: `${filename} (after ready)` });",
-    '  run(module.exports, createRequire(filename), module, filename, dirname(filename));',
-    '  return module.exports;',
-    '}',
-  ].join('\n');
-  const plugin = (contents) => ({
-    name: 'after-ready-embedded',
+  const loaderPath = path.join(root, stage.loader);
+  const plugin = (format) => ({
+    name: `embedded-${stage.exportName}`,
     setup(pluginBuild) {
-      pluginBuild.onLoad({ filter: /after-ready-loader\.ts$/ }, (args) =>
-        path.resolve(args.path) === loaderPath ? { contents, loader: 'js', resolveDir: path.dirname(loaderPath) } : undefined,
+      pluginBuild.onLoad({ filter: /-loader\.ts$/ }, (args) =>
+        path.resolve(args.path) === loaderPath ? { contents: loaderSource(packed, stage, format), loader: 'js', resolveDir: path.dirname(loaderPath) } : undefined,
       );
     },
   });
-  return { esm: plugin(esm), cjs: plugin(cjs) };
+  return { esm: plugin('esm'), cjs: plugin('cjs') };
+}
+
+/**
+ * The module that replaces an embedded stage's loader: `exportName()` unpacks the stage and compiles
+ * it, with a `require` rooted at the bridge file. In the ES module (the bridge file) the literal sits
+ * in a function that is never called: the parser only skims it, and its text is read back as a slice
+ * of the module's source (kept anyway), so no second copy stays in the heap. In the snapshot script
+ * (CommonJS, no import.meta) the literal is a string in the snapshot's heap, dropped once unpacked,
+ * and the bridge file is the one the bridge was started as (process.argv[1]).
+ */
+function loaderSource(packed, stage, format) {
+  const esm = format === 'esm';
+  return [
+    esm ? `function packed() { return ${JSON.stringify(packed)}; }` : `let packed = ${JSON.stringify(packed)};`,
+    `export async function ${stage.exportName}() {`,
+    esm
+      ? "  const [{ createRequire }, { compileFunction }, { brotliDecompressSync }, { dirname }, { fileURLToPath }] = await Promise.all([import('node:module'), import('node:vm'), import('node:zlib'), import('node:path'), import('node:url')]);"
+      : "  const [{ createRequire }, { compileFunction }, { brotliDecompressSync }, { dirname, resolve }] = ['node:module', 'node:vm', 'node:zlib', 'node:path'].map((name) => require(name));",
+    ...(esm
+      ? ['  const text = packed.toString();', "  const base64 = text.slice(text.indexOf('\"') + 1, text.lastIndexOf('\"'));"]
+      : ['  const base64 = packed;', "  packed = '';"]),
+    "  const code = brotliDecompressSync(Buffer.from(base64, 'base64')).toString('utf8');",
+    esm ? '  const filename = fileURLToPath(import.meta.url);' : '  const filename = resolve(process.argv[1]);',
+    '  const module = { exports: {} };',
+    `  const run = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: \`\${filename} (${stage.label})\` });`,
+    `  run(module.exports, createRequire(${esm ? 'import.meta.url' : 'filename'}), module, filename, dirname(filename));`,
+    '  return module.exports;',
+    '}',
+  ].join('\n');
 }
 
 /**
@@ -204,7 +203,7 @@ export async function buildEntries(names = []) {
   if (selected.length === 0) throw new Error(`no entry named ${names.join(', ')}; known: ${entries.map((e) => e.name).join(', ')}`);
   const results = [];
   for (const entry of selected) {
-    const stage2 = entry.afterReady ? await afterReadyStage(entry) : undefined;
+    const stages = await Promise.all((entry.embedded ?? []).map((stage) => embeddedStage(stage, entry.external)));
     await build({
       ...common,
       entryPoints: [entry.entryPoint],
@@ -212,8 +211,8 @@ export async function buildEntries(names = []) {
       format: 'esm',
       external: entry.external,
       // Stage 1 of the bridge has no CommonJS dependency: no require/__dirname shim to pay for at start.
-      ...(entry.afterReady ? {} : { banner: { js: banner } }),
-      plugins: [zodEnglishOnly, ...(stage2 ? [stage2.esm, builtinsWithoutFacade] : [])],
+      ...(entry.embedded ? {} : { banner: { js: banner } }),
+      plugins: [zodEnglishOnly, ...stages.map((stage) => stage.esm), ...(entry.embedded ? [builtinsWithoutFacade] : [])],
     });
     if (entry.snapshot) {
       await build({
@@ -225,7 +224,7 @@ export async function buildEntries(names = []) {
         supported: { 'dynamic-import': false },
         define: { ...common.define, __BRIDGE_SNAPSHOT__: 'true' },
         external: entry.external,
-        plugins: [zodEnglishOnly, ...(stage2 ? [stage2.cjs] : [])],
+        plugins: [zodEnglishOnly, ...stages.map((stage) => stage.cjs)],
       });
       const snapshotBytes = statSync(new URL(entry.snapshot.outfile, `file://${root}/`)).size;
       console.log(`${entry.snapshot.outfile}: ${(snapshotBytes / 1024).toFixed(1)} KiB`);

@@ -25,7 +25,6 @@ import { MEMORY_RELEASE_LIMITS } from './limits.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 // Keeper mode loads this stage for a namespaced kept CLI's egress proxy (survive/keeper.ts).
-export { startKeptEgress } from './jail/kept-egress.ts';
 
 const logLevels: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];
 

@@ -28,6 +28,7 @@ import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './journal/state-lock.ts
 import { ensurePrivateDir } from './journal/journal-file.ts';
 import { KEEPER_FILES, keeperSocketPath } from './survive/keeper.ts';
 import { runKeeperFromStdin } from './survive/keeper-start.ts';
+import { loadKeptEgress } from './jail/kept-egress-loader.ts';
 import { runJailHelper } from './jail/jail-helper-main.ts';
 import { runRelay } from './relay/relay.ts';
 import { deferredToSnapshot } from './startup-snapshot.ts';
@@ -284,7 +285,7 @@ function dispatch(): void {
   }
   if (process.argv[2] === '--keeper') {
     // Keeper mode (launch `survive`): this same file runs a CLI for bridges (keeper-start.ts, keeper.ts).
-    runKeeperFromStdin(async () => (await loadAfterReady()).startKeptEgress, process.argv[3] === '--egress').catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
+    runKeeperFromStdin(async () => (await loadKeptEgress()).startKeptEgress, process.argv[3] === '--egress').catch((error: unknown) => fail(exitSoftware, `keeper failed: ${error instanceof Error ? error.message : String(error)}`));
   } else if (process.argv[2] === '--jail-helper' && process.argv[3] !== undefined) {
     // Jail helper mode: sandbox-runtime as a library for one bridge, as its CLIs' uid (jail/jail-helper.ts).
     runJailHelper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `jail helper failed: ${error instanceof Error ? error.message : String(error)}`));

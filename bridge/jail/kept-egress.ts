@@ -5,8 +5,9 @@
 // policy (read from the policy file, watched, and acknowledged like a bridge's, so a
 // setNetworkPolicy() waits for the keeper too), its MCP relay always, and the bridges' host sockets
 // never: the spawning bridge's port, and the one the state dir's bridge.json names at each decision
-// (an adopting bridge listens on a port of its own). Runs in keeper mode, from stage 2's bundle
-// (bridge/survive/keeper.ts loads it), so the bridge's cold start does not carry it.
+// (an adopting bridge listens on a port of its own). Runs in keeper mode, from a bundle of its own
+// embedded in the bridge file (kept-egress-loader.ts), so neither the bridge's cold start nor a
+// keeper carries the rest of stage 2.
 import type { Socket } from 'node:net';
 import { MEMORY_RELEASE_LIMITS } from '../limits.ts';
 import { MemoryRelease } from '../memory-release.ts';

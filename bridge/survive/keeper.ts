@@ -75,7 +75,7 @@ export function keeperSocketPath(dir: string): { path: string; release(): void }
   };
 }
 
-/** How the keeper gets the egress proxy: from stage 2's bundle (main.ts), so that only keepers of namespaced CLIs load it. */
+/** How the keeper gets the egress proxy: its own embedded bundle (jail/kept-egress-loader.ts), loaded only by keepers of namespaced CLIs. */
 export type LoadKeptEgress = () => Promise<(spec: KeptEgressSpec, keeperId: string) => Promise<KeptEgress>>;
 
 /** Runs the CLI of the keeper dir `given` with `env`, the CLI's (keeper-start.ts got both on stdin). */
