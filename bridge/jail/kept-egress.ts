@@ -51,7 +51,7 @@ export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): P
   egress.setPolicy(policy.current.policy);
   policy.onChange((state) => egress.setPolicy(state.policy));
   policy.start(true, 'keeper');
-  // Loading stage 2 left its garbage in the keeper's heap, which lives as long as the CLI: give it back once.
+  // Loading this bundle left its garbage in the keeper's heap, which lives as long as the CLI: give it back once.
   const memory = new MemoryRelease(MEMORY_RELEASE_LIMITS);
   memory.touch();
   return {

@@ -108,7 +108,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   const relayStarted = relaySpec ? startMcpRelay(relaySpec, env[MCP_ENV_V1.tokenEnvVar]).then((started) => (relay = started)) : undefined;
   relayStarted?.catch(() => undefined); // awaited below, after the spawn
   // The egress port is bound here, before the CLI starts (a taken port fails the spawn); the proxy
-  // itself (stage 2) loads while the CLI's srt starts, which takes longer, and a connection that comes
+  // itself (its own bundle, unless a keeper started ahead loaded it) loads while the CLI's srt starts, which takes longer, and a connection that comes
   // first waits in `early` until the proxy takes it. The keeper answers only once both are ready.
   let egress: KeptEgress | undefined;
   let egressLoaded: Promise<KeptEgress> | undefined;
