@@ -28,7 +28,7 @@ export type ProcEntry = {
 /** What the supervisor does with an entry's process events. */
 export type EntryHandlers = {
   line(entry: ProcEntry, stream: OutputStream, text: string, cont: boolean, off: number | undefined): void;
-  chunk(entry: ProcEntry, text: string): void;
+  chunk(entry: ProcEntry, text: string, off: number | undefined): void;
   exit(entry: ProcEntry, code: number | null, signal: string | null): void;
 };
 
@@ -37,7 +37,7 @@ export function newEntry(launch: LaunchSpec, handlers: EntryHandlers): { events:
   let entry: ProcEntry | null = null;
   const events: ProcessEvents = {
     line: (stream, text, cont, off) => entry && handlers.line(entry, stream, text, cont, off),
-    chunk: (text) => entry && handlers.chunk(entry, text),
+    chunk: (text, off) => entry && handlers.chunk(entry, text, off),
     exit: (code, signal) => entry && handlers.exit(entry, code, signal),
   };
   return {
@@ -62,7 +62,7 @@ export function newEntry(launch: LaunchSpec, handlers: EntryHandlers): { events:
  * for turnEnd matching. The current line is capped like a pipe line: one over `maxLineBytes`
  * is skipped whole.
  */
-export function ptyLines(entry: ProcEntry, text: string, maxLineBytes: number, onLine: (line: string) => void): void {
+export function ptyLines(entry: Pick<ProcEntry, 'ptyLine' | 'ptyLineOverlong'>, text: string, maxLineBytes: number, onLine: (line: string) => void): void {
   let buf = entry.ptyLine + text;
   let start = 0;
   for (let nl = buf.indexOf('\n'); nl !== -1; nl = buf.indexOf('\n', start)) {

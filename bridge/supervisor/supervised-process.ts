@@ -20,8 +20,8 @@ export type SupervisorLogger = {
 export type ProcessEvents = {
   /** A line (or `cont` piece) from a pipe. `off`: a kept CLI's capture offset after the piece (launch `survive`). */
   line(stream: OutputStream, text: string, cont: boolean, off?: number): void;
-  /** A chunk from a pty, decoded as UTF-8. */
-  chunk(text: string): void;
+  /** A chunk from a pty, decoded as UTF-8. `off`: a kept CLI's capture offset after it (launch `survive`). */
+  chunk(text: string, off?: number): void;
   /** The process exited and its output has been fully delivered; called once. */
   exit(code: number | null, signal: string | null): void;
 };

@@ -78,7 +78,6 @@ export class Supervisor {
   #stopping: Promise<void> | null = null;
   /** Set once the session's journal cap is hit: why starts are refused. */
   #refusal: string | null = null;
-  readonly #stateDir: string | undefined;
   /** Keeper processes for kept CLIs, one started ahead (survive/spare-keeper.ts). */
   readonly #keepers: SpareKeepers | undefined;
   readonly #afterDurable: (fn: () => void) => void;
@@ -86,7 +85,7 @@ export class Supervisor {
   /** What each process's events do (proc-entry.ts's newEntry). */
   readonly #handlers: EntryHandlers = {
     line: (entry, stream, text, cont, off) => this.#onLine(entry, stream, text, cont, off),
-    chunk: (entry, text) => this.#onChunk(entry, text),
+    chunk: (entry, text, off) => this.#onChunk(entry, text, off),
     exit: (entry, code, signal) => this.#onExit(entry, code, signal),
   };
   /** What each turn reaches the supervisor through (turn.ts's Turn). */
@@ -94,7 +93,6 @@ export class Supervisor {
 
   constructor(options: SupervisorOptions) {
     this.limits = resolveSupervisorLimits(options.limits);
-    this.#stateDir = options.stateDir;
     this.#keepers = options.stateDir === undefined ? undefined : new SpareKeepers(options.stateDir);
     this.#afterDurable = options.afterDurable ?? (() => undefined);
     this.#jail = options.jail ?? NO_JAIL;
@@ -164,7 +162,7 @@ export class Supervisor {
     // What is spawned is the jail's launch (docs/security.md): the CLI's dirs, its uid, its namespace.
     // The host's launch stays what is journaled and what reuse compares; a kept CLI's MCP URL may name its keeper's relay.
     // A kept CLI's keeper process starts now, while the jail prepares (spare-keeper.ts), unless one waits.
-    if (launch.survive === true && launch.io.mode !== 'pty') this.#keepers?.refill(this.#jail.egress !== undefined);
+    if (launch.survive === true) this.#keepers?.refill(this.#jail.egress !== undefined);
     const keeperId = randomBytes(6).toString('hex');
     const { launch: toJail, relay } = await keptLaunch(launch, keeperId);
     const preparing = this.#jail.prepare(toJail);
@@ -183,7 +181,20 @@ export class Supervisor {
       ...(jailed.signal ? { signal: jailed.signal } : {}),
     };
     let entry: ProcEntry;
-    if (launch.io.mode === 'pty') {
+    if (launch.survive === true) {
+      if (this.#keepers === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
+      const shell = newEntry(launch, this.#handlers);
+      const spawned = await spawnKept(this.#keepers, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay, jailed.keptEgress);
+      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
+      entry = shell.attach(spawned.proc);
+      if (relay && toJail.env) entry.secretsEnv = toJail.env; // stdin placeholders name the relay's URL, as the CLI's env does
+      if (this.#stopping) {
+        // Stopped while the keeper started: stop() did not see this process.
+        spawned.proc.killGroup('SIGKILL');
+        spawned.proc.begin();
+        return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
+      }
+    } else if (launch.io.mode === 'pty') {
       const load = await loadPty(this.#ptyImporter);
       if (this.#turn !== turn || turn.ending) {
         // Aborted or stopped while node-pty loaded: nothing was spawned.
@@ -196,19 +207,6 @@ export class Supervisor {
       const spawned = spawnPty(load.pty, spawnAs, options, shell.events);
       if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
       entry = shell.attach(spawned.proc);
-    } else if (launch.survive === true) {
-      if (this.#stateDir === undefined || this.#keepers === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
-      const shell = newEntry(launch, this.#handlers);
-      const spawned = await spawnKept(this.#stateDir, this.#keepers, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay, jailed.keptEgress);
-      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
-      entry = shell.attach(spawned.proc);
-      if (relay && toJail.env) entry.secretsEnv = toJail.env; // stdin placeholders name the relay's URL, as the CLI's env does
-      if (this.#stopping) {
-        // Stopped while the keeper started: stop() did not see this process.
-        spawned.proc.killGroup('SIGKILL');
-        spawned.proc.begin();
-        return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
-      }
     } else {
       const shell = newEntry(launch, this.#handlers);
       const spawned = spawnPipes(spawnAs, options, shell.events);
@@ -290,6 +288,8 @@ export class Supervisor {
     entry.gate = adoption.start; // the handshake the previous bridge began: done steps are not held behind again
     entry.key = adoption.key;
     entry.cont = { ...adoption.cont };
+    entry.ptyLine = adoption.ptyLine.ptyLine;
+    entry.ptyLineOverlong = adoption.ptyLine.ptyLineOverlong;
     this.#processes.current = entry;
     if (adoption.turnId !== null) {
       const { turn } = Turn.create(this.#turnContext, adoption.turnId, launch, entry);
@@ -464,8 +464,8 @@ export class Supervisor {
     turn.piece(stream, text, first, cont);
   }
 
-  #onChunk(entry: ProcEntry, text: string): void {
-    this.#emit({ kind: 'pty', turnId: this.#turnIdOf(entry), data: { text } });
+  #onChunk(entry: ProcEntry, text: string, off: number | undefined): void {
+    this.#emit({ kind: 'pty', turnId: this.#turnIdOf(entry), data: off === undefined ? { text } : { text, off } });
     if (entry.lifetime !== 'session') return;
     // Line-match a pty's text for turnEnd; the current line is capped like a pipe line.
     ptyLines(entry, text, this.limits.maxLineBytes, (line) => {

@@ -1,7 +1,8 @@
 // Stage 2 of a restart that found a surviving CLI (launch `survive`; main.ts
 // decided and journaled `bridge-start {adopted}`): reads the journal from the
 // kept CLI's spawn (or its turn's start) to find where each capture stream's
-// journaled output ends (the last `off`), whether that piece was `cont`, and
+// journaled output ends (the last `off`), whether that piece was `cont` (a pty:
+// its unfinished line, for turnEnd matching), and
 // (launch.inputAck) the turn's stdin writes and complete lines, and how far the
 // launch's handshake (launch `start`) got; then hands the CLI to the
 // supervisor. A keeper dir without its saved launch cannot be
@@ -24,6 +25,7 @@ import { SERVER_LIMITS } from '../limits.ts';
 import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption } from './adoption.ts';
 import { StartGate } from '../supervisor/process-start.ts';
+import { ptyLines } from '../supervisor/proc-entry.ts';
 import type { Supervisor } from '../supervisor/supervisor.ts';
 
 export async function adoptSurvivor(options: {
@@ -62,6 +64,7 @@ export async function adoptSurvivor(options: {
     key: `sha256:${saved.key}`,
     from: { stdout: 0, stderr: 0 },
     cont: { stdout: false, stderr: false },
+    ptyLine: { ptyLine: '', ptyLineOverlong: false },
     history: [],
     aborting: false,
     start: null,
@@ -89,7 +92,7 @@ export async function adoptSurvivor(options: {
   for await (const batch of journal.read(from, journal.durableSeq, SERVER_LIMITS.maxReplayBatchRecords)) {
     for (const line of batch) {
       const k = line.indexOf('"kind":"') + 8;
-      const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k);
+      const output = line.startsWith('stdout"', k) || line.startsWith('stderr"', k) || line.startsWith('pty"', k);
       const turnRecord =
         line.startsWith('stdin"', k) || // counted against what the keeper wrote, below
         (turnScan && (line.startsWith('signal"', k) || line.startsWith('tool-call"', k) || line.startsWith('tool-result"', k)));
@@ -122,6 +125,16 @@ export async function adoptSurvivor(options: {
       if (record.kind === 'stdin') {
         if (record.seq > adopted.spawnSeq) journaled.took(record.data.text);
         written(record.data.text, record.turnId, record.seq > adopted.spawnSeq);
+        continue;
+      }
+      if (record.kind === 'pty') {
+        if (record.seq <= adopted.spawnSeq) continue;
+        if (record.data.off !== undefined) adoption.from.stdout = record.data.off;
+        // The lines the supervisor matched so far, and the unfinished one it holds (supervisor.ts #onChunk).
+        if (launch.lifetime !== 'session') continue;
+        ptyLines(adoption.ptyLine, record.data.text, options.supervisor.limits.maxLineBytes, (complete) => {
+          if (wantHistory && record.turnId === adopted.turnId) adoption.history.push({ stream: 'stdout', line: complete });
+        });
         continue;
       }
       if (record.kind !== 'stdout' && record.kind !== 'stderr') continue;

@@ -3,6 +3,7 @@
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
 import type { StartGate } from '../supervisor/process-start.ts';
+import type { ProcEntry } from '../supervisor/proc-entry.ts';
 import type { KeptStart } from './kept-process.ts';
 
 /** A surviving CLI a restarted bridge takes over (see Supervisor.adopt()). */
@@ -17,6 +18,8 @@ export type Adoption = {
   /** Capture offsets after the last journaled piece of each stream, and whether that piece was `cont`. */
   from: KeptStart;
   cont: { stdout: boolean; stderr: boolean };
+  /** A pty CLI's unfinished output line, as the supervisor holds it for turnEnd matching (proc-entry.ts). */
+  ptyLine: Pick<ProcEntry, 'ptyLine' | 'ptyLineOverlong'>;
   /** The turn's stdin writes and complete output lines so far, in order, for its inputAck pending set (launch.inputAck only). */
   history: Array<{ stdin: string } | { stream: OutputStream; line: string }>;
   /** The previous bridge had begun aborting the turn (its interrupt is journaled). */

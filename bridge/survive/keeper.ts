@@ -1,24 +1,26 @@
 // Keeper mode of the bridge file (launch `survive`; keeper-start.ts gives it
 // its dir and the CLI's env). The bridge runs this detached (own session) for
-// the CLI, which it runs with pipes, so the CLI's pipes belong to the keeper and
-// outlive a SIGKILLed bridge. Owns the keeper dir's files (spec.json in; the
+// the CLI, which it runs on pipes or a pty (keeper-child.ts), so the CLI's pipes
+// or pty belong to the keeper and outlive a SIGKILLed bridge. Owns the keeper dir's files (spec.json in; the
 // stdout/stderr captures, exit.json, keeper.pid and cli.pid out), its socket
 // (stdin bytes and EOF in, `grew`/`exit` notices out) and the CLI's life until
 // it exits or DIR is removed; reading the captures is kept-process.ts's.
 // Dir layout and socket protocol: docs/bridge-internals.md#surviving-clis.
-// Stage-1 cost: this module only defines functions; its builtins beyond
-// node:fs/node:net are imported dynamically, in keeper mode only.
-import { chmodSync, chownSync, closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+// Stage-1 cost: this module only defines functions; node:child_process and
+// node-pty are imported dynamically, in keeper mode only.
+import { chmodSync, chownSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import type { KeptEgress, KeptEgressSpec } from '../jail/kept-egress.ts';
 import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 import { RecentInputs } from './recent-inputs.ts';
+import { spawnKeeperChild } from './keeper-child.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
 /** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
 /** `egress`: the CLI is in a network namespace whose only way out is this keeper's egress proxy (jail/kept-egress.ts). */
+/** `pty`: the CLI runs on a pty of this size (launch io.mode 'pty'); its output is the stdout capture. */
 export type KeeperSpec = {
   argv: string[];
   cwd?: string;
@@ -29,6 +31,7 @@ export type KeeperSpec = {
   jailed?: boolean;
   mcp?: RelaySpec;
   egress?: KeptEgressSpec;
+  pty?: { cols: number; rows: number };
 };
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
@@ -80,9 +83,6 @@ export type LoadKeptEgress = () => Promise<(spec: KeptEgressSpec, keeperId: stri
 
 /** Runs the CLI of the keeper dir `given` with `env`, the CLI's (keeper-start.ts got both on stdin). */
 export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: NodeJS.ProcessEnv): Promise<void> {
-  const { spawn } = await import('node:child_process');
-  const { readFileSync } = await import('node:fs');
-  const { resolve } = await import('node:path');
   const dir = resolve(given);
   const spec = JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec;
   const say = (obj: object): void => {
@@ -150,22 +150,12 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
       });
     egressLoaded.catch(() => undefined); // awaited below, after the spawn
   }
-  const [file, ...args] = spec.argv as [string, ...string[]];
-  const child = spawn(file, args, {
-    cwd: spec.cwd,
-    env,
-    stdio: [spec.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    detached: true, // the CLI's own process group: the bridge signals -pid, never the keeper
-    ...(spec.uid !== undefined && spec.gid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}), // the jail's CLI uid (docs/security.md)
-  });
-  if (child.pid === undefined) {
-    const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
-    say({ error: err.code === 'ENOENT' ? `cannot spawn '${file}': not found (ENOENT), or cwd '${spec.cwd}' does not exist` : `cannot spawn '${file}': ${err.message}` });
+  const child = await spawnKeeperChild(spec, env);
+  if ('error' in child) {
+    say({ error: child.error });
     process.exit(0);
   }
   const pid = child.pid;
-  child.on('error', () => undefined);
-  child.stdin?.on('error', () => undefined);
 
   const inputs = new RecentInputs();
   // The MCP endpoint the CLI was given: an adopting bridge serves the same token (and port, unless relayed).
@@ -188,15 +178,11 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
       notify('{"t":"grew"}\n');
     });
   };
-  for (const name of ['stdout', 'stderr'] as const) {
-    const stream = child[name]!;
-    stream.on('data', (chunk: Buffer) => {
-      for (let done = 0; done < chunk.length; ) done += writeSync(files[name], chunk, done);
-      sizes[name] += chunk.length;
-      grew();
-    });
-    stream.on('error', () => undefined);
-  }
+  child.onOutput((name, chunk) => {
+    for (let done = 0; done < chunk.length; ) done += writeSync(files[name], chunk, done);
+    sizes[name] += chunk.length;
+    grew();
+  });
 
   const server = createServer((socket) => {
     bridge?.destroy(); // one bridge at a time: the newest (the old one is gone or being replaced)
@@ -215,13 +201,11 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
         } catch {
           continue;
         }
-        const stdin = child.stdin;
-        if (msg.t === 'in' && typeof msg.b === 'string' && stdin && !stdin.writableEnded) {
+        if (msg.t === 'in' && typeof msg.b === 'string') {
           const bytes = Buffer.from(msg.b, 'base64');
-          stdin.write(bytes);
-          inputs.took(typeof msg.j === 'string' ? msg.j : bytes.toString('utf8'));
+          if (child.write(bytes)) inputs.took(typeof msg.j === 'string' ? msg.j : bytes.toString('utf8'));
         }
-        else if (msg.t === 'eof' && stdin && !stdin.writableEnded) stdin.end();
+        else if (msg.t === 'eof') child.end();
         else if (msg.t === 'up' && typeof msg.port === 'number' && Number.isSafeInteger(msg.port)) relay?.setUpstream(msg.port);
       }
     });
@@ -238,7 +222,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   });
   // Before any await: a CLI (or its srt) that ends at once must not end unseen.
   let exitInfo: { code: number | null; signal: string | null } | null = null;
-  child.on('exit', (code, signal) => {
+  child.onExit((code, signal) => {
     exitInfo = { code, signal };
     // A leftover grandchild holding the pipes open: kill the group, as the bridge does for its own CLIs.
     setTimeout(() => {
@@ -247,11 +231,10 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
       } catch {
         // gone
       }
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      child.dropOutput();
     }, spec.exitDrainMs).unref();
   });
-  child.on('close', (code, signal) => {
+  child.onClose((code, signal) => {
     const info = exitInfo ?? { code, signal };
     closeSync(files.stdout);
     closeSync(files.stderr);
@@ -297,7 +280,6 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   say({ pid });
   // Nothing can adopt a CLI whose dir is gone (its session was destroyed, perhaps with no bridge left to
   // stop it): kill its group and go, rather than run on unseen.
-  const { existsSync } = await import('node:fs');
   const dirCheck = setInterval(() => {
     if (existsSync(join(dir, KEEPER_FILES.spec))) return;
     try {

@@ -1,8 +1,8 @@
 // A CLI run by a keeper process (launch `survive`; keeper.ts is the keeper's
-// side), behind the same SupervisedProcess interface as a piped child. The
-// keeper owns the CLI's pipes and appends its output to capture files; this
-// side reads those files from a byte offset, splits them into lines (each
-// piece carries `off`, the capture offset after it, which the supervisor
+// side), behind the same SupervisedProcess interface as a piped or pty child. The
+// keeper owns the CLI's pipes or pty and appends its output to capture files; this
+// side reads those files from a byte offset, splits them into lines or pty text
+// chunks (each piece carries `off`, the capture offset after it, which the supervisor
 // journals), writes stdin and EOF over the keeper's socket, and signals the
 // CLI's process group directly. A restarted bridge builds one with
 // `adoptKept` from the offsets its journal holds, so every byte is journaled
@@ -31,8 +31,7 @@ export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: 
 
 /** Spawns a keeper for `launch` in a new keeper dir and waits until it runs the CLI (or failed to). */
 export async function spawnKept(
-  stateDir: string,
-  /** Where the keeper process comes from (a spare started ahead, spare-keeper.ts). */
+  /** Where the keeper process comes from (a spare started ahead, spare-keeper.ts), and the bridge's state dir. */
   keepers: SpareKeepers,
   id: string,
   launch: LaunchSpec,
@@ -46,7 +45,7 @@ export async function spawnKept(
   /** The keeper runs the CLI's egress proxy (a kept CLI in a network namespace: jail/kept-egress.ts). */
   egress?: KeptEgressSpec,
 ): Promise<KeptSpawn> {
-  const dir = resolve(keeperDir(stateDir, id));
+  const dir = resolve(keeperDir(keepers.stateDir, id));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const reachable = keeperSocketPath(dir);
   if ('error' in reachable) {
@@ -64,6 +63,7 @@ export async function spawnKept(
     ...(options.signal ? { jailed: true } : {}),
     ...(relay ? { mcp: relay } : {}),
     ...(egress ? { egress } : {}),
+    ...(launch.io.mode === 'pty' ? { pty: { cols: launch.io.cols, rows: launch.io.rows } } : {}),
   };
   writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
   const { env: _env, ...withoutEnv } = launch;
@@ -125,7 +125,7 @@ export async function adoptKept(
 }
 
 export class KeptProcess implements SupervisedProcess {
-  readonly pty = false;
+  readonly pty: boolean;
   readonly hasStdin: boolean;
   readonly done: Promise<void>;
   readonly keeper: string;
@@ -141,7 +141,8 @@ export class KeptProcess implements SupervisedProcess {
   /** No reading before begin(): the supervisor attaches its entry first. */
   #held = true;
   #stdinOpen: boolean;
-  readonly #readers: Record<OutputStream, CaptureReader>;
+  /** stdout and stderr, or a pty's one capture (stdout). */
+  readonly #readers: CaptureReader[];
   readonly #log: SupervisorLogger;
   readonly #signal: ProcessOptions['signal'];
 
@@ -154,15 +155,19 @@ export class KeptProcess implements SupervisedProcess {
     private readonly events: ProcessEvents,
   ) {
     this.keeper = dir.slice(dir.lastIndexOf('/') + 1);
-    this.hasStdin = launch.stdin === 'pipe';
+    this.pty = launch.io.mode === 'pty';
+    this.hasStdin = this.pty || launch.stdin === 'pipe';
     this.#stdinOpen = this.hasStdin;
     this.#paused = options.paused;
     this.#log = options.log;
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve) => (this.#markDone = resolve));
-    const reader = (name: OutputStream) =>
-      new CaptureReader(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
-    this.#readers = { stdout: reader('stdout'), stderr: reader('stderr') };
+    const lines = (name: OutputStream) =>
+      CaptureReader.lines(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
+    // A pty's text is capped per record like a pipe's line.
+    this.#readers = this.pty
+      ? [CaptureReader.chunks(join(dir, KEEPER_FILES.stdout), from.stdout, options.maxLineBytes, (text, off) => this.events.chunk(text, off))]
+      : [lines('stdout'), lines('stderr')];
   }
 
   get exited(): boolean {
@@ -257,7 +262,7 @@ export class KeptProcess implements SupervisedProcess {
     const exit = this.#exit;
     const gone = this.#keeperGone;
     let budget = pumpBudgetBytes;
-    for (const reader of Object.values(this.#readers)) {
+    for (const reader of this.#readers) {
       budget -= reader.read(budget, () => this.#paused);
       if (this.#paused) return;
       if (budget <= 0) {
@@ -272,7 +277,7 @@ export class KeptProcess implements SupervisedProcess {
 
   #deliverExit(code: number | null, signal: string | null): void {
     if (this.#exited) return;
-    for (const reader of Object.values(this.#readers)) reader.end();
+    for (const reader of this.#readers) reader.end();
     this.#exited = true;
     this.#socket?.destroy();
     this.events.exit(code, signal);

@@ -31,11 +31,11 @@ export async function relayLaunch(launch: LaunchSpec, idPrefix: string): Promise
 }
 
 /**
- * What a CLI is jailed with: a kept one (launch `survive`, pipes) gets its MCP URL pointed at its keeper's relay,
+ * What a CLI is jailed with: a kept one (launch `survive`) gets its MCP URL pointed at its keeper's relay,
  * so a call in flight outlives the bridge (docs/bridge-internals.md#survive-mcp-relay). In a network namespace the
  * relay is reached through the keeper's own egress proxy (jail/kept-egress.ts), which outlives the bridge too.
  */
 export async function keptLaunch(launch: LaunchSpec, keeperId: string): Promise<{ launch: LaunchSpec; relay?: RelaySpec }> {
-  if (launch.survive !== true || launch.io.mode === 'pty') return { launch };
+  if (launch.survive !== true) return { launch };
   return relayLaunch(launch, keeperId);
 }

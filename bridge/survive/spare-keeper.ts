@@ -18,7 +18,8 @@ export class SpareKeepers {
   /** Where keepers wait: `<stateDir>/keepers` (a local sandbox's destroy finds keepers by their cwd). */
   readonly #cwd: string;
 
-  constructor(stateDir: string) {
+  /** `stateDir`: the bridge's; its keepers' dirs are under `<stateDir>/keepers` too (keeper-dir.ts). */
+  constructor(readonly stateDir: string) {
     this.#cwd = join(stateDir, 'keepers');
   }
 

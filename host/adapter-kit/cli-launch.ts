@@ -40,7 +40,7 @@ export type SessionLaunchParts = Pick<LaunchSpecInput, 'argv' | 'env' | 'io' | '
 
 /**
  * A launch spec for a long-lived CLI fed over stdin (lifetime 'session', stdin a pipe), run in the
- * session's work dir; `survive` as in CliAdapterOptions (on unless `false`, or the CLI runs on a pty, which a keeper cannot hold).
+ * session's work dir; `survive` as in CliAdapterOptions (on unless `false`), on pipes and on a pty alike.
  */
 export function sessionLaunch(ctx: Pick<LaunchContext, 'sessionWorkDir'>, survive: boolean | undefined, parts: SessionLaunchParts): LaunchSpecInput {
   const { argv, env, io, turnEnd, inputAck, interrupt } = parts;
@@ -54,6 +54,6 @@ export function sessionLaunch(ctx: Pick<LaunchContext, 'sessionWorkDir'>, surviv
     ...(turnEnd === undefined ? {} : { turnEnd }),
     ...(inputAck === undefined ? {} : { inputAck }),
     ...(interrupt === undefined ? {} : { interrupt }),
-    ...(survive !== false && io?.mode !== 'pty' ? { survive: true } : {}),
+    ...(survive !== false ? { survive: true } : {}),
   };
 }

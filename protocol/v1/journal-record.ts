@@ -39,8 +39,8 @@ export const recordSchema = z.discriminatedUnion('kind', [
   variant('spawn', z.object({ pid: z.number().int(), argv: z.array(z.string()), pty: z.boolean(), keeper: z.string().optional() })),
   variant('stdout', lineData),
   variant('stderr', lineData),
-  /** A PTY chunk, decoded as UTF-8. */
-  variant('pty', z.object({ text: z.string() })),
+  /** A PTY chunk, decoded as UTF-8. `off`: as a line's (a kept CLI's capture offset after it). */
+  variant('pty', z.object({ text: z.string(), off: z.number().int().nonnegative().optional() })),
   variant('stdin', z.object({ text: z.string() })),
   variant('signal', z.object({ signal: signalNameSchema, reason: z.string().optional() })),
   variant('exit', z.object({ pid: z.number().int(), code: z.number().int().nullable(), signal: z.string().nullable() })),

@@ -111,15 +111,12 @@ export const launchSpecSchema = z.object({
     .union([z.object({ input: z.string() }), z.object({ signal: signalNameSchema })])
     .default({ signal: 'SIGINT' }),
   /**
-   * Opt-in, pipes only: the CLI runs under a keeper process and outlives a
+   * The CLI runs under a keeper process (on pipes or a pty) and outlives a
    * bridge crash; a bridge restarted on the state dir adopts it and its
    * unfinished turn instead of ending that turn 'interrupted'
    * (docs/bridge-internals.md#surviving-clis).
    */
   survive: z.boolean().optional(),
-}).refine((launch) => !(launch.survive === true && launch.io.mode === 'pty'), {
-  message: "survive: true needs io mode 'pipes' (a pty cannot be handed from a dead bridge to a new one)",
-  path: ['survive'],
 });
 export type LaunchSpec = z.infer<typeof launchSpecSchema>;
 export type LaunchSpecInput = z.input<typeof launchSpecSchema>;

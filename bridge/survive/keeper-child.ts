@@ -1,0 +1,114 @@
+// The CLI a keeper runs (keeper.ts), on pipes or on a pty, behind one small interface: its output
+// as raw bytes per stream (a pty has one: stdout), stdin bytes and EOF, and its end. A pty CLI is a
+// session leader (node-pty's setsid), so its pid is its process group, as a piped CLI's is (detached).
+// docs/bridge-internals.md#surviving-clis.
+import { constants as osConstants } from 'node:os';
+import type { SpawnOptions } from 'node:child_process';
+import { loadPty } from '../supervisor/pty.ts';
+import type { KeeperSpec } from './keeper.ts';
+
+export type KeeperChild = {
+  pid: number;
+  /** Output bytes, in order, per stream. */
+  onOutput(take: (stream: 'stdout' | 'stderr', bytes: Buffer) => void): void;
+  /** The process exited (output may still be arriving). */
+  onExit(take: (code: number | null, signal: string | null) => void): void;
+  /** The process exited and all of its output was delivered. */
+  onClose(take: (code: number | null, signal: string | null) => void): void;
+  /** False once stdin is closed (or there is none). */
+  write(bytes: Buffer): boolean;
+  /** EOF: the pipe closed, or ^D on a pty (a line-mode terminal reads it as EOF). */
+  end(): void;
+  /** Stops waiting for output (a leftover grandchild holding the pipes open). */
+  dropOutput(): void;
+};
+
+const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
+
+/** Spawns the spec's CLI with `env`, or says why it could not. */
+export async function spawnKeeperChild(spec: KeeperSpec, env: NodeJS.ProcessEnv): Promise<KeeperChild | { error: string }> {
+  const [file, ...args] = spec.argv as [string, ...string[]];
+  const credentials = spec.uid !== undefined && spec.gid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}; // the jail's CLI uid (docs/security.md)
+  return spec.pty ? spawnOnPty(spec.pty, file, args, spec.cwd, env, credentials) : spawnOnPipes(spec, file, args, env, credentials);
+}
+
+async function spawnOnPipes(spec: KeeperSpec, file: string, args: string[], env: NodeJS.ProcessEnv, credentials: SpawnOptions): Promise<KeeperChild | { error: string }> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(file, args, {
+    cwd: spec.cwd,
+    env,
+    stdio: [spec.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    detached: true, // the CLI's own process group: the bridge signals -pid, never the keeper
+    ...credentials,
+  });
+  if (child.pid === undefined) {
+    const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
+    return { error: err.code === 'ENOENT' ? `cannot spawn '${file}': not found (ENOENT), or cwd '${spec.cwd}' does not exist` : `cannot spawn '${file}': ${err.message}` };
+  }
+  child.on('error', () => undefined);
+  child.stdin?.on('error', () => undefined);
+  for (const stream of [child.stdout!, child.stderr!]) stream.on('error', () => undefined);
+  return {
+    pid: child.pid,
+    onOutput: (take) => {
+      child.stdout!.on('data', (bytes: Buffer) => take('stdout', bytes));
+      child.stderr!.on('data', (bytes: Buffer) => take('stderr', bytes));
+    },
+    onExit: (take) => child.on('exit', take),
+    onClose: (take) => child.on('close', take),
+    write: (bytes) => {
+      if (!child.stdin || child.stdin.writableEnded) return false;
+      child.stdin.write(bytes);
+      return true;
+    },
+    end: () => {
+      if (child.stdin && !child.stdin.writableEnded) child.stdin.end();
+    },
+    dropOutput: () => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    },
+  };
+}
+
+async function spawnOnPty(
+  io: { cols: number; rows: number },
+  file: string,
+  args: string[],
+  cwd: string | undefined,
+  env: NodeJS.ProcessEnv,
+  credentials: { uid?: number; gid?: number },
+): Promise<KeeperChild | { error: string }> {
+  const load = await loadPty();
+  if (!load.ok) return { error: load.message };
+  let term: ReturnType<typeof load.pty.spawn>;
+  try {
+    // encoding null: the bytes as the CLI wrote them, so capture offsets are byte offsets.
+    term = load.pty.spawn(file, args, { name: 'xterm-256color', cols: io.cols, rows: io.rows, cwd, env: env as Record<string, string>, encoding: null, ...credentials });
+  } catch (err) {
+    return { error: `cannot spawn '${file}' in a pty: ${(err as Error).message}` };
+  }
+  let open = true;
+  // node-pty reports the exit only after the last data, so the exit is also the close.
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    term.onExit(({ exitCode, signal }) => {
+      const name = signal ? (SIGNAL_NAMES.get(signal) ?? String(signal)) : null;
+      resolve({ code: name ? null : exitCode, signal: name });
+    }),
+  );
+  return {
+    pid: term.pid,
+    onOutput: (take) => term.onData((data) => take('stdout', data as unknown as Buffer)),
+    onExit: (take) => void exited.then(({ code, signal }) => take(code, signal)),
+    onClose: (take) => void exited.then(({ code, signal }) => setImmediate(() => take(code, signal))),
+    write: (bytes) => {
+      if (open) term.write(bytes);
+      return open;
+    },
+    end: () => {
+      if (open) term.write('\x04');
+      open = false;
+    },
+    dropOutput: () => undefined,
+  };
+}
