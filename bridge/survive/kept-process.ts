@@ -98,8 +98,9 @@ export async function spawnKept(
   }
   const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
   await proc.connect();
-  // The next kept spawn's keeper starts while this CLI does, once the spawn is journaled (a spawn costs the bridge a few ms).
-  setImmediate(() => keepers.refill(egress !== undefined));
+  // The next kept spawn's keeper starts once this CLI has started (its first output): a Node start beside the CLI's own
+  // start slows that start down on a small machine more than the spare saves.
+  void proc.started.then(() => keepers.refill(egress !== undefined));
   return { ok: true, proc };
 }
 
@@ -128,6 +129,9 @@ export class KeptProcess implements SupervisedProcess {
   readonly pty: boolean;
   readonly hasStdin: boolean;
   readonly done: Promise<void>;
+  /** Resolves once the CLI's first output is read, or it ended without any. */
+  readonly started: Promise<void>;
+  #markStarted!: () => void;
   readonly keeper: string;
   #markDone!: () => void;
   #exited = false;
@@ -162,6 +166,7 @@ export class KeptProcess implements SupervisedProcess {
     this.#log = options.log;
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve) => (this.#markDone = resolve));
+    this.started = new Promise<void>((resolve) => (this.#markStarted = resolve));
     const lines = (name: OutputStream) =>
       CaptureReader.lines(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
     // A pty's text is capped per record like a pipe's line.
@@ -263,7 +268,9 @@ export class KeptProcess implements SupervisedProcess {
     const gone = this.#keeperGone;
     let budget = pumpBudgetBytes;
     for (const reader of this.#readers) {
-      budget -= reader.read(budget, () => this.#paused);
+      const read = reader.read(budget, () => this.#paused);
+      if (read > 0) this.#markStarted();
+      budget -= read;
       if (this.#paused) return;
       if (budget <= 0) {
         this.#again = true;
@@ -282,6 +289,7 @@ export class KeptProcess implements SupervisedProcess {
     this.#socket?.destroy();
     this.events.exit(code, signal);
     this.#markDone();
+    this.#markStarted();
   }
 
   /** Removes the keeper dir (call once the exit is journaled). */
