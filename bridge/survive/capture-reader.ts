@@ -52,7 +52,7 @@ export class CaptureReader {
     }
     let total = 0;
     while (total < budget && !stop()) {
-      const bytesRead = readSync(this.#fd, readBuffer, 0, readBuffer.length, this.#offset);
+      const bytesRead = readSync(this.#fd, readBuffer, 0, Math.min(readBuffer.length, budget - total), this.#offset);
       if (bytesRead === 0) break;
       this.#offset += bytesRead;
       total += bytesRead;

@@ -22,8 +22,14 @@ import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
 
-/** Bytes read per pump before the event loop gets its turn back. */
-const pumpBudgetBytes = 4 * 1024 * 1024;
+/**
+ * Bytes read per pump before the event loop gets its turn back (and the records read so far are
+ * written and sent): the first pump after the reader caught up reads at most pumpFirstBytes, a
+ * pipe read's worth, so the first lines of a burst reach the host as soon as a pipe's would; while
+ * a backlog lasts each pump reads twice as much, up to pumpMaxBytes (fewer turns per byte).
+ */
+const pumpFirstBytes = 64 * 1024;
+const pumpMaxBytes = 1024 * 1024;
 
 export type KeptStart = { stdout: number; stderr: number };
 
@@ -142,6 +148,8 @@ export class KeptProcess implements SupervisedProcess {
   /** The keeper's exit notice (or exit.json): pump to these sizes, then deliver the exit. */
   #exit: KeeperExit | null = null;
   #keeperGone = false;
+  /** This pump's byte budget: pumpFirstBytes after a pump that caught up, doubling while one does not. */
+  #budget = pumpFirstBytes;
   /** No reading before begin(): the supervisor attaches its entry first. */
   #held = true;
   #stdinOpen: boolean;
@@ -260,23 +268,25 @@ export class KeptProcess implements SupervisedProcess {
     }
   }
 
-  /** Reads both capture files as far as they go (at most pumpBudgetBytes per call, then the loop's turn); delivers the exit once both are read to their end. */
+  /** Reads both capture files as far as they go (at most this pump's budget, then the loop's turn); delivers the exit once both are read to their end. */
   #pumpOnce(): void {
     // Known before reading: the keeper appends with synchronous writes before it notifies or exits,
     // so once the exit (or the keeper's death) is known, end of file is the end of the output.
     const exit = this.#exit;
     const gone = this.#keeperGone;
-    let budget = pumpBudgetBytes;
+    let budget = this.#budget;
     for (const reader of this.#readers) {
       const read = reader.read(budget, () => this.#paused);
       if (read > 0) this.#markStarted();
       budget -= read;
       if (this.#paused) return;
       if (budget <= 0) {
+        this.#budget = Math.min(this.#budget * 2, pumpMaxBytes);
         this.#again = true;
         return;
       }
     }
+    this.#budget = pumpFirstBytes;
     if (exit !== null) this.#deliverExit(exit.code, exit.signal);
     else if (gone) this.#deliverExit(null, 'SIGKILL');
     else if (this.#exit !== null || this.#keeperGone) this.#again = true; // learnt while reading: read to the end once more
