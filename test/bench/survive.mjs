@@ -7,33 +7,13 @@
 //   cost is inside) and from the first line on (the stream alone: the keeper's copy and the reads).
 // aisdk and rawws have no surviving CLIs: their columns say so.
 import { performance } from 'node:perf_hooks';
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
-import path from 'node:path';
 import { REPEATS, banner, fmt, median, procMemory, runScenario, scaled, sleep, tempDir } from './lib/common.mjs';
 import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
+import { waitingKeepers } from '../../lib/host/sandbox/local/pids.js';
 
 const SCENARIO = 'survive';
 /** The waiting keeper's memory is read in one run only (it waits 10 s). */
 const memoryOnce = { taken: false };
-
-/** The keeper waiting for the next kept CLI in `stateDir` (argv --keeper, cwd the keepers dir itself), if any. */
-function waitingKeeper(stateDir) {
-  let root;
-  try {
-    root = realpathSync(path.join(stateDir, 'keepers'));
-  } catch {
-    return undefined;
-  }
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('--keeper') && readlinkSync(`/proc/${entry}/cwd`) === root) return Number(entry);
-    } catch {
-      // gone
-    }
-  }
-  return undefined;
-}
 
 async function once(survive, count) {
   const stateDir = tempDir('ours-state');
@@ -58,7 +38,7 @@ async function once(survive, count) {
     await client.waitFor((s) => s.turnEnds >= 2, 10_000, 'second turn end');
     // The keeper started for the next kept CLI, once V8's memory reducer has run (~8 s after its start's allocations).
     let waiting;
-    const keeper = survive ? waitingKeeper(stateDir) : undefined;
+    const [keeper] = survive ? await waitingKeepers(stateDir) : [];
     if (keeper !== undefined && memoryOnce.taken === false) {
       memoryOnce.taken = true;
       await sleep(10_000);

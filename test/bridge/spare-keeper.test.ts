@@ -2,10 +2,10 @@
 // bridge with real processes: a kept spawn takes the keeper that waited, the next one starts behind it,
 // and a waiting keeper goes with its bridge, whether the bridge stops or is SIGKILLed.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isAlive } from '../../host/sandbox/local/pids.ts';
+import { isAlive, waitingKeepers } from '../../host/sandbox/local/pids.ts';
 import type { RecordOf } from '../../protocol/v1/index.ts';
 import { parseKeeperWork } from '../../bridge/survive/keeper-start.ts';
 import { bridgeBundle, connectClient, eventually, fixtureLaunch, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
@@ -17,22 +17,6 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
   await Promise.all(bridges.splice(0).map((bridge) => bridge.kill()));
 });
-
-/** Keeper processes waiting for a CLI in `stateDir`: argv `--keeper`, cwd the keepers dir itself (a working keeper's is its keeper dir). */
-function waitingKeepers(stateDir: string): number[] {
-  const root = realpathSync(join(stateDir, 'keepers'));
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv.includes('--keeper') && readlinkSync(`/proc/${entry}/cwd`) === root) found.push(Number(entry));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
-}
 
 /** A bridge that ran one kept turn to its end, and the keeper waiting behind it. */
 async function afterOneKeptTurn() {
@@ -49,8 +33,8 @@ async function afterOneKeptTurn() {
     await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === turnId);
   };
   await turn('t1');
-  const [spare, ...more] = await eventually(() => {
-    const waiting = waitingKeepers(bridge.stateDir);
+  const [spare, ...more] = await eventually(async () => {
+    const waiting = await waitingKeepers(bridge.stateDir);
     return waiting.length > 0 && waiting;
   }, 15_000, 'a keeper waiting');
   expect(more).toEqual([]);
@@ -63,9 +47,9 @@ describe('keepers started ahead (launch survive)', () => {
     let keeper = 0;
     await turn('t2', (dir) => (keeper = Number(readFileSync(join(dir, 'keeper.pid'), 'utf8'))));
     expect(keeper).toBe(spare);
-    const next = await eventually(() => waitingKeepers(bridge.stateDir).find((pid) => pid !== spare), 15_000, 'the next keeper waiting');
+    const next = await eventually(async () => (await waitingKeepers(bridge.stateDir)).find((pid) => pid !== spare), 15_000, 'the next keeper waiting');
     expect(next).not.toBe(spare);
-    expect(waitingKeepers(bridge.stateDir)).toEqual([next]);
+    expect(await waitingKeepers(bridge.stateDir)).toEqual([next]);
   });
 
   it('a waiting keeper ends when its bridge stops', async () => {

@@ -133,7 +133,7 @@ export async function killRecorded(pidFile: string): Promise<void> {
  * `cli.pid` in that dir. Nothing else that merely has its cwd there (a
  * developer's shell) is touched. Reads /proc; elsewhere there is nothing to find.
  */
-export async function residentKeepers(given: string): Promise<Array<{ pid: number; cliGroup: number | undefined }>> {
+export async function residentKeepers(given: string): Promise<Array<{ pid: number; cwd: string; cliGroup: number | undefined }>> {
   const { readdir, readFile, readlink, realpath } = await import('node:fs/promises');
   const dir = await realpath(given).catch(() => given); // /proc shows resolved paths
   let entries: string[];
@@ -142,7 +142,7 @@ export async function residentKeepers(given: string): Promise<Array<{ pid: numbe
   } catch {
     return [];
   }
-  const found: Array<{ pid: number; cliGroup: number | undefined }> = [];
+  const found: Array<{ pid: number; cwd: string; cliGroup: number | undefined }> = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     let cwd: string;
@@ -156,9 +156,20 @@ export async function residentKeepers(given: string): Promise<Array<{ pid: numbe
     const path = cwd.endsWith(' (deleted)') ? cwd.slice(0, -' (deleted)'.length) : cwd; // a removed dir still pins its residents
     if (!(path === dir || path.startsWith(`${dir}/`)) || !argv.includes('--keeper')) continue;
     const cli = Number((await readFile(`${path}/cli.pid`, 'utf8').catch(() => '')).trim());
-    found.push({ pid: Number(entry), cliGroup: Number.isInteger(cli) && cli > 0 ? cli : undefined });
+    found.push({ pid: Number(entry), cwd: path, cliGroup: Number.isInteger(cli) && cli > 0 ? cli : undefined });
   }
   return found;
+}
+
+/**
+ * Keepers waiting for a CLI in a bridge's state dir (started ahead, bridge/survive/spare-keeper.ts):
+ * their cwd is `<stateDir>/keepers` itself, where a working keeper's is its keeper dir.
+ */
+export async function waitingKeepers(stateDir: string): Promise<number[]> {
+  const { realpath } = await import('node:fs/promises');
+  const root = `${stateDir}/keepers`;
+  const resolved = await realpath(root).catch(() => root);
+  return (await residentKeepers(root)).filter((keeper) => keeper.cwd === resolved).map((keeper) => keeper.pid);
 }
 
 /** SIGKILLs every keeper still running in `dir` and its CLI's group (residentKeepers), and waits for them to go. */
