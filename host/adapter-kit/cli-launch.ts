@@ -16,7 +16,7 @@ export type CliAdapterOptions = {
   /** Env for the CLI: wins over the adapter's own. */
   extraEnv?: Record<string, string>;
   /**
-   * Launch `survive` (pipes only; default true): the CLI runs under a keeper, outlives a SIGKILLed bridge and is
+   * Launch `survive` (default true; on pipes or a pty): the CLI runs under a keeper, outlives a SIGKILLed bridge and is
    * re-adopted by the next bridge on the state dir with its model stream, host tool calls and approvals in flight,
    * so a resume after a bridge crash is lossless (replay rung only, no rerun). `false`: the CLI dies with its
    * bridge and the unfinished turn is rerun, marked recomputed (docs/bridge-internals.md#surviving-clis).
