@@ -289,6 +289,12 @@ export const KEEPER_LIMITS = {
    */
   recentInputs: 64,
   recentInputChars: 1024 * 1024,
+  /**
+   * How far a stream's capture may run ahead of what the connected bridge says it has read before the
+   * keeper stops reading the CLI's output (the CLI then blocks on its pipe, as it would on the bridge's
+   * own): the bridge's backpressure, kept. Without a bridge connected the keeper reads on.
+   */
+  maxAheadBytes: 1024 * 1024,
 } as const;
 
 /** The jail helper (jail/jail-helper-main.ts) as its bridge goes, asking whether kept CLIs it wrapped still run. */

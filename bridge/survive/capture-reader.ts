@@ -61,6 +61,11 @@ export class CaptureReader {
     return total;
   }
 
+  /** The capture offset read up to. */
+  get offset(): number {
+    return this.#offset;
+  }
+
   /** The end of the output: the last piece goes out, the file is closed. */
   end(): void {
     this.#splitter.end();

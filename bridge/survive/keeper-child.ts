@@ -21,6 +21,8 @@ export type KeeperChild = {
   end(): void;
   /** Stops waiting for output (a leftover grandchild holding the pipes open). */
   dropOutput(): void;
+  /** Stops (or resumes) reading a stream: the CLI blocks once its pipe or pty buffer is full. */
+  hold(stream: 'stdout' | 'stderr', held: boolean): void;
 };
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
@@ -68,6 +70,11 @@ async function spawnOnPipes(spec: KeeperSpec, file: string, args: string[], env:
       child.stdout?.destroy();
       child.stderr?.destroy();
     },
+    hold: (stream, held) => {
+      const readable = child[stream];
+      if (held) readable?.pause();
+      else readable?.resume();
+    },
   };
 }
 
@@ -110,5 +117,10 @@ async function spawnOnPty(
       open = false;
     },
     dropOutput: () => undefined,
+    hold: (stream, held) => {
+      if (stream !== 'stdout') return;
+      if (held) term.pause();
+      else term.resume();
+    },
   };
 }

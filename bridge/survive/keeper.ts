@@ -15,6 +15,7 @@ import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import type { KeptEgress, KeptEgressSpec } from '../jail/kept-egress.ts';
 import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 import { RecentInputs } from './recent-inputs.ts';
+import { KEEPER_LIMITS } from '../limits.ts';
 import { spawnKeeperChild } from './keeper-child.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
@@ -178,9 +179,21 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
       notify('{"t":"grew"}\n');
     });
   };
+  // Backpressure: what the connected bridge says it has read (`{"t":"read"}`); a stream whose capture runs
+  // more than maxAheadBytes ahead of it is held. No bridge, or the CLI exited: nothing is held.
+  const read = { stdout: 0, stderr: 0 };
+  const held = { stdout: false, stderr: false };
+  let exited = false;
+  const throttle = (name: 'stdout' | 'stderr'): void => {
+    const hold = bridge !== null && !exited && sizes[name] - read[name] > KEEPER_LIMITS.maxAheadBytes;
+    if (hold === held[name]) return;
+    held[name] = hold;
+    child.hold(name, hold);
+  };
   child.onOutput((name, chunk) => {
     for (let done = 0; done < chunk.length; ) done += writeSync(files[name], chunk, done);
     sizes[name] += chunk.length;
+    throttle(name);
     grew();
   });
 
@@ -195,7 +208,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
       for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
         const line = buffered.slice(0, nl);
         buffered = buffered.slice(nl + 1);
-        let msg: { t?: unknown; b?: unknown; j?: unknown; port?: unknown };
+        let msg: { t?: unknown; b?: unknown; j?: unknown; port?: unknown; o?: unknown };
         try {
           msg = JSON.parse(line) as typeof msg;
         } catch {
@@ -207,11 +220,24 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
         }
         else if (msg.t === 'eof') child.end();
         else if (msg.t === 'up' && typeof msg.port === 'number' && Number.isSafeInteger(msg.port)) relay?.setUpstream(msg.port);
+        else if (msg.t === 'read' && Array.isArray(msg.o) && msg.o.length === 2 && msg.o.every((n) => Number.isSafeInteger(n))) {
+          [read.stdout, read.stderr] = msg.o as [number, number];
+          throttle('stdout');
+          throttle('stderr');
+        }
       }
     });
     socket.on('close', () => {
-      if (bridge === socket) bridge = null;
+      if (bridge !== socket) return;
+      bridge = null;
+      throttle('stdout');
+      throttle('stderr');
     });
+    // A new bridge counts as caught up (it reads from its journal's offsets and says how far after its first pump).
+    read.stdout = sizes.stdout;
+    read.stderr = sizes.stderr;
+    throttle('stdout');
+    throttle('stderr');
     notify(`${JSON.stringify({ t: 'inputs', count: inputs.count, recent: inputs.recent, ...mcpEnv })}\n`); // what an adopting bridge checks its journal against, and the MCP endpoint it serves
     notify('{"t":"grew"}\n'); // whatever the files hold now is news to the new bridge
   });
@@ -224,6 +250,10 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   let exitInfo: { code: number | null; signal: string | null } | null = null;
   child.onExit((code, signal) => {
     exitInfo = { code, signal };
+    // What is left in the pipes is read now, bridge or not (the drain below would drop it).
+    exited = true;
+    throttle('stdout');
+    throttle('stderr');
     // A leftover grandchild holding the pipes open: kill the group, as the bridge does for its own CLIs.
     setTimeout(() => {
       try {

@@ -21,15 +21,17 @@ import { hashKey, keeperDir, removeKeeperDir, type SavedLaunch } from './keeper-
 import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
+import { SUPERVISOR_LIMITS } from '../limits.ts';
 
 /**
  * Bytes read per pump before the event loop gets its turn back (and the records read so far are
  * written and sent): the first pump after the reader caught up reads at most pumpFirstBytes, a
  * pipe read's worth, so the first lines of a burst reach the host as soon as a pipe's would; while
- * a backlog lasts each pump reads twice as much, up to pumpMaxBytes (fewer turns per byte).
+ * a backlog lasts each pump reads twice as much, up to what a piped CLI's output stages per tick
+ * (SUPERVISOR_LIMITS.stagedOutputBytes).
  */
 const pumpFirstBytes = 64 * 1024;
-const pumpMaxBytes = 1024 * 1024;
+const pumpMaxBytes = SUPERVISOR_LIMITS.stagedOutputBytes;
 
 export type KeptStart = { stdout: number; stderr: number };
 
@@ -148,6 +150,8 @@ export class KeptProcess implements SupervisedProcess {
   /** The keeper's exit notice (or exit.json): pump to these sizes, then deliver the exit. */
   #exit: KeeperExit | null = null;
   #keeperGone = false;
+  /** The offsets last said to the keeper (`{"t":"read"}`: its backpressure, keeper.ts). */
+  #said = '';
   /** This pump's byte budget: pumpFirstBytes after a pump that caught up, doubling while one does not. */
   #budget = pumpFirstBytes;
   /** No reading before begin(): the supervisor attaches its entry first. */
@@ -181,6 +185,7 @@ export class KeptProcess implements SupervisedProcess {
     this.#readers = this.pty
       ? [CaptureReader.chunks(join(dir, KEEPER_FILES.stdout), from.stdout, options.maxLineBytes, (text, off) => this.events.chunk(text, off))]
       : [lines('stdout'), lines('stderr')];
+    this.#said = this.#readNotice(); // where reading starts: nothing read yet, nothing to say
   }
 
   get exited(): boolean {
@@ -250,6 +255,25 @@ export class KeptProcess implements SupervisedProcess {
 
   #pump(): void {
     if (this.#exited || this.#held || this.#paused) return;
+    this.#pumpRead();
+    this.#sayRead();
+  }
+
+  /** Tells the keeper how far the captures are read, when that moved (the keeper holds a CLI too far ahead). */
+  #sayRead(): void {
+    const socket = this.#socket;
+    if (this.#exited || socket === null || socket.destroyed) return;
+    const said = this.#readNotice();
+    if (said === this.#said) return;
+    this.#said = said;
+    socket.write(said);
+  }
+
+  #readNotice(): string {
+    return `{"t":"read","o":[${this.#readers[0]!.offset},${this.#readers[1]?.offset ?? 0}]}\n`;
+  }
+
+  #pumpRead(): void {
     if (this.#pumping) {
       this.#again = true; // a line handler asked (resume) while this pump reads: once more after it
       return;

@@ -137,8 +137,8 @@ describe('launch survive on a pty: the keeper holds the pty, and the CLI is re-a
     await eventually(() => !existsSync(join(stateDir, 'keepers', spawn.data.keeper!)), 10_000, 'keeper dir removed');
   });
 
-  it('a flood with a SIGKILL in it: 20,000 lines, each journaled once, in order', { timeout: 60_000 }, async () => {
-    const flood = `for (let i = 0; i < 20000; i++) process.stdout.write('flood ' + i + ' ' + 'é'.repeat(i % 7) + '\\n');`;
+  it('a flood with a SIGKILL in it: 100,000 lines (~2 MiB, past what the keeper lets run ahead), each journaled once, in order', { timeout: 60_000 }, async () => {
+    const flood = `for (let i = 0; i < 100000; i++) process.stdout.write('flood ' + i + ' ' + 'é'.repeat(i % 7) + '\\n');`;
     const first = await bridgeOn();
     const { stateDir } = first.bridge;
     await first.client.request({ type: 'start', id: 's', turnId: 'flood', launch: { argv: [process.execPath, '-e', flood], survive: true, io: ptyIo } });
@@ -152,7 +152,7 @@ describe('launch survive on a pty: the keeper holds the pty, and the CLI is re-a
     expect(seqProblem(records, 1, records.at(-1)!.seq)).toBeNull();
     const lines = ptyText(records, 'flood').split('\r\n');
     expect(lines.pop()).toBe('');
-    expect(lines).toEqual(Array.from({ length: 20000 }, (_, i) => `flood ${i} ${'é'.repeat(i % 7)}`));
+    expect(lines).toEqual(Array.from({ length: 100000 }, (_, i) => `flood ${i} ${'é'.repeat(i % 7)}`));
     expect(records.filter((r) => r.kind === 'turn-end').map((r) => (r as RecordOf<'turn-end'>).data)).toEqual([{ reason: 'exit', code: 0 }]);
   });
 

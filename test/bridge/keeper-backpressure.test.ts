@@ -1,0 +1,122 @@
+// A keeper holds a kept CLI whose capture runs more than KEEPER_LIMITS.maxAheadBytes ahead of what the
+// connected bridge says it has read (`{"t":"read"}`), as a bridge's own pipe would block it; without a
+// bridge it reads on. The test plays the bridge on the keeper's socket after SIGKILLing the real one,
+// then hands the CLI to a new bridge; the bridge's side (KeptProcess saying how far it read) is
+// checked against a stand-in keeper socket.
+// Built bridge, real processes and sockets (docs/bridge-internals.md#surviving-clis).
+import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { keeperSocketPath } from '../../bridge/survive/keeper.ts';
+import { KeptProcess } from '../../bridge/survive/kept-process.ts';
+import { KEEPER_LIMITS } from '../../bridge/limits.ts';
+import { eventually, seqProblem, sleep, tempDir } from './helpers.ts';
+import { killedBridges } from './killed-bridges.ts';
+
+const { groups, bridgeOn } = killedBridges();
+
+const lines = 300_000; // ~20 MiB: far more than the keeper lets run ahead
+// Prints `lines` numbered lines as fast as its pipe takes them, once the file `go` appears (the jail lets it read the test's dir, not write it).
+const cli = (dir: string) => `
+const fs = require('node:fs');
+const go = ${JSON.stringify(join(dir, 'go'))};
+const wait = () => (fs.existsSync(go) ? write(0) : setTimeout(wait, 10));
+const write = (from) => {
+  let chunk = '';
+  for (let i = from; i < Math.min(from + 1000, ${lines}); i++) chunk += 'line ' + i + ' ' + 'x'.repeat(56) + '\\n';
+  if (from >= ${lines}) return;
+  if (process.stdout.write(chunk)) setImmediate(() => write(from + 1000));
+  else process.stdout.once('drain', () => write(from + 1000));
+};
+wait();`;
+
+async function connectAsBridge(dir: string): Promise<Socket> {
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) throw new Error(reachable.error);
+  const socket = connect(reachable.path);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  reachable.release();
+  socket.on('data', () => undefined); // its notices
+  return socket;
+}
+
+describe('keeper backpressure (launch survive)', () => {
+  it('a CLI too far ahead of its bridge is held; a read notice or no bridge lets it on; an adopting bridge journals every line once', { timeout: 120_000 }, async () => {
+    const work = tempDir();
+    const first = await bridgeOn();
+    const { stateDir } = first.bridge;
+    await first.client.request({ type: 'start', id: 's', turnId: 'flood', launch: { argv: [process.execPath, '-e', cli(work)], survive: true } });
+    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+    const [keeper] = readdirSync(join(stateDir, 'keepers')).filter((name) => existsSync(join(stateDir, 'keepers', name, 'spec.json')));
+    const dir = join(stateDir, 'keepers', keeper!);
+    await first.bridge.kill('SIGKILL');
+
+    // The test is the keeper's bridge now: it counts as caught up at its connection, and never says it read more.
+    const socket = await connectAsBridge(dir);
+    const capture = () => statSync(join(dir, 'stdout')).size;
+    const atConnect = capture();
+    const limit = atConnect + KEEPER_LIMITS.maxAheadBytes + 1024 * 1024; // the pipe's buffer and one read of slack
+    writeFileSync(join(work, 'go'), '');
+    await eventually(() => capture() > atConnect + KEEPER_LIMITS.maxAheadBytes, 30_000, 'the capture past maxAheadBytes');
+    for (let i = 0; i < 40; i++) {
+      await sleep(25); // the CLI had time to write on: it is held, not slow
+      expect(capture(), 'the capture stays within maxAheadBytes (plus slack) of what the bridge read').toBeLessThanOrEqual(limit);
+    }
+    expect(existsSync(join(dir, 'exit.json')), 'the CLI has not ended').toBe(false);
+
+    // Saying it read everything so far lets the CLI on, by about maxAheadBytes again.
+    const held = capture();
+    socket.write(`{"t":"read","o":[${held},0]}\n`);
+    await eventually(() => capture() > held + KEEPER_LIMITS.maxAheadBytes, 30_000, 'the capture growing after the read notice');
+
+    // An adopting bridge reads the rest and says so as it goes: the CLI finishes, every line journaled once.
+    socket.destroy();
+    const second = await bridgeOn(stateDir, 0);
+    await second.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'flood', 90_000);
+    const records = second.client.records();
+    expect(records.find((r) => r.kind === 'turn-end')?.data).toEqual({ reason: 'exit', code: 0 });
+    expect(seqProblem(records, 1, records.at(-1)!.seq)).toBeNull();
+    const out = records.filter((r) => r.kind === 'stdout');
+    expect(out).toHaveLength(lines);
+    expect(out.every((r, i) => r.kind === 'stdout' && r.data.text.startsWith(`line ${i} `))).toBe(true);
+  });
+
+  it('the bridge side: each pump that read says the offsets to the keeper, once per change', { timeout: 30_000 }, async () => {
+    const dir = join(tempDir(), 'k');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'stdout'), '');
+    writeFileSync(join(dir, 'stderr'), '');
+    const heard: string[] = [];
+    let keeperSide: Socket | undefined;
+    const server = createServer((socket) => {
+      keeperSide = socket;
+      socket.setEncoding('utf8').on('data', (text: string) => heard.push(...text.split('\n').filter(Boolean)));
+    });
+    await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve));
+    const got: string[] = [];
+    const noop = () => undefined;
+    const proc = new KeptProcess(dir, 2 ** 22, { argv: ['x'], stdin: 'null', io: { mode: 'pipes' }, lifetime: 'run-to-exit' } as never, { stdout: 0, stderr: 0 }, { maxLineBytes: 1024, exitDrainMs: 100, paused: false, log: { debug: noop, warn: noop } }, { line: (_stream, text) => got.push(text), chunk: noop, exit: noop });
+    try {
+      await proc.connect();
+      proc.begin();
+      appendFileSync(join(dir, 'stdout'), 'one\ntwo\n');
+      appendFileSync(join(dir, 'stderr'), 'err\n');
+      keeperSide!.write('{"t":"grew"}\n');
+      await eventually(() => heard.includes('{"t":"read","o":[8,4]}'), 10_000, 'the read notice');
+      keeperSide!.write('{"t":"grew"}\n'); // nothing new: nothing said
+      appendFileSync(join(dir, 'stdout'), 'three\n');
+      keeperSide!.write('{"t":"grew"}\n');
+      await eventually(() => heard.includes('{"t":"read","o":[14,4]}'), 10_000, 'the second read notice');
+      expect(heard).toEqual(['{"t":"read","o":[8,4]}', '{"t":"read","o":[14,4]}']);
+      expect(got).toEqual(['one', 'two', 'err', 'three']);
+    } finally {
+      server.close();
+      keeperSide?.destroy();
+    }
+  });
+});
