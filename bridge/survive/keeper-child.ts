@@ -2,10 +2,18 @@
 // as raw bytes per stream (a pty has one: stdout), stdin bytes and EOF, and its end. A pty CLI is a
 // session leader (node-pty's setsid), so its pid is its process group, as a piped CLI's is (detached).
 // docs/bridge-internals.md#surviving-clis.
-import { constants as osConstants } from 'node:os';
 import type { SpawnOptions } from 'node:child_process';
 import { loadPty } from '../supervisor/pty.ts';
-import type { KeeperSpec } from './keeper.ts';
+
+/** What of a keeper's spec.json (keeper.ts KeeperSpec) spawning its CLI takes. `pty`: run it on a pty of this size. */
+export type ChildSpec = {
+  argv: string[];
+  cwd?: string;
+  stdin: 'pipe' | 'null';
+  uid?: number;
+  gid?: number;
+  pty?: { cols: number; rows: number };
+};
 
 export type KeeperChild = {
   pid: number;
@@ -25,16 +33,14 @@ export type KeeperChild = {
   hold(stream: 'stdout' | 'stderr', held: boolean): void;
 };
 
-const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
-
 /** Spawns the spec's CLI with `env`, or says why it could not. */
-export async function spawnKeeperChild(spec: KeeperSpec, env: NodeJS.ProcessEnv): Promise<KeeperChild | { error: string }> {
+export async function spawnKeeperChild(spec: ChildSpec, env: NodeJS.ProcessEnv): Promise<KeeperChild | { error: string }> {
   const [file, ...args] = spec.argv as [string, ...string[]];
   const credentials = spec.uid !== undefined && spec.gid !== undefined ? { uid: spec.uid, gid: spec.gid } : {}; // the jail's CLI uid (docs/security.md)
   return spec.pty ? spawnOnPty(spec.pty, file, args, spec.cwd, env, credentials) : spawnOnPipes(spec, file, args, env, credentials);
 }
 
-async function spawnOnPipes(spec: KeeperSpec, file: string, args: string[], env: NodeJS.ProcessEnv, credentials: SpawnOptions): Promise<KeeperChild | { error: string }> {
+async function spawnOnPipes(spec: ChildSpec, file: string, args: string[], env: NodeJS.ProcessEnv, credentials: SpawnOptions): Promise<KeeperChild | { error: string }> {
   const { spawn } = await import('node:child_process');
   const child = spawn(file, args, {
     cwd: spec.cwd,
@@ -88,6 +94,8 @@ async function spawnOnPty(
 ): Promise<KeeperChild | { error: string }> {
   const load = await loadPty();
   if (!load.ok) return { error: load.message };
+  const { constants } = await import('node:os'); // keeper mode only: stage 1 of the bridge file does not load node:os
+  const signalNames = new Map<number, string>(Object.entries(constants.signals).map(([name, n]) => [n, name]));
   let term: ReturnType<typeof load.pty.spawn>;
   try {
     // encoding null: the bytes as the CLI wrote them, so capture offsets are byte offsets.
@@ -99,7 +107,7 @@ async function spawnOnPty(
   // node-pty reports the exit only after the last data, so the exit is also the close.
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     term.onExit(({ exitCode, signal }) => {
-      const name = signal ? (SIGNAL_NAMES.get(signal) ?? String(signal)) : null;
+      const name = signal ? (signalNames.get(signal) ?? String(signal)) : null;
       resolve({ code: name ? null : exitCode, signal: name });
     }),
   );

@@ -16,23 +16,17 @@ import type { KeptEgress, KeptEgressSpec } from '../jail/kept-egress.ts';
 import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 import { RecentInputs } from './recent-inputs.ts';
 import { KEEPER_LIMITS } from '../limits.ts';
-import { spawnKeeperChild } from './keeper-child.ts';
+import { spawnKeeperChild, type ChildSpec } from './keeper-child.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
 /** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
 /** `egress`: the CLI is in a network namespace whose only way out is this keeper's egress proxy (jail/kept-egress.ts). */
-/** `pty`: the CLI runs on a pty of this size (launch io.mode 'pty'); its output is the stdout capture. */
-export type KeeperSpec = {
-  argv: string[];
-  cwd?: string;
-  stdin: 'pipe' | 'null';
+/** `pty` (ChildSpec): the CLI runs on a pty of this size (launch io.mode 'pty'); its output is the stdout capture. */
+export type KeeperSpec = ChildSpec & {
   exitDrainMs: number;
-  uid?: number;
-  gid?: number;
   jailed?: boolean;
   mcp?: RelaySpec;
   egress?: KeptEgressSpec;
-  pty?: { cols: number; rows: number };
 };
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
