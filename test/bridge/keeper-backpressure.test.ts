@@ -5,14 +5,13 @@
 // checked against a stand-in keeper socket.
 // Built bridge, real processes and sockets (docs/bridge-internals.md#surviving-clis).
 import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { keeperSocketPath } from '../../bridge/survive/keeper.ts';
 import { KeptProcess } from '../../bridge/survive/kept-process.ts';
 import { KEEPER_LIMITS } from '../../bridge/limits.ts';
 import { eventually, seqProblem, sleep, tempDir } from './helpers.ts';
-import { killedBridges } from './killed-bridges.ts';
+import { keeperConnection, killedBridges } from './killed-bridges.ts';
 
 const { groups, bridgeOn } = killedBridges();
 
@@ -32,14 +31,7 @@ const write = (from) => {
 wait();`;
 
 async function connectAsBridge(dir: string): Promise<Socket> {
-  const reachable = keeperSocketPath(dir);
-  if ('error' in reachable) throw new Error(reachable.error);
-  const socket = connect(reachable.path);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  reachable.release();
+  const socket = await keeperConnection(dir);
   socket.on('data', () => undefined); // its notices
   return socket;
 }

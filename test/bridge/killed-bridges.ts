@@ -2,8 +2,10 @@
 // client and process group a test starts is stopped after it, and the next bridge attaches where
 // the test says.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import { keeperSocketPath } from '../../bridge/survive/keeper.ts';
 import type { JournalRecord } from '../../protocol/v1/index.ts';
 import { connectClient, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
 
@@ -47,6 +49,22 @@ export function killedBridges(): KilledBridges {
 export function keeperPids(stateDir: string): number[] {
   const root = join(stateDir, 'keepers');
   return existsSync(root) ? readdirSync(root).map((name) => Number(readFileSync(join(root, name, 'keeper.pid'), 'utf8'))) : [];
+}
+
+/** A connection to a keeper's socket, as a bridge makes one (bridge/survive/keeper.ts). */
+export async function keeperConnection(dir: string): Promise<Socket> {
+  const reachable = keeperSocketPath(dir);
+  if ('error' in reachable) throw new Error(reachable.error);
+  const socket = connect(reachable.path);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+  } finally {
+    reachable.release();
+  }
+  return socket;
 }
 
 /** The texts of a kind of record, in journal order. */

@@ -8,12 +8,10 @@
 // The dead bridge's last write is made by the test on the keeper's socket, after the kill: the
 // crash point is chosen, not timed. Built bridge, real processes and sockets.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launchSpecSchema } from '../../protocol/v1/index.ts';
-import { keeperSocketPath } from '../../bridge/survive/keeper.ts';
-import { killedBridges, texts } from './killed-bridges.ts';
+import { keeperConnection, killedBridges, texts } from './killed-bridges.ts';
 
 // Echoes each stdin line as {"got": line} (a long one as its length); a {"method":"prompt"} line ends the turn ({"done":true}).
 const CLI = `
@@ -30,14 +28,7 @@ const echo = (line: string) => JSON.stringify({ got: line.length > 1001 ? `len:$
 
 /** Sends lines on a keeper's socket, as a bridge does, and closes. */
 async function sendToKeeper(dir: string, lines: object[]): Promise<void> {
-  const reachable = keeperSocketPath(dir);
-  if ('error' in reachable) throw new Error(reachable.error);
-  const socket = connect(reachable.path);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  reachable.release();
+  const socket = await keeperConnection(dir);
   await new Promise<void>((resolve) => socket.end(lines.map((line) => `${JSON.stringify(line)}\n`).join(''), resolve));
 }
 
