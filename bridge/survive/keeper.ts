@@ -214,7 +214,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
         }
         else if (msg.t === 'eof') child.end();
         else if (msg.t === 'up' && typeof msg.port === 'number' && Number.isSafeInteger(msg.port)) relay?.setUpstream(msg.port);
-        else if (msg.t === 'read' && Array.isArray(msg.o) && msg.o.length === 2 && msg.o.every((n) => Number.isSafeInteger(n))) {
+        else if (msg.t === 'read' && Array.isArray(msg.o) && msg.o.length === 2 && msg.o.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) {
           [read.stdout, read.stderr] = msg.o as [number, number];
           throttle('stdout');
           throttle('stderr');
