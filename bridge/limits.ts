@@ -292,7 +292,8 @@ export const KEEPER_LIMITS = {
   /**
    * How far a stream's capture may run ahead of what the connected bridge says it has read before the
    * keeper stops reading the CLI's output (the CLI then blocks on its pipe, as it would on the bridge's
-   * own): the bridge's backpressure, kept. Without a bridge connected the keeper reads on.
+   * own): the bridge's backpressure, kept. It reads on once the bridge is within half of this, or
+   * without a bridge connected.
    */
   maxAheadBytes: 1024 * 1024,
 } as const;

@@ -238,8 +238,9 @@ export function spawnPty(
   let stdinOpen = true;
   term.onData((text) => events.chunk(text));
   // node-pty delivers exit only after its socket closed, i.e. after the last data.
-  // Known limit: if reading is paused when the child exits, node-pty destroys the
-  // socket after its own 200 ms timeout, and output still unread then is lost.
+  // Known limit: if reading is paused when the child exits, output the pty still
+  // buffers is lost (the kernel drops it; reading on after the exit does not get it
+  // back). A kept pty is never paused for that reason (survive/keeper-child.ts).
   term.onExit(({ exitCode, signal }) => {
     exited = true;
     const name = signal ? (SIGNAL_NAMES.get(signal) ?? String(signal)) : null;

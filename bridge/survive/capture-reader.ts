@@ -6,7 +6,7 @@
 // the page cache, and a read costs microseconds where a thread-pool round trip
 // per read costs more than the read (the live throughput of a kept CLI).
 import { closeSync, openSync, readSync } from 'node:fs';
-import { LineSplitter } from '../supervisor/line-splitter.ts';
+import { LineSplitter, utf8Cut } from '../supervisor/line-splitter.ts';
 
 /** One read of a capture file (shared: reads are synchronous and the splitter copies what it keeps). */
 const readBuffer = Buffer.allocUnsafeSlow(256 * 1024);
@@ -96,11 +96,11 @@ export class PtyChunks implements Splitter {
     const all = this.#held.length === 0 ? bytes : Buffer.concat([this.#held, bytes]);
     let start = 0;
     while (all.length - start > this.maxChunkBytes) {
-      const cut = charBoundary(all, start + this.maxChunkBytes, start);
+      const cut = utf8Cut(all, start, start + this.maxChunkBytes);
       this.#emit(all.subarray(start, cut));
       start = cut;
     }
-    const cut = charBoundary(all, all.length, start);
+    const cut = completeEnd(all, start);
     if (cut > start) this.#emit(all.subarray(start, cut));
     this.#held = Buffer.from(all.subarray(cut)); // at most 3 bytes, copied: `bytes` is a reused read buffer
   }
@@ -117,16 +117,15 @@ export class PtyChunks implements Splitter {
 }
 
 /**
- * The last offset ≤ `at` (and ≥ `floor`) that does not split a UTF-8 sequence: backs off over at
- * most 3 continuation bytes to the lead byte when that sequence needs bytes past `at`.
+ * Where the bytes from `floor` on stop being complete characters: before the lead byte of a sequence
+ * that needs bytes past the end (at most 3 bytes back), else the end.
  */
-export function charBoundary(bytes: Buffer, at: number, floor: number): number {
-  for (let i = at - 1, back = 0; i >= floor && back < 4; i--, back++) {
+export function completeEnd(bytes: Buffer, floor: number): number {
+  for (let i = bytes.length - 1, back = 0; i >= floor && back < 4; i--, back++) {
     const b = bytes[i]!;
     if ((b & 0xc0) === 0x80) continue; // a continuation byte: its lead is further back
     const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    if (i + need <= at) return at; // complete (or an ASCII / invalid byte, which decodes alone)
-    return i; // incomplete: cut before its lead byte
+    return i + need <= bytes.length ? bytes.length : i; // complete (or an ASCII / invalid byte, which decodes alone), or cut before its lead
   }
-  return at; // only continuation bytes (invalid): nothing to wait for
+  return bytes.length; // only continuation bytes (invalid): nothing to wait for
 }

@@ -174,12 +174,14 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
     });
   };
   // Backpressure: what the connected bridge says it has read (`{"t":"read"}`); a stream whose capture runs
-  // more than maxAheadBytes ahead of it is held. No bridge, or the CLI exited: nothing is held.
+  // more than maxAheadBytes ahead of it is held until the bridge read to within half of that (so a flood
+  // is held and released per half of it, not per chunk). No bridge, or the CLI exited: nothing is held.
   const read = { stdout: 0, stderr: 0 };
   const held = { stdout: false, stderr: false };
   let exited = false;
   const throttle = (name: 'stdout' | 'stderr'): void => {
-    const hold = bridge !== null && !exited && sizes[name] - read[name] > KEEPER_LIMITS.maxAheadBytes;
+    const limit = held[name] ? KEEPER_LIMITS.maxAheadBytes / 2 : KEEPER_LIMITS.maxAheadBytes;
+    const hold = bridge !== null && !exited && sizes[name] - read[name] > limit;
     if (hold === held[name]) return;
     held[name] = hold;
     child.hold(name, hold);

@@ -1,10 +1,10 @@
-// A keeper holds a kept CLI whose capture runs more than KEEPER_LIMITS.maxAheadBytes ahead of what the
-// connected bridge says it has read (`{"t":"read"}`), as a bridge's own pipe would block it; without a
-// bridge it reads on. The test plays the bridge on the keeper's socket after SIGKILLing the real one,
+// A keeper holds a kept CLI's pipe whose capture runs more than KEEPER_LIMITS.maxAheadBytes ahead of what
+// the connected bridge says it has read (`{"t":"read"}`), as a bridge's own pipe would block it; without a
+// bridge it reads on, and a pty it never holds. The test plays the bridge on the keeper's socket after SIGKILLing the real one,
 // then hands the CLI to a new bridge; the bridge's side (KeptProcess saying how far it read) is
 // checked against a stand-in keeper socket.
 // Built bridge, real processes and sockets (docs/bridge-internals.md#surviving-clis).
-import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -61,8 +61,15 @@ describe('keeper backpressure (launch survive)', () => {
     }
     expect(existsSync(join(dir, 'exit.json')), 'the CLI has not ended').toBe(false);
 
-    // Saying it read everything so far lets the CLI on, by about maxAheadBytes again.
+    // Reading to within more than half of maxAheadBytes does not let it on (hysteresis: no hold and release per chunk).
     const held = capture();
+    socket.write(`{"t":"read","o":[${held - Math.floor(KEEPER_LIMITS.maxAheadBytes * 0.75)},0]}\n`);
+    for (let i = 0; i < 20; i++) {
+      await sleep(25);
+      expect(capture(), 'still held while the bridge is more than half of maxAheadBytes behind').toBe(held);
+    }
+
+    // Saying it read everything so far lets the CLI on, by about maxAheadBytes again.
     socket.write(`{"t":"read","o":[${held},0]}\n`);
     await eventually(() => capture() > held + KEEPER_LIMITS.maxAheadBytes, 30_000, 'the capture growing after the read notice');
 
@@ -76,6 +83,35 @@ describe('keeper backpressure (launch survive)', () => {
     const out = records.filter((r) => r.kind === 'stdout');
     expect(out).toHaveLength(lines);
     expect(out.every((r, i) => r.kind === 'stdout' && r.data.text.startsWith(`line ${i} `))).toBe(true);
+  });
+
+  it('a pty is never held: what its CLI wrote just before exiting is captured (a held pty loses it at the exit)', { timeout: 60_000 }, async () => {
+    const work = tempDir();
+    const first = await bridgeOn();
+    const { stateDir } = first.bridge;
+    // Past maxAheadBytes at once (a pipe would be held there), then, once the keeper had time to hold it, a last line and the exit.
+    const tty = `
+const fs = require('node:fs');
+const go = ${JSON.stringify(join(work, 'go'))};
+const wait = () => (fs.existsSync(go) ? flood() : setTimeout(wait, 10));
+const flood = () => {
+  fs.writeSync(1, ('y'.repeat(63) + '\\n').repeat(${Math.ceil((KEEPER_LIMITS.maxAheadBytes + 4096) / 64)}));
+  setTimeout(() => { fs.writeSync(1, 'DONE\\n'); process.exit(0); }, 300);
+};
+wait();`;
+    await first.client.request({ type: 'start', id: 's', turnId: 'tty', launch: { argv: [process.execPath, '-e', tty], survive: true, io: { mode: 'pty', cols: 80, rows: 24 } } });
+    const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
+    if (spawn.kind === 'spawn') groups.push(spawn.data.pid);
+    const [keeper] = readdirSync(join(stateDir, 'keepers')).filter((name) => existsSync(join(stateDir, 'keepers', name, 'spec.json')));
+    const dir = join(stateDir, 'keepers', keeper!);
+    await first.bridge.kill('SIGKILL');
+
+    const socket = await connectAsBridge(dir); // never says it read anything: a pipe would stay held
+    writeFileSync(join(work, 'go'), '');
+    await eventually(() => existsSync(join(dir, 'exit.json')), 30_000, 'the CLI exit');
+    socket.destroy();
+    expect(statSync(join(dir, 'stdout')).size, `the keeper read past maxAheadBytes: ${readFileSync(join(dir, 'stdout'), 'utf8').slice(0, 600)}`).toBeGreaterThan(KEEPER_LIMITS.maxAheadBytes);
+    expect(readFileSync(join(dir, 'stdout'), 'utf8').endsWith('DONE\r\n'), `the last line is in the capture: ${statSync(join(dir, 'stdout')).size} bytes, ending ${JSON.stringify(readFileSync(join(dir, 'stdout'), 'utf8').slice(-80))}; exit ${readFileSync(join(dir, 'exit.json'), 'utf8')}`).toBe(true);
   });
 
   it('the bridge side: each pump that read says the offsets to the keeper, once per change', { timeout: 30_000 }, async () => {
