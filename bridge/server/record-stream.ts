@@ -1,8 +1,9 @@
 // The owner's record stream: replay (replay-begin … replay-end) from the
 // journal, then live batches from onDurable, with no gap and no duplicate at
 // the handoff (`sentSeq` decides), and bounded memory with a slow host: while
-// the socket's bufferedAmount is above maxBufferedBytes nothing more is queued
-// for it; once it drains it is caught up from the journal (window or disk).
+// the socket's bufferedAmount is above maxBufferedBytes, or as many frames as
+// the frame pool holds are still unwritten, nothing more is queued for it; once
+// it drains it is caught up from the journal (window or disk).
 // server.ts owns sockets and ownership; journal.ts owns what read() returns.
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES_V1 } from '../../protocol/v1/close-codes.ts';
@@ -71,6 +72,14 @@ const firstReplayFrameBytes = 16 * 1024;
  */
 const maxPooledFrameBuffers = Math.ceil(SERVER_LIMITS.maxBufferedBytes / frameBufferBytes) + 2;
 const framePool: Buffer[] = [];
+/**
+ * Frames handed to ws whose write callback has not run yet, at most: a loopback socket takes a
+ * big batch's frames at once (bufferedAmount stays low), but their buffers come back only when
+ * the callbacks run, a tick later. Unbounded, a batch of more frames than the pool holds took
+ * fresh buffers (fresh pages) for the rest: ~60 % of a kept CLI's frames, whose batches are
+ * bigger (docs/bridge-internals.md#surviving-clis).
+ */
+const maxFramesInFlight = maxPooledFrameBuffers;
 
 function takeFrameBuffer(): Buffer {
   const buffer = framePool.pop() ?? Buffer.allocUnsafeSlow(frameBufferBytes);
@@ -110,7 +119,12 @@ export class RecordStream {
 
   /** The socket is above its high-water mark (used to drop diagnostics rather than queue them). */
   get isBehind(): boolean {
-    return this.#pumping || this.#ws.bufferedAmount > this.#limits.maxBufferedBytes;
+    return this.#pumping || this.#full();
+  }
+
+  /** No more frames for now: the socket is above its high-water mark, or the frame pool is all in flight. */
+  #full(): boolean {
+    return this.#ws.bufferedAmount > this.#limits.maxBufferedBytes || this.#unwritten >= maxFramesInFlight;
   }
 
   /** Replays seq cursor+1..durableSeq inside replay-begin/replay-end, then goes live. */
@@ -126,7 +140,7 @@ export class RecordStream {
   /** A batch the journal just made durable. Sent now if the socket is live and keeping up; otherwise caught up later. */
   offer(batch: DurableBatch): void {
     if (this.#closed || this.#pumping || batch.lastSeq <= this.#sentSeq) return;
-    if (batch.firstSeq > this.#sentSeq + 1 || this.#ws.bufferedAmount > this.#limits.maxBufferedBytes) {
+    if (batch.firstSeq > this.#sentSeq + 1 || this.#full()) {
       this.#pumping = true;
       this.#catchUp();
       return;
@@ -151,7 +165,7 @@ export class RecordStream {
   #sendFromWindow(to: number): boolean {
     const journal = this.#journal;
     while (this.#sentSeq < to) {
-      if (this.#ws.bufferedAmount > this.#limits.maxBufferedBytes) return false;
+      if (this.#full()) return false;
       const from = this.#sentSeq + 1;
       let buffer = takeFrameBuffer();
       let copied = journal.copyFromWindow!(from, to, buffer, prefixBytes.length, buffer.length - 1);
@@ -224,7 +238,7 @@ export class RecordStream {
       for await (const lines of this.#journal.read(before + 1, to, this.#limits.maxReplayBatchRecords)) {
         if (this.#closed) return;
         this.#sendLines(lines);
-        if (this.#ws.bufferedAmount > this.#limits.maxBufferedBytes) break;
+        if (this.#full()) break;
       }
       if (this.#sentSeq === before && !this.#closed) {
         throw new Error(`journal.read(${before + 1}, ${to}) returned no records`);
@@ -265,7 +279,7 @@ export class RecordStream {
 
   /** Resolves when the socket is below its high-water mark again (or the stream closed). */
   #drained(): Promise<void> {
-    if (this.#closed || this.#unwritten === 0 || this.#ws.bufferedAmount <= this.#limits.maxBufferedBytes) {
+    if (this.#closed || this.#unwritten === 0 || !this.#full()) {
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
@@ -278,8 +292,8 @@ export class RecordStream {
   readonly #onWritten = (): void => {
     this.#unwritten--;
     if (this.#drainWaiter === null) return;
-    // Resume at half the high-water mark (hysteresis), or when all our frames are out whatever else is queued.
-    if (!this.#closed && this.#unwritten > 0 && this.#ws.bufferedAmount > this.#limits.maxBufferedBytes / 2) return;
+    // Resume at half the high-water mark and half the frames in flight (hysteresis), or when all our frames are out whatever else is queued.
+    if (!this.#closed && this.#unwritten > 0 && (this.#ws.bufferedAmount > this.#limits.maxBufferedBytes / 2 || this.#unwritten > maxFramesInFlight / 2)) return;
     const waiter = this.#drainWaiter;
     this.#drainWaiter = null;
     this.#clearBehind();
