@@ -21,7 +21,7 @@ export type ProcEntry = {
   ptyLineOverlong: boolean;
   /** launch `start`: the handshake still holding writes back (process-start.ts); null once done or without one. */
   gate: StartGate | null;
-  /** The env launch `stdinSecrets` take values from when it is not the launch's own (a kept CLI's relayed MCP URL). */
+  /** The env launch `stdinSecrets` take values from when it is not the launch's own (a kept CLI's relayed MCP URL; an adopted CLI's MCP variables). */
   secretsEnv?: Record<string, string>;
 };
 

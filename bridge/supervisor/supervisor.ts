@@ -290,6 +290,7 @@ export class Supervisor {
     entry.cont = { ...adoption.cont };
     entry.ptyLine = adoption.ptyLine.ptyLine;
     entry.ptyLineOverlong = adoption.ptyLine.ptyLineOverlong;
+    entry.secretsEnv = adoption.secretsEnv;
     this.#processes.current = entry;
     if (adoption.turnId !== null) {
       const { turn } = Turn.create(this.#turnContext, adoption.turnId, launch, entry);

@@ -22,6 +22,7 @@ import type { Journal } from '../journal/journal.ts';
 import { keeperDir, readKeeperInputs, readSavedLaunch, type KeeperInputs } from './keeper-dir.ts';
 import { RecentInputs } from './recent-inputs.ts';
 import { SERVER_LIMITS } from '../limits.ts';
+import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import type { Adopted } from '../after-ready-context.ts';
 import type { Adoption } from './adoption.ts';
 import { StartGate } from '../supervisor/process-start.ts';
@@ -152,6 +153,7 @@ export async function adoptSurvivor(options: {
   // them): journaled now, so the CLI's input and the journal agree, and a host settling an unacked
   // input finds it landed instead of sending it again.
   const delivered = await readKeeperInputs(dir);
+  if (delivered?.mcp) adoption.secretsEnv = { [MCP_ENV_V1.urlEnvVar]: delivered.mcp.url, [MCP_ENV_V1.tokenEnvVar]: delivered.mcp.token };
   const missing = delivered === null ? 0 : delivered.count - journaled.count;
   if (delivered !== null && missing > 0 && missing <= delivered.recent.length) {
     for (const text of delivered.recent.slice(delivered.recent.length - missing)) {

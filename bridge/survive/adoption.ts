@@ -31,4 +31,9 @@ export type Adoption = {
   start: StartGate | null;
   /** Writes the journal holds that never reached the keeper (the dead bridge still held them): written again, first. */
   redeliver: string[];
+  /**
+   * What stdin placeholders (launch `stdinSecrets`) are substituted from: the CLI's MCP URL and token,
+   * as its keeper says them. The rest of its env is never on disk, so other placeholders stay as written.
+   */
+  secretsEnv?: Record<string, string>;
 };

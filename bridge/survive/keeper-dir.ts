@@ -92,7 +92,7 @@ function answers(dir: string): Promise<boolean> {
  * the latest (recent-inputs.ts), and the MCP endpoint the CLI was given, from the CLI's env (never written
  * to disk): an adopting bridge serves the same token, and the same port unless the keeper relays.
  */
-export type KeeperInputs = { count: number; recent: string[]; mcp: { token: string; port: number } | null };
+export type KeeperInputs = { count: number; recent: string[]; mcp: { url: string; token: string; port: number } | null };
 
 /** Longest wait for a live keeper's first line (it sends it as it accepts): a hang guard. */
 const inputsWaitMs = 5_000;
@@ -138,13 +138,13 @@ export function readKeeperInputs(dir: string): Promise<KeeperInputs | null> {
   });
 }
 
-function mcpEndpoint(said: unknown): { token: string; port: number } | null {
+function mcpEndpoint(said: unknown): KeeperInputs['mcp'] {
   if (typeof said !== 'object' || said === null) return null;
   const { url, token } = said as { url?: unknown; token?: unknown };
   if (typeof url !== 'string' || typeof token !== 'string') return null;
   try {
     const port = Number(new URL(url).port);
-    return Number.isSafeInteger(port) && port > 0 ? { token, port } : null;
+    return Number.isSafeInteger(port) && port > 0 ? { url, token, port } : null;
   } catch {
     return null;
   }

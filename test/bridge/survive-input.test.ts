@@ -13,10 +13,12 @@ import { describe, expect, it } from 'vitest';
 import { launchSpecSchema } from '../../protocol/v1/index.ts';
 import { keeperConnection, killedBridges, texts } from './killed-bridges.ts';
 
-// Echoes each stdin line as {"got": line} (a long one as its length); a {"method":"prompt"} line ends the turn ({"done":true}).
+// Echoes each stdin line as {"got": line} (a long one as its length); a {"method":"prompt"} line ends the turn ({"done":true});
+// a {"method":"env"} line also prints its MCP variables.
 const CLI = `
 const rl = require('node:readline').createInterface({ input: process.stdin });
 rl.on('line', (line) => {
+  if (line.includes('"env"')) console.log(JSON.stringify({ env: [process.env.HARNESS_BRIDGE_MCP_URL, process.env.HARNESS_BRIDGE_MCP_TOKEN] }));
   console.log(JSON.stringify({ got: line.length > 1000 ? 'len:' + line.length : line }));
   if (line.includes('"prompt"')) console.log(JSON.stringify({ done: true }));
 });
@@ -44,7 +46,7 @@ async function captureHolds(dir: string, text: string): Promise<void> {
 const hello = '{"method":"hello"}\n';
 
 /** A bridge running turn t1 on a kept echo CLI that has read `hello`; its keeper's dir and pid. */
-async function keptTurn() {
+async function keptTurn(more: object = {}) {
   const first = await bridgeOn();
   const launch = launchSpecSchema.parse({
     argv: [process.execPath, '-e', CLI],
@@ -52,6 +54,7 @@ async function keptTurn() {
     lifetime: 'session',
     survive: true,
     turnEnd: [{ json: { path: ['done'], equals: true } }],
+    ...more,
   });
   await first.client.request({ type: 'start', id: 's', turnId: 't1', launch, input: hello });
   const spawn = await first.client.waitForRecord((r) => r.kind === 'spawn');
@@ -121,6 +124,35 @@ describe('a kept CLI input whose stdin record died with the bridge (survive)', (
     expect(texts(records, 'stdout').filter((t) => t.startsWith('{"got"')), 'the CLI read each write once, in order').toEqual(
       [hello, big, '{"method":"prompt"}\n'].map(echo),
     );
+  });
+
+  it("an adopted CLI's stdin placeholders (launch stdinSecrets) take its MCP URL and token, in a write redelivered at adoption and in new ones", { timeout: 60_000 }, async () => {
+    const first = await keptTurn({ stdinSecrets: ['HARNESS_BRIDGE_MCP_URL', 'HARNESS_BRIDGE_MCP_TOKEN'] });
+    await first.client.request({ type: 'input', id: 'e', turnId: 't1', text: '{"method":"env"}\n' });
+    const said = await first.client.waitForRecord((r) => r.kind === 'stdout' && r.data.text.startsWith('{"env"'));
+    const [url, token] = (JSON.parse(said.kind === 'stdout' ? said.data.text : '{}') as { env: [string, string] }).env;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    // A journaled write the keeper never received (it reads nothing while stopped; 2 MiB is more than the socket takes): written again at adoption.
+    const placeholder = '${HARNESS_BRIDGE_MCP_URL}';
+    const big = `{"u":"${placeholder}","pad":"${'x'.repeat(2 * 1024 * 1024)}"}\n`;
+    process.kill(first.keeperPid, 'SIGSTOP');
+    try {
+      expect(await first.client.request({ type: 'input', id: 'big', turnId: 't1', text: big })).toMatchObject({ type: 'ack' });
+      await first.bridge.kill('SIGKILL');
+    } finally {
+      process.kill(first.keeperPid, 'SIGCONT');
+    }
+    const second = await bridgeOn(first.bridge.stateDir, 0);
+    const prompt = '{"method":"prompt","t":"${HARNESS_BRIDGE_MCP_TOKEN}"}\n';
+    await second.client.request({ type: 'input', id: 'p', turnId: 't1', text: prompt });
+    await second.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1', 30_000);
+    const records = second.client.records();
+    const got = texts(records, 'stdout').filter((t) => t.startsWith('{"got"'));
+    expect(got.slice(-2), 'the placeholders substituted in what the CLI read').toEqual([
+      JSON.stringify({ got: `len:${big.trimEnd().length - placeholder.length + url.length}` }),
+      echo(prompt.replace('${HARNESS_BRIDGE_MCP_TOKEN}', token)),
+    ]);
+    expect(texts(records, 'stdin').slice(-2), 'the journal keeps the placeholders').toEqual([big, prompt]);
   });
 
   it('a restart with nothing lost journals nothing more', { timeout: 60_000 }, async () => {
