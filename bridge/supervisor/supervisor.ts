@@ -3,7 +3,8 @@
 // turn state machine: starting turns (both CLI shapes), input, signals, abort, stop,
 // adoption, and records from process events. One turn's end conditions and interrupt
 // are turn.ts's; the processes (current, retiring, pause) process-set.ts's and
-// proc-entry.ts's; one process supervised-process.ts's; seq/disk the journal's.
+// proc-entry.ts's; spawning one spawn-process.ts's, stopping them stop-processes.ts's;
+// one process supervised-process.ts's; seq/disk the journal's.
 //
 // Contract (docs/bridge-internals.md#supervisor):
 // - One turn at a time; start's checks and its `turn-start` record happen
@@ -29,14 +30,16 @@ import type { SignalName } from '../../protocol/v1/common.ts';
 import type { HostToolSpec } from '../../protocol/v1/tool-spec.ts';
 import { resolveSupervisorLimits, type SupervisorLimits } from '../limits.ts';
 import { loadPty, type PtyImporter } from './pty.ts';
-import { spawnPipes, spawnPty, type SupervisorLogger } from './supervised-process.ts';
+import type { SupervisorLogger } from './supervised-process.ts';
+import { spawnProcess } from './spawn-process.ts';
+import { stopProcesses } from './stop-processes.ts';
 import type { Adoption } from '../survive/adoption.ts';
-import { adoptKept, KeptProcess, spawnKept } from '../survive/kept-process.ts';
+import { adoptKept, KeptProcess } from '../survive/kept-process.ts';
 import { SpareKeepers } from '../survive/spare-keeper.ts';
 import { keptLaunch } from '../survive/relay-launch.ts';
 import { randomBytes } from 'node:crypto';
 import type { OutputStream } from './output-line.ts';
-import { entryKey, newEntry, ptyLines, survivorKey, type EntryHandlers, type ProcEntry } from './proc-entry.ts';
+import { entryKey, newEntry, ptyLines, type EntryHandlers, type ProcEntry } from './proc-entry.ts';
 import { ProcessSet } from './process-set.ts';
 import { Turn, type TurnContext, type TurnEndReason } from './turn.ts';
 import { NO_JAIL, type CliJail, type Jailed } from '../jail/cli-jail.ts';
@@ -167,51 +170,36 @@ export class Supervisor {
     const { launch: toJail, relay } = await keptLaunch(launch, keeperId);
     const preparing = this.#jail.prepare(toJail);
     const jailed: Jailed = preparing instanceof Promise ? await preparing : preparing;
+    // node-pty loads on the first pty launch that is not kept (a keeper loads its own).
+    const load = jailed.ok && launch.io.mode === 'pty' && launch.survive !== true ? await loadPty(this.#ptyImporter) : null;
     if (this.#turn !== turn || turn.ending) {
-      // Aborted or stopped while the jail was prepared: nothing was spawned.
+      // Aborted or stopped while the jail was prepared or node-pty loaded: nothing was spawned.
       if (jailed.ok) jailed.release?.();
       this.#endTurn(turn, turn.ending ?? 'aborted');
       return this.#stopping ? { ok: false, code: 'stopping', message: 'the supervisor is stopping' } : { ok: true };
     }
     if (!jailed.ok) return this.#spawnFailed(turn, jailed.message);
-    const spawnAs = jailed.launch;
-    const options = {
-      ...this.#processes.options(launch),
-      ...(jailed.credentials ? { credentials: jailed.credentials } : {}),
-      ...(jailed.signal ? { signal: jailed.signal } : {}),
-    };
-    let entry: ProcEntry;
-    if (launch.survive === true) {
-      if (this.#keepers === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files');
-      const shell = newEntry(launch, this.#handlers);
-      const spawned = await spawnKept(this.#keepers, keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, relay, jailed.keptEgress);
-      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
-      entry = shell.attach(spawned.proc);
-      if (relay && toJail.env) entry.secretsEnv = toJail.env; // stdin placeholders name the relay's URL, as the CLI's env does
-      if (this.#stopping) {
-        // Stopped while the keeper started: stop() did not see this process.
-        spawned.proc.killGroup('SIGKILL');
-        spawned.proc.begin();
-        return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
-      }
-    } else if (launch.io.mode === 'pty') {
-      const load = await loadPty(this.#ptyImporter);
-      if (this.#turn !== turn || turn.ending) {
-        // Aborted or stopped while node-pty loaded: nothing was spawned.
-        jailed.release?.();
-        this.#endTurn(turn, turn.ending ?? 'aborted');
-        return this.#stopping ? { ok: false, code: 'stopping', message: 'the supervisor is stopping' } : { ok: true };
-      }
-      if (!load.ok) return this.#spawnFailed(turn, load.message, jailed.release);
-      const shell = newEntry(launch, this.#handlers);
-      const spawned = spawnPty(load.pty, spawnAs, options, shell.events);
-      if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
-      entry = shell.attach(spawned.proc);
-    } else {
-      const shell = newEntry(launch, this.#handlers);
-      const spawned = spawnPipes(spawnAs, options, shell.events);
-      if (!spawned.ok) return this.#spawnFailed(turn, await spawned.message, jailed.release);
-      entry = shell.attach(spawned.proc);
+    if (load && !load.ok) return this.#spawnFailed(turn, load.message, jailed.release);
+    if (launch.survive === true && this.#keepers === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files', jailed.release);
+    const spawned = await spawnProcess({
+      launch,
+      spawnAs: jailed.launch,
+      options: {
+        ...this.#processes.options(launch),
+        ...(jailed.credentials ? { credentials: jailed.credentials } : {}),
+        ...(jailed.signal ? { signal: jailed.signal } : {}),
+      },
+      handlers: this.#handlers,
+      ...(launch.survive === true ? { kept: { keepers: this.#keepers!, keeperId, ...(relay ? { relay } : {}), ...(jailed.keptEgress ? { egress: jailed.keptEgress } : {}) } } : {}),
+      ...(load?.ok ? { pty: load.pty } : {}),
+    });
+    if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
+    const { entry } = spawned;
+    if (entry.proc instanceof KeptProcess && this.#stopping) {
+      // Stopped while the keeper started: stop() did not see this process.
+      entry.proc.killGroup('SIGKILL');
+      entry.proc.begin();
+      return { ok: false, code: 'stopping', message: 'the supervisor is stopping' };
     }
     this.#processes.current = entry;
     turn.entry = entry;
@@ -370,30 +358,8 @@ export class Supervisor {
     for (const entry of entries) {
       entry.gate?.drop('the bridge stopped the process');
       if (turn && turn.entry === entry && 'input' in turn.launch.interrupt) turn.interrupt(entry, 'stop');
-      entry.proc.endStdin();
     }
-    const all = Promise.all(entries.map((e) => e.proc.done));
-    // Within the grace: EOF first, and the SIGTERM only if the CLI has not ended by itself meanwhile.
-    let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'grace'>((resolve) => (timer = setTimeout(() => resolve('grace'), graceMs)));
-    const eofWait = Math.min(this.limits.stopEofWaitMs, Math.floor(graceMs / 3));
-    if (eofWait > 0 && entries.some((e) => e.proc.hasStdin)) await Promise.race([all, new Promise((resolve) => setTimeout(resolve, eofWait))]);
-    for (const entry of entries) {
-      if (entry.proc.exited) continue;
-      this.#emit({ kind: 'signal', turnId: this.#turnIdOf(entry), data: { signal: 'SIGTERM', reason: 'stop' } });
-      entry.proc.killGroup('SIGTERM');
-    }
-    const first = await Promise.race([all.then(() => 'done' as const), graceOver]);
-    clearTimeout(timer);
-    if (first === 'grace') {
-      for (const entry of entries) {
-        if (entry.proc.exited) continue;
-        this.#emit({ kind: 'signal', turnId: this.#turnIdOf(entry), data: { signal: 'SIGKILL', reason: 'stop-grace-expired' } });
-        entry.proc.killGroup('SIGKILL');
-        entry.proc.resume(); // a paused process could not deliver its exit
-      }
-      await all;
-    }
+    await stopProcesses(entries, { graceMs, eofWaitMs: this.limits.stopEofWaitMs, emit: this.#emit, turnIdOf: (entry) => this.#turnIdOf(entry) });
   }
 
   #running(turnId: string): { ok: true; entry: ProcEntry } | { ok: false; code: 'unknown-turn' | 'no-process'; message: string } {
