@@ -77,7 +77,7 @@ const framePool: Buffer[] = [];
  * big batch's frames at once (bufferedAmount stays low), but their buffers come back only when
  * the callbacks run, a tick later. Unbounded, a batch of more frames than the pool holds took
  * fresh buffers (fresh pages) for the rest: ~60 % of a kept CLI's frames, whose batches are
- * bigger (docs/bridge-internals.md#surviving-clis).
+ * bigger (docs/bridge-internals.md#server, Backpressure).
  */
 const maxFramesInFlight = maxPooledFrameBuffers;
 
