@@ -212,6 +212,9 @@ function spawnErrorMessage(launch: LaunchSpec, err: NodeJS.ErrnoException): stri
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, n]) => [n, name]));
 
+/** What a paused pty is read on into before the pty itself is paused (UTF-16 units: ~1-3 MiB). */
+const pausedPtyChars = 1024 * 1024;
+
 /**
  * Spawns in a pty (node-pty makes the child a session leader, so its pid is its
  * process group). An exec failure inside node-pty shows up as output and exit
@@ -236,18 +239,56 @@ export function spawnPty(
   const { promise: done, resolve: markDone } = deferred();
   let exited = false;
   let stdinOpen = true;
-  term.onData((text) => events.chunk(text));
-  // node-pty delivers exit only after its socket closed, i.e. after the last data.
-  // Known limit: if reading is paused when the child exits, output the pty still
-  // buffers is lost (the kernel drops it; reading on after the exit does not get it
-  // back). A kept pty is never paused for that reason (survive/keeper-child.ts).
-  term.onExit(({ exitCode, signal }) => {
-    exited = true;
-    const name = signal ? (SIGNAL_NAMES.get(signal) ?? String(signal)) : null;
-    events.exit(name ? null : exitCode, name);
-    markDone();
+  // Paused (journal backpressure), a pty is read on into `held`, and the pty itself is paused
+  // only past pausedPtyChars: what a paused pty still buffers when its CLI exits is lost (the
+  // kernel drops it; reading on after the exit does not get it back), so only a CLI that writes
+  // that much while paused and then exits loses any. Its exit, like a pipe CLI's, waits until the
+  // output before it is out. node-pty reports the exit only after the last data.
+  let paused = options.paused;
+  const held: string[] = [];
+  let heldChars = 0;
+  let termPaused = false;
+  let exit: { code: number | null; signal: string | null } | null = null;
+  let flushing = false;
+  const flush = (): void => {
+    if (flushing) return; // resumed from inside a chunk's record: the loop below goes on
+    flushing = true;
+    let i = 0;
+    try {
+      while (!paused && i < held.length) {
+        const text = held[i++]!; // a chunk's record can pause output again
+        heldChars -= text.length;
+        events.chunk(text);
+      }
+    } finally {
+      held.splice(0, i);
+      flushing = false;
+    }
+    if (paused) return;
+    if (termPaused) {
+      termPaused = false;
+      term.resume();
+    }
+    if (exit !== null && !exited) {
+      exited = true;
+      events.exit(exit.code, exit.signal);
+      markDone();
+    }
+  };
+  term.onData((text) => {
+    if (!paused) return events.chunk(text);
+    held.push(text);
+    heldChars += text.length;
+    if (heldChars >= pausedPtyChars && !termPaused) {
+      termPaused = true;
+      term.pause();
+    }
   });
-  if (options.paused) term.pause();
+  term.onExit(({ exitCode, signal }) => {
+    const name = signal ? (SIGNAL_NAMES.get(signal) ?? String(signal)) : null;
+    exit = { code: name ? null : exitCode, signal: name };
+    flush();
+  });
   return {
     ok: true,
     proc: {
@@ -260,18 +301,23 @@ export function spawnPty(
       },
       done,
       write(text) {
-        if (exited || !stdinOpen) return false;
+        if (exit !== null || !stdinOpen) return false;
         term.write(text);
         return true;
       },
       endStdin() {
         // A pty has no EOF of its own; send ^D, which a line-mode terminal reads as EOF.
-        if (!exited && stdinOpen) term.write('\x04');
+        if (exit === null && stdinOpen) term.write('\x04');
         stdinOpen = false;
       },
       killGroup: (signal) => (options.signal ? options.signal(pid, signal) : killGroup(pid, signal, log)),
-      pause: () => term.pause(),
-      resume: () => term.resume(),
+      pause: () => {
+        paused = true;
+      },
+      resume: () => {
+        paused = false;
+        flush();
+      },
     },
   };
 }

@@ -738,6 +738,31 @@ describe('Supervisor: pty', () => {
     expect(sup.hasLiveProcess).toBe(true);
   });
 
+  it('paused, a pty is read on: a CLI that writes and exits while output is paused loses nothing, and its exit comes after its output', async () => {
+    const { sup, rec } = create();
+    sup.pause();
+    await sup.start('t1', launch(['--json', '--lines', '100', '--line-bytes', '100'], { io: { mode: 'pty', cols: 200, rows: 30 } }));
+    const spawn = await rec.until((d) => d.kind === 'spawn');
+    const pid = spawn.kind === 'spawn' ? spawn.data.pid : 0;
+    const gone = () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    for (let i = 0; i < 500 && !gone(); i++) await new Promise((r) => setTimeout(r, 20)); // a hang guard, not a pass condition
+    expect(gone(), 'the CLI exited while output was paused').toBe(true);
+    await new Promise((r) => setTimeout(r, 400)); // past node-pty's 200 ms between the exit and dropping an unread pty
+    expect(rec.kinds('t1').filter((k) => k === 'pty' || k === 'exit'), 'nothing delivered while paused').toEqual([]);
+    sup.resume();
+    expect((await rec.turnEnd('t1')).data).toEqual({ reason: 'exit', code: 0 });
+    const text = rec.of('t1').flatMap((d) => (d.kind === 'pty' ? [d.data.text] : [])).join('');
+    for (let n = 0; n < 100; n++) expect(text).toContain(`"n":${n},`);
+    expect(rec.kinds('t1').slice(-2)).toEqual(['exit', 'turn-end']);
+  });
+
   it('a missing node-pty is a spawn-failed turn with a clear message', async () => {
     const { sup, rec } = create({ ptyImporter: () => Promise.reject(new Error("Cannot find package 'node-pty'")) });
     const r = await sup.start('t1', launch(['--json'], { io: { mode: 'pty', cols: 80, rows: 24 } }));
