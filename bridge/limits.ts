@@ -296,6 +296,12 @@ export const KEEPER_LIMITS = {
    * without a bridge connected.
    */
   maxAheadBytes: 1024 * 1024,
+  /**
+   * The bridge starts the next kept spawn's keeper (a Node start: bridge/survive/spare-keeper.ts) once
+   * its current kept CLI wrote nothing for this long after its first output, or ended: on a small
+   * machine a Node start beside a CLI's flood of output slowed the stream by more than the spare saves.
+   */
+  quietMs: 100,
 } as const;
 
 /** The jail helper (jail/jail-helper-main.ts) as its bridge goes, asking whether kept CLIs it wrapped still run. */

@@ -21,7 +21,7 @@ import { hashKey, keeperDir, removeKeeperDir, type SavedLaunch } from './keeper-
 import { signalJailed } from '../jail/jail-signals.ts';
 import { childEnv, killGroup, type ProcessEvents, type ProcessOptions, type SupervisedProcess, type SupervisorLogger } from '../supervisor/supervised-process.ts';
 import type { OutputStream } from '../supervisor/output-line.ts';
-import { SUPERVISOR_LIMITS } from '../limits.ts';
+import { KEEPER_LIMITS, SUPERVISOR_LIMITS } from '../limits.ts';
 
 /**
  * Bytes read per pump before the event loop gets its turn back (and the records read so far are
@@ -106,9 +106,9 @@ export async function spawnKept(
   }
   const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
   await proc.connect();
-  // The next kept spawn's keeper starts once this CLI has started (its first output): a Node start beside the CLI's own
-  // start slows that start down on a small machine more than the spare saves.
-  void proc.started.then(() => keepers.refill(egress !== undefined));
+  // The next kept spawn's keeper starts once this CLI's output goes quiet, or it ends: a Node start beside the
+  // CLI's own start, or beside its flood of output, costs a small machine more than the spare saves.
+  void proc.quiet.then(() => keepers.refill(egress !== undefined));
   return { ok: true, proc };
 }
 
@@ -140,6 +140,12 @@ export class KeptProcess implements SupervisedProcess {
   /** Resolves once the CLI's first output is read, or it ended without any. */
   readonly started: Promise<void>;
   #markStarted!: () => void;
+  /** Resolves once the CLI wrote nothing for KEEPER_LIMITS.quietMs after its first output, or it ended. */
+  readonly quiet: Promise<void>;
+  #markQuiet!: () => void;
+  /** The keeper's `grew` notices: the CLI wrote (counted while paused too). */
+  #grew = 0;
+  #quietTimer: ReturnType<typeof setInterval> | undefined;
   readonly keeper: string;
   #markDone!: () => void;
   #exited = false;
@@ -179,6 +185,8 @@ export class KeptProcess implements SupervisedProcess {
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve) => (this.#markDone = resolve));
     this.started = new Promise<void>((resolve) => (this.#markStarted = resolve));
+    this.quiet = new Promise<void>((resolve) => (this.#markQuiet = resolve));
+    void this.started.then(() => this.#watchQuiet());
     const lines = (name: OutputStream) =>
       CaptureReader.lines(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
     // A pty's text is capped per record like a pipe's line.
@@ -211,7 +219,10 @@ export class KeptProcess implements SupervisedProcess {
         for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
-          if (line === '{"t":"grew"}') this.#pump();
+          if (line === '{"t":"grew"}') {
+            this.#grew++;
+            this.#pump();
+          }
           else {
             try {
               const msg = JSON.parse(line) as KeeperExit;
@@ -237,6 +248,20 @@ export class KeptProcess implements SupervisedProcess {
         this.#pump();
       });
     });
+  }
+
+  #watchQuiet(): void {
+    if (this.#exited) return;
+    let seen = this.#grew;
+    this.#quietTimer = setInterval(() => {
+      if (this.#grew !== seen) {
+        seen = this.#grew;
+        return;
+      }
+      clearInterval(this.#quietTimer);
+      this.#markQuiet();
+    }, KEEPER_LIMITS.quietMs);
+    this.#quietTimer.unref();
   }
 
   #readExitFile(): KeeperExit | null {
@@ -324,6 +349,8 @@ export class KeptProcess implements SupervisedProcess {
     this.events.exit(code, signal);
     this.#markDone();
     this.#markStarted();
+    clearInterval(this.#quietTimer);
+    this.#markQuiet();
   }
 
   /** Removes the keeper dir (call once the exit is journaled). */

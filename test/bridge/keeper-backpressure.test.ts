@@ -7,7 +7,7 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { KeptProcess } from '../../bridge/survive/kept-process.ts';
 import { KEEPER_LIMITS } from '../../bridge/limits.ts';
 import { eventually, seqProblem, sleep, tempDir } from './helpers.ts';
@@ -115,23 +115,8 @@ wait();`;
   });
 
   it('the bridge side: each pump that read says the offsets to the keeper, once per change', { timeout: 30_000 }, async () => {
-    const dir = join(tempDir(), 'k');
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'stdout'), '');
-    writeFileSync(join(dir, 'stderr'), '');
-    const heard: string[] = [];
-    let keeperSide: Socket | undefined;
-    const server = createServer((socket) => {
-      keeperSide = socket;
-      socket.setEncoding('utf8').on('data', (text: string) => heard.push(...text.split('\n').filter(Boolean)));
-    });
-    await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve));
-    const got: string[] = [];
-    const noop = () => undefined;
-    const proc = new KeptProcess(dir, 2 ** 22, { argv: ['x'], stdin: 'null', io: { mode: 'pipes' }, lifetime: 'run-to-exit' } as never, { stdout: 0, stderr: 0 }, { maxLineBytes: 1024, exitDrainMs: 100, paused: false, log: { debug: noop, warn: noop } }, { line: (_stream, text) => got.push(text), chunk: noop, exit: noop });
+    const { dir, heard, got, proc, keeperSide, close } = await standInKeeper();
     try {
-      await proc.connect();
-      proc.begin();
       appendFileSync(join(dir, 'stdout'), 'one\ntwo\n');
       appendFileSync(join(dir, 'stderr'), 'err\n');
       keeperSide!.write('{"t":"grew"}\n');
@@ -143,8 +128,68 @@ wait();`;
       expect(heard).toEqual(['{"t":"read","o":[8,4]}', '{"t":"read","o":[14,4]}']);
       expect(got).toEqual(['one', 'two', 'err', 'three']);
     } finally {
-      server.close();
-      keeperSide?.destroy();
+      close();
     }
   });
 });
+
+describe('when the next kept spawn\'s keeper starts', () => {
+  it('once the kept CLI goes quiet after its first output, not while its output flows', { timeout: 30_000 }, async () => {
+    // Only intervals are faked: the quiet check's. The socket and the pumps run for real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const { dir, got, proc, keeperSide, close } = await standInKeeper();
+    let quiet = false;
+    void proc.quiet.then(() => (quiet = true));
+    const flush = () => new Promise((resolve) => setImmediate(resolve));
+    const line = async (n: number) => {
+      appendFileSync(join(dir, 'stdout'), `line ${n}\n`);
+      keeperSide.write('{"t":"grew"}\n');
+      await eventually(() => got.length === n + 1, 10_000, `line ${n}`);
+    };
+    try {
+      // Before its first output the CLI is starting, not quiet.
+      vi.advanceTimersByTime(KEEPER_LIMITS.quietMs * 5);
+      await flush();
+      expect(quiet).toBe(false);
+      await line(0);
+      for (let n = 1; n <= 20; n++) {
+        await line(n);
+        vi.advanceTimersByTime(KEEPER_LIMITS.quietMs);
+        await flush();
+        expect(quiet, `quiet after line ${n}`).toBe(false);
+      }
+      vi.advanceTimersByTime(KEEPER_LIMITS.quietMs);
+      await flush();
+      expect(quiet).toBe(true);
+    } finally {
+      vi.useRealTimers();
+      close();
+    }
+  });
+});
+
+/** A KeptProcess reading a keeper dir the test writes, connected to a keeper socket the test plays. */
+async function standInKeeper() {
+  const dir = join(tempDir(), 'k');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'stdout'), '');
+  writeFileSync(join(dir, 'stderr'), '');
+  const heard: string[] = [];
+  let keeperSide: Socket | undefined;
+  const server = createServer((socket) => {
+    keeperSide = socket;
+    socket.setEncoding('utf8').on('data', (text: string) => heard.push(...text.split('\n').filter(Boolean)));
+  });
+  await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve));
+  const got: string[] = [];
+  const noop = () => undefined;
+  const proc = new KeptProcess(dir, 2 ** 22, { argv: ['x'], stdin: 'null', io: { mode: 'pipes' }, lifetime: 'run-to-exit' } as never, { stdout: 0, stderr: 0 }, { maxLineBytes: 1024, exitDrainMs: 100, paused: false, log: { debug: noop, warn: noop } }, { line: (_stream, text) => got.push(text), chunk: noop, exit: noop });
+  await proc.connect();
+  proc.begin();
+  await eventually(() => keeperSide !== undefined, 10_000, 'the keeper side of the socket');
+  const close = () => {
+    server.close();
+    keeperSide?.destroy();
+  };
+  return { dir, heard, got, proc, keeperSide: keeperSide!, close };
+}
