@@ -284,10 +284,10 @@ export class KeptProcess implements SupervisedProcess {
     this.#sayRead();
   }
 
-  /** Tells the keeper how far the captures are read, when that moved (the keeper holds a CLI too far ahead). */
+  /** Tells the keeper how far the captures are read, when that moved (the keeper holds a CLI too far ahead; never a pty). */
   #sayRead(): void {
     const socket = this.#socket;
-    if (this.#exited || socket === null || socket.destroyed) return;
+    if (this.pty || this.#exited || socket === null || socket.destroyed) return;
     const said = this.#readNotice();
     if (said === this.#said) return;
     this.#said = said;

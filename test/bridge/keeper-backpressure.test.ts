@@ -131,6 +131,22 @@ wait();`;
       close();
     }
   });
+
+  it('the bridge side of a pty: no read notices (a keeper never holds a pty)', { timeout: 30_000 }, async () => {
+    const { dir, heard, got, keeperSide, close } = await standInKeeper({ mode: 'pty', cols: 80, rows: 24 });
+    try {
+      appendFileSync(join(dir, 'stdout'), 'one\r\n');
+      keeperSide.write('{"t":"grew"}\n');
+      await eventually(() => got.join('') === 'one\r\n', 10_000, 'the pty text');
+      appendFileSync(join(dir, 'stdout'), 'two\r\n');
+      keeperSide.write('{"t":"grew"}\n');
+      await eventually(() => got.join('') === 'one\r\ntwo\r\n', 10_000, 'more pty text');
+      await sleep(100);
+      expect(heard).toEqual([]);
+    } finally {
+      close();
+    }
+  });
 });
 
 describe('when the next kept spawn\'s keeper starts', () => {
@@ -169,7 +185,7 @@ describe('when the next kept spawn\'s keeper starts', () => {
 });
 
 /** A KeptProcess reading a keeper dir the test writes, connected to a keeper socket the test plays. */
-async function standInKeeper() {
+async function standInKeeper(io: { mode: 'pipes' } | { mode: 'pty'; cols: number; rows: number } = { mode: 'pipes' }) {
   const dir = join(tempDir(), 'k');
   mkdirSync(dir);
   writeFileSync(join(dir, 'stdout'), '');
@@ -183,7 +199,7 @@ async function standInKeeper() {
   await new Promise<void>((resolve) => server.listen(join(dir, 'sock'), resolve));
   const got: string[] = [];
   const noop = () => undefined;
-  const proc = new KeptProcess(dir, 2 ** 22, { argv: ['x'], stdin: 'null', io: { mode: 'pipes' }, lifetime: 'run-to-exit' } as never, { stdout: 0, stderr: 0 }, { maxLineBytes: 1024, exitDrainMs: 100, paused: false, log: { debug: noop, warn: noop } }, { line: (_stream, text) => got.push(text), chunk: noop, exit: noop });
+  const proc = new KeptProcess(dir, 2 ** 22, { argv: ['x'], stdin: 'null', io, lifetime: 'run-to-exit' } as never, { stdout: 0, stderr: 0 }, { maxLineBytes: 1024, exitDrainMs: 100, paused: false, log: { debug: noop, warn: noop } }, { line: (_stream, text) => got.push(text), chunk: (text) => got.push(text), exit: noop });
   await proc.connect();
   proc.begin();
   await eventually(() => keeperSide !== undefined, 10_000, 'the keeper side of the socket');
