@@ -8,7 +8,7 @@
 //   spare behind it start during the stream), and from `start` for a warm bridge's third turn.
 // aisdk and rawws have no surviving CLIs: their columns say so.
 import { performance } from 'node:perf_hooks';
-import { REPEATS, banner, fmt, median, procMemory, runScenario, scaled, sleep, tempDir } from './lib/common.mjs';
+import { REPEATS, banner, fmt, median, procCpuMs, procMemory, runScenario, scaled, sleep, tempDir } from './lib/common.mjs';
 import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 import { waitingKeepers } from '../../lib/host/sandbox/local/pids.js';
 
@@ -47,12 +47,21 @@ async function once(survive, count) {
     }
     // A third turn streaming `count` lines on the warm bridge: its jail helper runs, and (survive on) a
     // keeper waits, so only the stream itself and the keeper started behind it are in it.
+    // Its CPU too, which a shared machine's load does not distort as it does the rate: the bridge's, its
+    // reaped children's (the CLI, or the keeper with the CLI it reaped) and this process's (the host client).
+    const cpu0 = procCpuMs(bridge.pid);
+    const host0 = process.cpuUsage();
     const t2 = performance.now();
     client.start(emitterArgv(count), survive ? { survive: true } : {});
     await client.waitFor((s) => s.lines >= 2 * count + 1, Math.max(30_000, count / 5), `${count} warm lines`);
     const warmMs = performance.now() - t2;
     await client.waitFor((s) => s.turnEnds >= 3, 10_000, 'third turn end');
-    return { firstMs, nextMs, recs: (count / ms) * 1000, steady: ((count - 1) / (ms - firstMs)) * 1000, warm: (count / warmMs) * 1000, waiting };
+    // The CLI (or its keeper, whose whole life counts: its start as a spare too) is reaped just after the
+    // turn's end; the spare started then is not, and is not counted.
+    await sleep(300);
+    const host = process.cpuUsage(host0);
+    const warmCpuMs = procCpuMs(bridge.pid) - cpu0 + (host.user + host.system) / 1000;
+    return { firstMs, nextMs, recs: (count / ms) * 1000, steady: ((count - 1) / (ms - firstMs)) * 1000, warm: (count / warmMs) * 1000, warmCpuMs, waiting };
   } finally {
     client?.close();
     await bridge.stop();
@@ -74,6 +83,7 @@ await runScenario(async () => {
   const steady = { off: median(runs.off.map((r) => r.steady)), on: median(runs.on.map((r) => r.steady)) };
   const next = { off: median(runs.off.map((r) => r.nextMs)), on: median(runs.on.map((r) => r.nextMs)) };
   const warm = { off: median(runs.off.map((r) => r.warm)), on: median(runs.on.map((r) => r.warm)) };
+  const warmCpu = { off: median(runs.off.map((r) => r.warmCpuMs)), on: median(runs.on.map((r) => r.warmCpuMs)) };
   for (const mode of ['off', 'on']) {
     console.log(
       `  survive ${mode.padEnd(3)} first line median ${first[mode].toFixed(1)} ms (second turn ${next[mode].toFixed(1)} ms)   live median ${fmt(recs[mode])} rec/s (from the first line: ${fmt(steady[mode])}; a warm bridge's third turn: ${fmt(warm[mode])})   runs: ${runs[mode].map((r) => `${r.firstMs.toFixed(0)} ms/${fmt(r.recs)}/${fmt(r.steady)}`).join(', ')}`,
@@ -91,12 +101,16 @@ await runScenario(async () => {
   const liveRatio = recs.on / recs.off;
   const steadyRatio = steady.on / steady.off;
   const warmRatio = warm.on / warm.off;
+  const cpuRatio = warmCpu.on / warmCpu.off;
   console.log(
     `  survive on: first line ${firstCost >= 0 ? '+' : ''}${firstCost.toFixed(1)} ms (second turn ${nextCost >= 0 ? '+' : ''}${nextCost.toFixed(1)} ms), live ${(liveRatio * 100).toFixed(1)} % of off start to last line, ` +
       `${(steadyRatio * 100).toFixed(1)} % from the first line on, ${(warmRatio * 100).toFixed(1)} % on a warm bridge (goal: within 5 %)`,
   );
   console.log(
+    `  CPU of the warm turn (bridge, CLI, keeper, host client): off ${warmCpu.off.toFixed(0)} ms, on ${warmCpu.on.toFixed(0)} ms = ${((cpuRatio - 1) * 100).toFixed(1)} % more with survive   runs: off ${runs.off.map((r) => r.warmCpuMs.toFixed(0)).join(', ')}; on ${runs.on.map((r) => r.warmCpuMs.toFixed(0)).join(', ')}`,
+  );
+  console.log(
     `[bench] ${SCENARIO} ours=${fmt(recs.on)}rec/s aisdk=n/a rawws=n/a ratio ours/aisdk=n/a ` +
-      `survive-off=${fmt(recs.off)}rec/s live-on/off=${liveRatio.toFixed(3)} steady-on/off=${steadyRatio.toFixed(3)} warm-on/off=${warmRatio.toFixed(3)} first-line-off=${first.off.toFixed(1)}ms first-line-on=${first.on.toFixed(1)}ms second-turn-off=${next.off.toFixed(1)}ms second-turn-on=${next.on.toFixed(1)}ms`,
+      `survive-off=${fmt(recs.off)}rec/s live-on/off=${liveRatio.toFixed(3)} steady-on/off=${steadyRatio.toFixed(3)} warm-on/off=${warmRatio.toFixed(3)} warm-cpu-on/off=${cpuRatio.toFixed(3)} first-line-off=${first.off.toFixed(1)}ms first-line-on=${first.on.toFixed(1)}ms second-turn-off=${next.off.toFixed(1)}ms second-turn-on=${next.on.toFixed(1)}ms`,
   );
 });

@@ -132,6 +132,17 @@ export function procMemory(pid) {
   return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM'), anonKiB: field('RssAnon'), pssKiB: field('Pss', rollup) };
 }
 
+/**
+ * CPU time (ms) a process used, with that of its children it has reaped (and theirs): a bridge's own
+ * work plus its CLIs and keepers once they exited. Linux /proc; clock ticks at the usual 100 Hz.
+ */
+export function procCpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime, stime, cutime, cstime: fields 14-17 of stat(5), 11-14 after the name.
+  return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+}
+
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resolves `promise` or rejects after `ms` with a message naming `what`. */
