@@ -138,7 +138,7 @@ export class KeptProcess implements SupervisedProcess {
   readonly hasStdin: boolean;
   readonly done: Promise<void>;
   /** Resolves once the CLI's first output is read, or it ended without any. */
-  readonly started: Promise<void>;
+  readonly #started: Promise<void>;
   #markStarted!: () => void;
   /** Resolves once the CLI wrote nothing for KEEPER_LIMITS.quietMs after its first output, or it ended. */
   readonly quiet: Promise<void>;
@@ -184,9 +184,9 @@ export class KeptProcess implements SupervisedProcess {
     this.#log = options.log;
     this.#signal = options.signal;
     this.done = new Promise<void>((resolve) => (this.#markDone = resolve));
-    this.started = new Promise<void>((resolve) => (this.#markStarted = resolve));
+    this.#started = new Promise<void>((resolve) => (this.#markStarted = resolve));
     this.quiet = new Promise<void>((resolve) => (this.#markQuiet = resolve));
-    void this.started.then(() => this.#watchQuiet());
+    void this.#started.then(() => this.#watchQuiet());
     const lines = (name: OutputStream) =>
       CaptureReader.lines(join(dir, KEEPER_FILES[name]), from[name], options.maxLineBytes, (text, cont, off) => this.events.line(name, text, cont, off));
     // A pty's text is capped per record like a pipe's line.
@@ -222,8 +222,7 @@ export class KeptProcess implements SupervisedProcess {
           if (line === '{"t":"grew"}') {
             this.#grew++;
             this.#pump();
-          }
-          else {
+          } else {
             try {
               const msg = JSON.parse(line) as KeeperExit;
               if (msg.t === 'exit') this.#exit = msg;
