@@ -4,8 +4,9 @@
 //   first line: `start` sent → the CLI's first line at the host (spawn + keeper start + first read),
 //   for a fresh bridge's first turn and for its second (a CLI spawned per turn);
 //   live: records/s of a CLI printing short JSON lines, from `start` (as in `live`: the first line's
-//   cost is inside) and from the first line on, for a fresh bridge's first turn (its keeper and the
-//   spare behind it start during the stream), and from `start` for a warm bridge's third turn.
+//   cost is inside) and from the first line on, for a fresh bridge's first turn (its keeper starts
+//   with it; the spare behind it once the stream ends), and from `start` for a warm bridge's third
+//   turn, with that turn's CPU.
 // aisdk and rawws have no surviving CLIs: their columns say so.
 import { performance } from 'node:perf_hooks';
 import { REPEATS, banner, fmt, median, procCpuMs, procMemory, runScenario, scaled, sleep, tempDir } from './lib/common.mjs';
@@ -46,7 +47,7 @@ async function once(survive, count) {
       waiting = procMemory(keeper);
     }
     // A third turn streaming `count` lines on the warm bridge: its jail helper runs, and (survive on) a
-    // keeper waits, so only the stream itself and the keeper started behind it are in it.
+    // keeper waits, so only the stream itself is in it (the spare behind it starts once it ends).
     // Its CPU too, which a shared machine's load does not distort as it does the rate: the bridge's, its
     // reaped children's (the CLI, or the keeper with the CLI it reaped) and this process's (the host client).
     const cpu0 = procCpuMs(bridge.pid);
