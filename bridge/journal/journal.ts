@@ -33,7 +33,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { RecordDraft } from '../../protocol/v1/journal-record.ts';
 import { ensurePrivateDir, openJournalFile, syncDir, type OpenedFile } from './journal-file.ts';
-import { serializeRecord } from '../../protocol/journal/line-format.ts';
+import { isTextRecord, serializeRecord, textRecordChars } from '../../protocol/journal/line-format.ts';
 import { durableCursor, readDurable, type CopyResult, type DurableView, type RecordCursor } from './durable-reads.ts';
 import { RecordWindow } from './record-window.ts';
 import { JOURNAL_LIMITS } from '../limits.ts';
@@ -209,16 +209,20 @@ export class Journal {
   append(draft: RecordDraft): number {
     if (this.closed || this.failure) throw new Error(this.failure ? `journal failed: ${this.failure.message}` : 'journal is closed');
     const seq = this.assignedSeq + 1;
-    const json = serializeRecord(seq, Date.now(), draft);
-    if (json.length > JOURNAL_LIMITS.maxRecordChars) {
-      throw new RangeError(`record of ${json.length} chars exceeds maxRecordChars (${JOURNAL_LIMITS.maxRecordChars})`);
+    const ts = Date.now();
+    // A CLI's output (nearly every record) is framed by hand around its text's JSON; the rest as one JSON.stringify.
+    const text = isTextRecord(draft);
+    const json = text ? JSON.stringify(draft.data.text) : serializeRecord(seq, ts, draft);
+    const chars = text ? textRecordChars(seq, ts, draft, json) : json.length;
+    if (chars > JOURNAL_LIMITS.maxRecordChars) {
+      throw new RangeError(`record of ${chars} chars exceeds maxRecordChars (${JOURNAL_LIMITS.maxRecordChars})`);
     }
     this.assignedSeq = seq;
     if ((seq - 1) % JOURNAL_LIMITS.indexEveryRecords === 0) this.index.push(this.encodedBytes);
-    const bytes = this.window.push(json);
+    const bytes = text ? this.window.pushText(seq, ts, draft, json, chars) : this.window.push(json);
     this.encodedBytes += bytes;
     this.queuedBytes += bytes;
-    if (this.keepLines) this.pendingLines.push(json);
+    if (this.keepLines) this.pendingLines.push(text ? serializeRecord(seq, ts, draft) : json);
     if (this.fsyncPolicy === 'always' || (draft.kind === 'turn-end' && this.fsyncPolicy === 'turn-end')) this.syncSeq = seq;
 
     if (!this.scheduled) {

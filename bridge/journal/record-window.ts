@@ -7,7 +7,7 @@
 // block at a time. Knows nothing about durability; journal.ts decides which
 // seqs may be read and when a block may go.
 import { writeSync } from 'node:fs';
-import { encodeLineInto, maxLineBytes } from '../../protocol/journal/line-format.ts';
+import { encodeLineInto, encodeTextRecordInto, linePrefixBytes, maxLineBytes, type TextRecordDraft } from '../../protocol/journal/line-format.ts';
 
 type Block = {
   buf: Buffer;
@@ -65,11 +65,25 @@ export class RecordWindow {
 
   /** Frames `json` as the line of seq `next` into the head block; returns its byte length. */
   push(json: string): number {
-    const need = maxLineBytes(json);
-    let head = this.blocks[this.blocks.length - 1];
-    if (head === undefined || head.used + need > head.buf.length) head = this.newBlock(need);
+    const head = this.headFor(maxLineBytes(json));
+    return this.added(head, encodeLineInto(head.buf, head.used, json));
+  }
+
+  /** push(serializeRecord(seq, ts, draft)) for a text record, `chars` long, whose text's JSON is `textJson` (line-format.ts). */
+  pushText(seq: number, ts: number, draft: TextRecordDraft, textJson: string, chars: number): number {
+    const head = this.headFor(linePrefixBytes + 3 * chars + 1);
+    return this.added(head, encodeTextRecordInto(head.buf, head.used, seq, ts, draft, textJson));
+  }
+
+  /** The block the next line goes into, with room for `need` bytes. */
+  private headFor(need: number): Block {
+    const head = this.blocks[this.blocks.length - 1];
+    return head === undefined || head.used + need > head.buf.length ? this.newBlock(need) : head;
+  }
+
+  /** The head block's next line was written up to `end`; returns its byte length. */
+  private added(head: Block, end: number): number {
     const start = head.used;
-    const end = encodeLineInto(head.buf, start, json);
     head.used = end;
     head.ends[head.count++] = end;
     this.records++;

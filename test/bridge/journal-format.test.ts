@@ -9,11 +9,14 @@ import {
   encodeHeaderLine,
   encodeLine,
   encodeLineInto,
+  encodeTextRecordInto,
   hasValidCrc,
+  isTextRecord,
   linePrefixBytes,
   maxLineBytes,
   readRecordSeq,
   serializeRecord,
+  textRecordChars,
 } from '../../protocol/journal/line-format.ts';
 
 /** Any UTF-16 code unit, lone surrogates included. */
@@ -84,6 +87,56 @@ describe('serializeRecord', () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('encodeTextRecordInto', () => {
+  /** Text records as the supervisor builds them: `data` keys in the order text, cont, off. */
+  const textDraft = fc.record({
+    kind: fc.constantFrom('stdout', 'stderr', 'pty'),
+    turnId: fc.option(fc.oneof(anyText, fc.constantFrom('t1', 'turn-ü', 'r"1\\')), { nil: null }),
+    text: anyText,
+    cont: fc.option(fc.boolean(), { nil: undefined }),
+    off: fc.option(fc.oneof(fc.nat(), fc.constant(Number.MAX_SAFE_INTEGER)), { nil: undefined }),
+  });
+  const safeSeq = fc.oneof(fc.nat(), fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), fc.constantFrom(0, 9, 10, 99, 100, 1e15));
+
+  it('writes the very line encodeLineInto(serializeRecord(…)) does, within the room it asks for', () => {
+    fc.assert(
+      fc.property(textDraft, safeSeq, safeSeq, fc.nat(16), (t, seq, ts, offset) => {
+        const data: { text: string; cont?: boolean; off?: number } = { text: t.text };
+        if (t.cont !== undefined && t.kind !== 'pty') data.cont = t.cont;
+        if (t.off !== undefined) data.off = t.off;
+        const draft = { kind: t.kind, turnId: t.turnId, data } as RecordDraft;
+        expect(isTextRecord(draft)).toBe(true);
+        if (!isTextRecord(draft)) return;
+        const json = serializeRecord(seq, ts, draft);
+        const textJson = JSON.stringify(t.text);
+        const chars = textRecordChars(seq, ts, draft, textJson);
+        expect(chars).toBe(json.length);
+        const room = linePrefixBytes + 3 * chars + 1;
+        const fast = Buffer.alloc(offset + room, 0xee);
+        const end = encodeTextRecordInto(fast, offset, seq, ts, draft, textJson);
+        expect(end - offset).toBeLessThanOrEqual(room);
+        const general = Buffer.alloc(offset + maxLineBytes(json), 0xee);
+        const generalEnd = encodeLineInto(general, offset, json);
+        expect(fast.subarray(0, end).equals(general.subarray(0, generalEnd))).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('takes only output records with a string text and a safe integer offset', () => {
+    const text = (kind: string, data: unknown) => isTextRecord({ kind, turnId: null, data } as unknown as RecordDraft);
+    expect(text('stdout', { text: 'a' })).toBe(true);
+    expect(text('pty', { text: 'a', off: 3 })).toBe(true);
+    expect(text('stdin', { text: 'a' })).toBe(false);
+    expect(text('turn-end', { reason: 'exit' })).toBe(false);
+    expect(text('stdout', { text: 1 })).toBe(false);
+    expect(text('stdout', { text: 'a', off: -1 })).toBe(false);
+    expect(text('stdout', { text: 'a', off: 1.5 })).toBe(false);
+    expect(text('stdout', { text: 'a', off: 2 ** 53 })).toBe(false);
+    expect(text('stderr', { text: 'a', cont: 'yes' })).toBe(false);
   });
 });
 
