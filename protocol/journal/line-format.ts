@@ -128,8 +128,20 @@ function middleOf(turnId: string | null, ts: number, kind: TextRecordDraft['kind
 /** Decimal digits of a non-negative safe integer, as JSON.stringify writes it. */
 function digitCount(n: number): number {
   let count = 1;
-  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) count++;
-  return count;
+  let rest = n;
+  if (rest >= 1e8) {
+    count += 8;
+    rest = Math.floor(rest / 1e8);
+  }
+  if (rest >= 1e4) {
+    count += 4;
+    rest = Math.floor(rest / 1e4);
+  }
+  if (rest >= 100) {
+    count += 2;
+    rest = Math.floor(rest / 100);
+  }
+  return rest >= 10 ? count + 1 : count;
 }
 
 /** "00" to "99" as ASCII: two digits per division. */
