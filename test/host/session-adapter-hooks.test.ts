@@ -128,12 +128,17 @@ describe('encodeInterrupt', () => {
 describe('encodeCompact', () => {
   it('gets the thread id and whether a turn runs; a refusal rejects doCompact and leaves the session usable', async () => {
     const contexts: unknown[] = [];
-    const adapter = variant(() => ({
+    let compacts = 0;
+    const adapter = variant((base) => ({
+      // As the Claude adapter's command_lifecycle: a compact written during a turn holds that turn's end until the
+      // CLI takes it up (the fixture's `taken`), so its output ends inside that turn, never in the next one.
+      launch: (ctx) => ({ ...base.launch(ctx), inputAck: { inputId: ['uuid'], stream: 'stdout', when: [{ path: ['type'], equals: 'taken' }], ackId: ['uuid'] } }),
       encodeCompact: (instructions, context) => {
         contexts.push({ instructions, ...context });
         if (instructions === 'refuse') throw new Error('fixture: cannot compact now');
-        // The fixture CLI has no compaction: any prompt line makes an internal turn its result ends.
-        return `${JSON.stringify({ type: 'prompt', text: 'COMPACT', lines: 1 })}\n`;
+        // The fixture CLI has no compaction: any prompt line makes an internal turn its result ends. Its line comes
+        // 300 ms late, so without the ack the next turn would have started and ended at this turn's result.
+        return `${JSON.stringify({ type: 'prompt', text: 'COMPACT', lines: 1, intervalMs: 300, uuid: `compact-${++compacts}` })}\n`;
       },
     }));
     const { session, stop } = await open('compact-context', adapter);
