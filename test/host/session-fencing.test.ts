@@ -4,10 +4,13 @@
 // against a dead bridge the one whose bridge lost the state-dir lock reads the
 // winner's address and token from the state dir (no minutes of probing a dead
 // port), and again exactly one drives.
+// The winner's turn ends only once the loser has been refused (it waits on a
+// host tool the test answers then), so which host wins may depend on the
+// machine's load, but that exactly one does never does.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1ResumeState, HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createKit, runTurn, type Kit } from './session-helpers.ts';
 
@@ -22,16 +25,46 @@ afterAll(async () => {
 const deltas = (parts: HarnessV1StreamPart[]) => parts.filter((p) => p.type === 'text-delta').length;
 type Outcome = { parts: HarnessV1StreamPart[]; error: { code?: string } | null };
 
-/** One prompt turn; the error (from doPromptTurn or its done) instead of a throw. */
-async function drive(session: Awaited<ReturnType<Kit['resume']>>['session'], prompt: string): Promise<Outcome> {
+const gate: HarnessV1ToolSpec = { name: 'gate', description: 'holds the turn open', inputSchema: { type: 'object', properties: {} } };
+
+/**
+ * One prompt turn; the error (from doPromptTurn or its done) instead of a throw. A call of the `gate`
+ * tool is answered once `open` resolves, so a turn that reaches it stays running until then; `atGate`
+ * is called when it does.
+ */
+async function drive(
+  session: Awaited<ReturnType<Kit['resume']>>['session'],
+  prompt: string,
+  open: Promise<unknown> = Promise.resolve(),
+  atGate: () => void = () => {},
+): Promise<Outcome> {
   const parts: HarnessV1StreamPart[] = [];
   try {
-    const control = await session.doPromptTurn({ prompt, emit: (p) => parts.push(p) });
+    let controlled!: (control: { submitToolResult(result: { toolCallId: string; output: unknown }): PromiseLike<void> }) => void;
+    const controlling = new Promise<Parameters<typeof controlled>[0]>((resolve) => (controlled = resolve));
+    const control = await session.doPromptTurn({
+      prompt,
+      tools: [gate],
+      emit: (part) => {
+        parts.push(part);
+        if (part.type !== 'tool-call') return;
+        atGate();
+        void Promise.all([controlling, open]).then(([c]) => c.submitToolResult({ toolCallId: part.toolCallId, output: 'open' }));
+      },
+    });
+    controlled(control);
     await control.done;
     return { parts, error: null };
   } catch (error) {
     return { parts, error: error as { code?: string } };
   }
+}
+
+/** Resolves once one of the outcomes has settled with an error: the loser has been refused. */
+function refused(outcomes: Array<Promise<Outcome>>): Promise<void> {
+  return new Promise((resolve) => {
+    for (const outcome of outcomes) void outcome.then((o) => o.error !== null && resolve());
+  });
 }
 
 describe('fencing', () => {
@@ -44,15 +77,20 @@ describe('fencing', () => {
     const state: HarnessV1ResumeState = await session.doDetach();
     const first = await kit.resume('live', state);
     const second = await kit.resume('live', state);
-    const prompt = 'first LINES:2000 INTERVAL:1';
-    const parts: HarnessV1StreamPart[] = [];
-    const control = await first.session.doPromptTurn({ prompt, emit: (p) => parts.push(p) });
-    while (deltas(parts) < 100) await new Promise((resolve) => setTimeout(resolve, 10));
+    let opened!: () => void;
+    let reached!: () => void;
+    const atGate = new Promise<void>((resolve) => (reached = resolve));
+    const winning = drive(first.session, 'first LINES:100 TOOL:gate', new Promise<void>((resolve) => (opened = resolve)), reached);
+    // The first turn waits at its gate, running, until the second resumer has been refused.
+    await Promise.race([atGate, winning]);
     const loser = await drive(second.session, 'second LINES:5');
+    opened();
+    const winner = await winning;
     expect(loser.error?.code).toBe('fenced');
     expect(deltas(loser.parts), 'the loser delivered nothing').toBe(0);
-    await control.done;
-    expect(deltas(parts), 'the winner was never displaced').toBe(2000);
+    expect(winner.error, 'the winner was never displaced').toBeNull();
+    const parts = winner.parts;
+    expect(deltas(parts), 'the winner was never displaced').toBe(100);
     // The winner's own next turn still runs.
     expect(deltas((await drive(first.session, 'again LINES:3')).parts)).toBe(3);
     figures.push(`live:winner-deltas=${deltas(parts)},loser-deltas=${deltas(loser.parts)},loser=${loser.error?.code}`);
@@ -70,7 +108,13 @@ describe('fencing', () => {
     const [a, b] = await Promise.all([kit.resume('dead', state), kit.resume('dead', state)]);
     const reachedMs = Date.now() - started;
     const rungs = [a, b].map((r) => (r.session as unknown as { rungs: string[] }).rungs.join('>'));
-    const outcomes = await Promise.all([drive(a.session, 'a LINES:300 INTERVAL:2'), drive(b.session, 'b LINES:300 INTERVAL:2')]);
+    // Whichever turn starts waits at its gate, running, until the other resumer has been refused; were both
+    // let in, neither gate would open and the test would time out.
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const pending = [drive(a.session, 'a LINES:300 TOOL:gate', open), drive(b.session, 'b LINES:300 TOOL:gate', open)];
+    void refused(pending).then(opened);
+    const outcomes = await Promise.all(pending);
     const winners = outcomes.filter((o) => o.error === null);
     const losers = outcomes.filter((o) => o.error !== null);
     expect(winners).toHaveLength(1);
