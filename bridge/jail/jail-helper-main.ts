@@ -13,13 +13,15 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
       initialize(config: unknown): Promise<void>;
       wrapWithSandbox(command: string, binShell?: string, customConfig?: unknown): Promise<string>;
       cleanupAfterCommand(): void;
+      getLinuxHttpSocketPath?(): string | undefined;
+      getLinuxSocksSocketPath?(): string | undefined;
     };
   };
   const say = (reply: JailHelperReply): void => void process.stdout.write(`${JSON.stringify(reply)}\n`);
   // srt reads the dangerous files to protect from its cwd, walking it a few levels deep: each wrap runs in
   // the CLI's cwd, or, where this uid cannot enter it, in an empty dir of the helper's own (never `/`, whose
   // walk takes seconds). Wraps take turns, since the cwd is the process's.
-  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { mkdtempSync, readdirSync, readFileSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const empty = mkdtempSync(join(tmpdir(), 'hb-jail-'));
@@ -28,7 +30,10 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
   process.on('exit', removeEmpty);
   // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their
   // relays). Kept CLIs we wrapped may run on: then srt's mount points stay (keptCliWatch).
-  const leave = keptCliWatch(removeEmpty);
+  const leave = keptCliWatch(() => {
+    removeEmpty();
+    endRelays({ readdirSync, readFileSync, rmSync }, [srt.SandboxManager.getLinuxHttpSocketPath?.(), srt.SandboxManager.getLinuxSocksSocketPath?.()]);
+  });
   process.stdout.on('error', leave.now);
   process.stdin.on('end', leave.now);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, leave.now);
@@ -84,6 +89,31 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
     }
   }
   leave.now();
+}
+
+/**
+ * Ends srt's relays to its proxy (socat processes, our only children once the wraps are done) and removes
+ * their sockets, as srt's clean-up would: a kept CLI's jail reaches its keeper's socket, never them
+ * (srt.ts), and with this process gone they lead to a closed port. Without this they outlive us.
+ */
+function endRelays(fs: Pick<typeof import('node:fs'), 'readdirSync' | 'readFileSync' | 'rmSync'>, sockets: Array<string | undefined>): void {
+  for (const socket of sockets) if (socket !== undefined) fs.rmSync(socket, { force: true });
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return; // no /proc: srt's Linux relays do not exist either
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && stat.includes('(socat)')) process.kill(Number(entry), 'SIGTERM');
+    } catch {
+      // gone meanwhile
+    }
+  }
 }
 
 /**

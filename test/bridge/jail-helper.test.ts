@@ -1,10 +1,11 @@
 // The jail helper (bridge/jail/jail-helper.ts, jail-helper-main.ts) leaving while a kept CLI it wrapped
 // may run, with real sandbox-runtime and bubblewrap: srt's mount points (made in the project as the
 // jail starts) stay while the kept CLI's keeper socket answers, and go with srt's clean-up once the
-// bridge said that CLI ended.
+// bridge said that CLI ended. Either way srt's relays to its proxy (socat, the helper's children) and
+// their sockets go with the helper.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,8 +17,32 @@ import { bridgeBundle, tempDir } from './helpers.ts';
 const srt = findSrt(undefined, bridgeBundle);
 const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0 && !('error' in srt);
 
+/** Processes whose parent is `ppid`, with their argv. */
+function childrenOf(ppid: number): Array<{ pid: number; argv: string[] }> {
+  const out: Array<{ pid: number; argv: string[] }> = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== ppid) continue;
+      out.push({ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
+
 /** Wraps a command for a kept CLI in an empty project (its keeper socket listening), then lets the helper go; what is left in the project. */
-async function leaveWithKeptCli(bridgeSaidItEnded: boolean): Promise<{ made: string[]; left: string[] }> {
+async function leaveWithKeptCli(bridgeSaidItEnded: boolean): Promise<{ made: string[]; left: string[]; relays: number; relaysLeft: number; socketsLeft: number }> {
   if ('error' in srt) throw new Error(srt.error);
   const project = tempDir('hb-helper-project-');
   const kept = join(tmpdir(), `hb-kept-${randomBytes(8).toString('hex')}.sock`);
@@ -32,10 +57,21 @@ async function leaveWithKeptCli(bridgeSaidItEnded: boolean): Promise<{ made: str
     const ran = spawnSync('/bin/sh', ['-c', wrapped], { cwd: project, encoding: 'utf8' }); // bubblewrap makes the mount points as it starts the jail
     expect(ran.status, ran.stderr).toBe(0);
     const made = readdirSync(project);
+    const helperPid = childrenOf(process.pid).find((child) => child.argv.includes('--jail-helper'))!.pid;
+    const relays = childrenOf(helperPid).filter((child) => child.argv[0]!.endsWith('socat'));
+    const sockets = relays.flatMap((relay) => relay.argv.filter((arg) => arg.startsWith('UNIX-LISTEN:')).map((arg) => arg.slice('UNIX-LISTEN:'.length).split(',')[0]!));
     if (bridgeSaidItEnded) helper.ended(kept);
     helper.close();
     await helper.exited;
-    return { made, left: readdirSync(project) };
+    // SIGTERMed as the helper exits; a hang guard, not a time limit on the test.
+    for (let i = 0; i < 250 && relays.some((relay) => alive(relay.pid)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    return {
+      made,
+      left: readdirSync(project),
+      relays: relays.length,
+      relaysLeft: relays.filter((relay) => alive(relay.pid)).length,
+      socketsLeft: sockets.filter((socket) => existsSync(socket)).length,
+    };
   } finally {
     await new Promise<void>((resolve) => keeper.close(() => resolve()));
     rmSync(kept, { force: true });
@@ -45,14 +81,18 @@ async function leaveWithKeptCli(bridgeSaidItEnded: boolean): Promise<{ made: str
 
 describe.skipIf(!canNamespace)('the jail helper leaving with a kept CLI it wrapped', () => {
   it("leaves srt's mount points while that CLI's keeper socket answers", async () => {
-    const { made, left } = await leaveWithKeptCli(false);
+    const { made, left, relays, relaysLeft, socketsLeft } = await leaveWithKeptCli(false);
     expect(made.length).toBeGreaterThan(0); // .bashrc, .gitconfig, … made for bubblewrap
     expect(left).toEqual(made);
+    expect(relays, "srt's relays ran").toBeGreaterThan(0);
+    expect({ relaysLeft, socketsLeft }, 'the kept CLI does not use them: they go with the helper').toEqual({ relaysLeft: 0, socketsLeft: 0 });
   });
 
   it('cleans them up once the bridge said that CLI ended', async () => {
-    const { made, left } = await leaveWithKeptCli(true);
+    const { made, left, relays, relaysLeft, socketsLeft } = await leaveWithKeptCli(true);
     expect(made.length).toBeGreaterThan(0);
     expect(left).toEqual([]);
+    expect(relays).toBeGreaterThan(0);
+    expect({ relaysLeft, socketsLeft }).toEqual({ relaysLeft: 0, socketsLeft: 0 });
   });
 });
