@@ -21,6 +21,7 @@ import type { CliAdapter } from './adapter-kit/adapter.ts';
 import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.ts';
 import type { JournalSettings } from './reach/bridge-process.ts';
 import { reachBridge, startBridge, type BridgeLink, type PortResolver, type Rung } from './reach/ladder.ts';
+import { reviveBridge, type Revived } from './reach/revive.ts';
 import { execRelayConnection, execRelayUrl, requireSpawnStdin } from './reach/exec-relay.ts';
 import { isolationWarning, type BridgeIsolation } from './reach/bridge-isolation.ts';
 import { EXIT_STATE_DIR_LOCKED } from './reach/bridge-process.ts';
@@ -213,13 +214,23 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           timestamp: Date.now(),
         });
       }
+      // The bridge the session's channels reach: this one until a revival replaces it (a dead bridge, host/reach/revive.ts).
+      let current = link;
+      const revive = async (dead: { cause: string; bridgeId: string | undefined }, signal: AbortSignal, onRevived: (revived: Revived) => void) => {
+        const revived = await reviveBridge(reach, dead.bridgeId ?? current.hello.bridgeId, signal);
+        if (!revived) return null;
+        current = revived.link;
+        onRevived(revived);
+        return revived.link;
+      };
       const openChannel: OpenChannel = (channelOptions) => {
         const channel = createBridgeChannel({
           ...settings.channel,
           url: channelOptions.url,
-          headers: link.headers,
-          ...(link.createConnection ? { createConnection: link.createConnection } : {}),
-          ...(link.adoptSocket && channelOptions.url === link.url ? { adoptSocket: link.adoptSocket } : {}),
+          headers: current.headers,
+          ...(current.createConnection ? { createConnection: current.createConnection } : {}),
+          ...(current.adoptSocket && channelOptions.url === current.url ? { adoptSocket: current.adoptSocket } : {}),
+          revive: (dead, signal) => revive(dead, signal, channelOptions.onRevived),
           token: channelOptions.token,
           cursor: channelOptions.cursor,
           journalId: channelOptions.journalId,

@@ -45,6 +45,17 @@ export const CHANNEL_LIMITS = {
   maxInboundQueuedBytes: 64 * 1024,
   /** Consecutive gap re-attaches with no progress before the channel calls it a protocol violation. */
   maxGapReattaches: 5,
+  /**
+   * Bridge revivals (BridgeChannelOptions.revive) per failure spell: a bridge that dies again before any
+   * attach succeeds is revived again, up to this many times, then the channel backs off as for a slow bridge.
+   */
+  maxRevivesPerSpell: 3,
+  /**
+   * The bound on one revival (the ladder's climb: read the state dir, probe, spawn a bridge to its ready
+   * line, probe it): past it the channel ends with `bridge-gone`. Covers probeTimeoutMs (3 s) twice and
+   * readyTimeoutMs (20 s) of HOST_SESSION_LIMITS; a local revival takes a few hundred ms.
+   */
+  reviveTimeoutMs: 30_000,
 } as const;
 
 export type ChannelLimits = { -readonly [K in keyof typeof CHANNEL_LIMITS]: number };

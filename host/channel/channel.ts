@@ -21,9 +21,10 @@ import {
 } from '../../protocol/v1/index.ts';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
 import { CHANNEL_LIMITS } from '../limits.ts';
+import { reviveWithin } from './revive.ts';
 import { refuseAttach, refuseHello } from './attach.ts';
 import { ReconnectBudget, formatSeconds } from './backoff.ts';
-import { BridgeConnection, classifyLoss, type Loss } from './connection.ts';
+import { BridgeConnection, classifyLoss, looksDead, type Loss } from './connection.ts';
 import { RecordDelivery } from './delivery.ts';
 import { bridgeDiagnostic, channelDiagnostic } from './diagnostics.ts';
 import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
@@ -31,7 +32,7 @@ import { channelRecorder, type FrameRecorder } from './frame-recorder.ts';
 import { HeartbeatWatchdog } from './heartbeat.ts';
 import { RequestTracker, type ChannelRequest } from './requests.ts';
 import { channelSettings } from './settings.ts';
-import type { BridgeChannel, BridgeChannelOptions, ChannelStatus } from './types.ts';
+import type { BridgeChannel, BridgeChannelOptions, ChannelStatus, RevivedEndpoint } from './types.ts';
 import { markPhase } from '../phase-marks.ts';
 
 export function createBridgeChannel(options: BridgeChannelOptions): BridgeChannel {
@@ -42,6 +43,10 @@ type Phase = 'connecting' | 'awaiting-hello' | 'attaching' | 'replaying' | 'live
 
 class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
+  /** Where the bridge listens: the options' until a revival (options.revive) moves it. */
+  private endpoint: RevivedEndpoint;
+  /** Revivals in the current failure spell (CHANNEL_LIMITS.maxRevivesPerSpell). */
+  private revives = 0;
   private readonly connectTimeoutMs: number;
   private readonly delivery: RecordDelivery;
   private readonly budget: ReconnectBudget;
@@ -67,6 +72,12 @@ class Channel implements BridgeChannel {
   constructor(options: BridgeChannelOptions) {
     const settings = channelSettings(options);
     this.options = options;
+    this.endpoint = {
+      url: options.url,
+      token: options.token,
+      ...(options.headers ? { headers: options.headers } : {}),
+      ...(options.createConnection ? { createConnection: options.createConnection } : {}),
+    };
     this.connectTimeoutMs = settings.connectTimeoutMs;
     const { heartbeatMs } = settings;
     this.delivery = new RecordDelivery(
@@ -136,9 +147,11 @@ class Channel implements BridgeChannel {
     const attempt = ++this.connects;
     this.status({ state: 'connecting', attempt });
     this.recorder?.event(attempt === 1 ? 'connect' : 'reconnect', { attempt, cursor: this.cursor });
-    const adopt = attempt === 1 ? this.options.adoptSocket?.() : undefined;
+    // The first connection, and the first after a revival, may take a probe's open socket.
+    const adopt = (attempt === 1 ? this.options.adoptSocket : this.endpoint.adoptSocket)?.();
+    delete this.endpoint.adoptSocket;
     const connection = new BridgeConnection(
-      { url: this.options.url, token: this.options.token, headers: this.options.headers, connectTimeoutMs: this.connectTimeoutMs, createConnection: this.options.createConnection, WebSocket: this.options.WebSocket, adopt },
+      { url: this.endpoint.url, token: this.endpoint.token, headers: this.endpoint.headers, connectTimeoutMs: this.connectTimeoutMs, createConnection: this.endpoint.createConnection, WebSocket: this.options.WebSocket, adopt },
       {
         open: () => {
           this.phase = 'awaiting-hello';
@@ -186,6 +199,15 @@ class Channel implements BridgeChannel {
       this.retryTimer = setTimeout(() => this.connect(), 0);
       return;
     }
+    if (looksDead(loss) && this.options.revive && this.revives < CHANNEL_LIMITS.maxRevivesPerSpell) {
+      this.revive(loss, this.options.revive);
+      return;
+    }
+    this.backOff(loss);
+  }
+
+  /** A retryable loss: wait (capped exponential backoff) and connect again, or give up past the deadline. */
+  private backOff(loss: Loss): void {
     const step = this.budget.failure();
     if (step.giveUp) {
       this.fail(
@@ -195,12 +217,45 @@ class Channel implements BridgeChannel {
       return;
     }
     this.phase = 'backoff';
-    this.diag('info', `connection lost: ${loss.reason}; retry ${step.attempt} in ${step.delayMs} ms`, {
+    // A refusal is a warning (the bridge may be dead and could not be revived); a drop or a timeout is routine.
+    this.diag(looksDead(loss) ? 'warn' : 'info', `connection lost: ${loss.reason}; retry ${step.attempt} in ${step.delayMs} ms`, {
       cursor: this.cursor,
       elapsedMs: step.elapsedMs,
     });
     this.status({ state: 'reconnecting', attempt: step.attempt, delayMs: step.delayMs, elapsedMs: step.elapsedMs, reason: loss.reason });
     this.retryTimer = setTimeout(() => this.connect(), step.delayMs);
+  }
+
+  /**
+   * The loss looks like a dead bridge: have the session layer bring one back (options.revive), then connect to it at
+   * once with the same cursor and queued requests. Not dead after all (null): back off as for any loss.
+   */
+  private revive(loss: Loss, revive: NonNullable<BridgeChannelOptions['revive']>): void {
+    this.phase = 'backoff';
+    const attempt = ++this.revives;
+    const startedAt = Date.now();
+    this.diag('warn', `the bridge looks dead (${loss.reason}); reviving it (attempt ${attempt} of ${CHANNEL_LIMITS.maxRevivesPerSpell})`, { cursor: this.cursor, attempt });
+    this.status({ state: 'reconnecting', attempt, delayMs: 0, elapsedMs: this.budget.elapsedMs, reason: loss.reason });
+    this.recorder?.event('revive', { reason: loss.reason, attempt, cursor: this.cursor });
+    void reviveWithin(revive, { cause: loss.reason, bridgeId: this.lastHello?.bridgeId }, CHANNEL_LIMITS.reviveTimeoutMs).then(
+      (endpoint) => {
+        if (this.phase !== 'backoff' || this.connection !== null || this.retryTimer !== null) return; // closed meanwhile
+        if (endpoint === null) {
+          this.diag('warn', `the bridge is not dead after all (a live bridge holds its state dir); reconnecting`, { cursor: this.cursor });
+          this.backOff(loss);
+          return;
+        }
+        this.endpoint = endpoint;
+        this.diag('warn', `the bridge was revived in ${Date.now() - startedAt} ms (it had died: ${loss.reason}); re-attaching at cursor ${this.cursor}`, {
+          cursor: this.cursor,
+          reviveMs: Date.now() - startedAt,
+        });
+        this.connect();
+      },
+      (error: unknown) => {
+        this.fail('bridge-gone', `the bridge is gone (${loss.reason}) and could not be brought back: ${(error as Error).message}; last cursor ${this.cursor}`, { cause: error });
+      },
+    );
   }
 
   private clearConnectionTimers(): void {
@@ -310,6 +365,7 @@ class Channel implements BridgeChannel {
     if (this.connectTimer) clearTimeout(this.connectTimer);
     this.connectTimer = null;
     this.budget.success();
+    this.revives = 0;
     this.heartbeat.start();
     this.recorder?.event('attached', { cursor: this.cursor });
     if (this.stickyDiagnostics) {

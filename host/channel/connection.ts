@@ -13,8 +13,11 @@ import type { ChannelSocket, ChannelSocketConstructor, CreateConnection, OpenSoc
 /** How long close() waits for the peer's close frame before cutting the TCP connection. */
 const closeHandshakeMs = 1_000;
 
-/** Why a connection ended (or must end). `immediate`: re-attach at once, no backoff (a gap). */
-export type Loss = { reason: string; closeCode?: number; httpStatus?: number; immediate?: boolean };
+/**
+ * Why a connection ended (or must end). `immediate`: re-attach at once, no backoff (a gap).
+ * `errorCode`: the socket error's code (ECONNREFUSED; an exec relay's, exec-socket.ts), what tells a dead bridge from a slow one.
+ */
+export type Loss = { reason: string; closeCode?: number; httpStatus?: number; immediate?: boolean; errorCode?: string };
 
 export type ConnectionOptions = {
   url: string;
@@ -52,6 +55,7 @@ export class BridgeConnection {
   private current = true;
   private httpStatus: number | undefined;
   private lastError: string | undefined;
+  private lastErrorCode: string | undefined;
 
   constructor(options: ConnectionOptions, events: ConnectionEvents) {
     const adopted = options.adopt;
@@ -79,7 +83,10 @@ export class BridgeConnection {
     });
     socket.on('error', (error) => {
       // 'close' always follows; it decides what happens.
-      if (this.current) this.lastError = error.message;
+      if (!this.current) return;
+      this.lastError = error.message;
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'string') this.lastErrorCode = code;
     });
     socket.on('close', (code, reason) => {
       if (!this.current) return;
@@ -92,6 +99,7 @@ export class BridgeConnection {
         reason: why,
         closeCode: code,
         ...(this.httpStatus !== undefined ? { httpStatus: this.httpStatus } : {}),
+        ...(this.lastErrorCode !== undefined ? { errorCode: this.lastErrorCode } : {}),
       });
     });
     if (adopted) {
@@ -164,4 +172,16 @@ export function classifyLoss(loss: Loss, context: { stopAcked: boolean; cursor: 
   if (code === 'bridge-failed') return { kind: 'terminal', code, message: `the bridge exited: ${loss.reason}; last cursor ${context.cursor}` };
   if (code) return { kind: 'terminal', code, message: `${terminalCloseText[code] ?? loss.reason}; last cursor ${context.cursor}` };
   return { kind: 'retry' };
+}
+
+/**
+ * Socket error codes that say nothing listens where the bridge was: TCP's refusal on its port, or an exec
+ * relay that could not reach the port or could not be spawned at all (the sandbox is gone or stopped;
+ * exec-socket.ts). A slow or partitioned bridge times out instead, and a port proxy answers with an HTTP status.
+ */
+const deadBridgeCodes: ReadonlySet<string> = new Set(['ECONNREFUSED', 'HB_RELAY_UNREACHABLE', 'HB_RELAY_SPAWN_FAILED']);
+
+/** The loss looks like a dead bridge (deadBridgeCodes): the channel asks its `revive` hook before backing off. */
+export function looksDead(loss: Loss): boolean {
+  return loss.httpStatus === undefined && loss.errorCode !== undefined && deadBridgeCodes.has(loss.errorCode);
 }

@@ -24,6 +24,7 @@ export type {
   CreateConnection,
   OpenSocket,
   RecordsInfo,
+  RevivedEndpoint,
 } from './types.ts';
 export { REQUEST_DELIVERY, type ChannelRequest, type ChannelRequestType } from './requests.ts';
 export {

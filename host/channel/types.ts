@@ -85,8 +85,28 @@ export type BridgeChannelOptions = {
   WebSocket?: ChannelSocketConstructor;
   /** An open socket to the same bridge for the first connection instead of a new one (reach/spare-socket.ts); undefined: connect. */
   adoptSocket?: () => OpenSocket | undefined;
+  /**
+   * Called when a loss looks like a dead bridge (connection refused on its port, an exec relay that cannot
+   * reach it or cannot be spawned: connection.ts looksDead), before any backoff. It brings a bridge back
+   * (the session layer climbs the ladder, host/reach/revive.ts) and says where it now listens: the channel
+   * connects there at once, its cursor and queued requests kept. `null`: the bridge is not dead after all
+   * (a live one holds its state dir), keep reconnecting as before. A rejection ends the channel with
+   * `bridge-gone`, its message naming the cause, and so does a revival past CHANNEL_LIMITS.reviveTimeoutMs (`signal`
+   * aborts then). At most CHANNEL_LIMITS.maxRevivesPerSpell calls per failure spell.
+   */
+  revive?: (dead: { cause: string; bridgeId: string | undefined }, signal: AbortSignal) => Promise<RevivedEndpoint | null>;
   /** [0, 1) source for backoff jitter (tests). */
   random?: () => number;
+};
+
+/** Where a revived bridge listens (BridgeChannelOptions.revive). */
+export type RevivedEndpoint = {
+  url: string;
+  token: string;
+  headers?: Readonly<Record<string, string>>;
+  createConnection?: CreateConnection;
+  /** The revival's probe socket, open, for the next connection (as adoptSocket). */
+  adoptSocket?: () => OpenSocket | undefined;
 };
 
 export type BridgeChannel = {

@@ -51,7 +51,8 @@ export class ExecSocket extends Duplex {
         }
         void this.pump(this.reader);
       });
-    this.ready.catch((error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))));
+    // The sandbox could not even spawn the relay (it is gone or stopped): coded, so the channel can tell it from a slow bridge.
+    this.ready.catch((error: unknown) => this.destroy(coded(new Error(`the sandbox could not spawn the relay: ${error instanceof Error ? error.message : String(error)}`, { cause: error }), 'HB_RELAY_SPAWN_FAILED')));
   }
 
   override _read(): void {
@@ -121,7 +122,7 @@ export class ExecSocket extends Duplex {
       const exited = Promise.resolve(this.process?.wait()).then((result) => result?.exitCode, () => undefined);
       const exit = await Promise.race([exited, delay(200).then(() => undefined)]);
       const why = this.stderrTail.trim() || 'it printed nothing';
-      if (!this.destroyed) this.destroy(new Error(`the relay ended before the bridge answered${exit === undefined ? '' : ` (exit ${exit})`}: ${why}`));
+      if (!this.destroyed) this.destroy(coded(new Error(`the relay ended before the bridge answered${exit === undefined ? '' : ` (exit ${exit})`}: ${why}`), 'HB_RELAY_UNREACHABLE'));
       return;
     }
     this.push(null);
@@ -168,4 +169,9 @@ export class ExecSocket extends Duplex {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** An error with a `code` as Node's socket errors have (ECONNREFUSED…): host/channel/connection.ts reads it (looksDead). */
+function coded(error: Error, code: string): Error {
+  return Object.assign(error, { code });
 }

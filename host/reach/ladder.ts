@@ -157,7 +157,7 @@ async function currentBridge(options: ReachOptions, prior: BridgeReady, priorTok
 }
 
 /** A new bridge on the state dir, or undefined when a live bridge still holds it (exit 75). */
-async function startUnlessLocked(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink | undefined> {
+export async function startUnlessLocked(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink | undefined> {
   try {
     return await startBridge(options);
   } catch (error) {

@@ -7,6 +7,7 @@ import type { AckFrame, HelloFrame, JournalRecord, McpEnvNames } from '../../pro
 import type { CliAdapter } from '../adapter-kit/adapter.ts';
 import type { ChannelRequest } from '../channel/index.ts';
 import type { BridgeLink, Rung } from '../reach/ladder.ts';
+import type { Revived } from '../reach/revive.ts';
 import type { ResumeData } from './resume-state.ts';
 
 /** The part of a channel a session uses; host/channel/ provides it (createBridgeChannel). */
@@ -30,6 +31,8 @@ export type OpenChannel = (options: {
   onRecords: (records: ReadonlyArray<JournalRecord>) => void;
   /** The channel ended for good (it will not reconnect). */
   onTerminal: (error: Error) => void;
+  /** The channel's bridge died and a new one took over (host/reach/revive.ts): the session's link is this one now. */
+  onRevived: (revived: Revived) => void;
 }) => SessionChannel;
 
 export type SessionContext<S> = {

@@ -39,6 +39,7 @@ import { startFrame, type TurnRequest } from './start-frame.ts';
 import { TurnConsumer, type CompactionPart, type Slice, type TurnState } from './turn-consumer.ts';
 import { WriteLog } from './write-log.ts';
 import { markPhase } from '../phase-marks.ts';
+import { revivedReport } from './self-heal.ts';
 
 export type { CheckpointPolicy, OpenChannel, SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 export { promptText } from './prompt.ts';
@@ -514,6 +515,13 @@ export class BridgeSession<S> implements HarnessV1Session {
         const message = `lost the bridge at cursor ${this.cursor}: ${error.message}`;
         this.report('error', message, { cursor: this.cursor });
         this.consumer.fail(new BridgeSessionError('channel-lost', message, error));
+      },
+      onRevived: (revived) => {
+        if (this.channel !== channel) return;
+        const { message, attrs } = revivedReport(this.link, revived, this.cursor);
+        this.report('warn', message, attrs);
+        this.link = revived.link;
+        this.rungs.push(revived.rung);
       },
     });
     this.channel = channel;

@@ -14,6 +14,7 @@ import { errorCodeSchema, type ErrorCode } from '../v1/error-codes.ts';
  * - displaced: another host attached (close 4000 / error not-owner).
  * - fenced: the bridge refused our attach: another host with a newer (or the same) owner epoch drives the session.
  * - reconnect-deadline: no attach succeeded within reconnectDeadlineMs of the first failure.
+ * - bridge-gone: the bridge looked dead (connection refused, its relay unreachable) and could not be brought back: the message names why.
  * - bridge-stopped: the bridge closed with 4003 (stop/destroy in progress).
  * - bridge-failed: the bridge closed with 4005: it is exiting on a fatal error its close reason names (ENOSPC…).
  * - protocol-violation: the bridge kept sending gaps / broke the protocol past our retries.
@@ -29,6 +30,7 @@ export const channelErrorCodes = [
   'displaced',
   'fenced',
   'reconnect-deadline',
+  'bridge-gone',
   'bridge-stopped',
   'bridge-failed',
   'protocol-violation',
