@@ -11,6 +11,7 @@ import { inspectCommand } from './inspect.ts';
 import { modelServerCommand } from './model-server.ts';
 import { replayCommand } from './replay.ts';
 import { runCommand } from './run.ts';
+import { viewCommand } from './view.ts';
 
 type Command = { readonly summary: string; readonly run: (argv: ReadonlyArray<string>) => Promise<number>; readonly hidden?: boolean };
 
@@ -18,6 +19,7 @@ const commands: Readonly<Record<string, Command>> = {
   demo: { summary: 'the offline demo: suspend a turn in one process, continue it in another', run: demoCommand },
   run: { summary: 'one real turn with any adapter in a fresh local sandbox', run: runCommand },
   replay: { summary: 're-translate a recording or journal offline; --timeline, --check, --diff', run: replayCommand },
+  view: { summary: 'a recording or journal as one self-contained HTML page (--diff, --serve)', run: viewCommand },
   inspect: { summary: "a bridge state dir: bridge, turns, journal health", run: inspectCommand },
   bootstrap: { summary: 'print the bootstrap recipe and its identity (--print)', run: bootstrapCommand },
   'model-server': { summary: 'the scripted model on 127.0.0.1, for testing a CLI offline (--profile)', run: modelServerCommand },

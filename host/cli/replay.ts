@@ -86,7 +86,7 @@ export async function replayCommand(argv: ReadonlyArray<string>): Promise<number
 }
 
 async function replay(parsed: ReturnType<typeof parseArgs>, diffing: boolean, output: LineOutput): Promise<number> {
-  await loadAdapterModules(parsed);
+  await loadAdapterModules('replay', parsed);
   const style = stdoutStyle();
   const out = (line: string) => output.line(line);
   const source = openSource(parsed.positionals[0]!);
@@ -99,7 +99,7 @@ async function replay(parsed: ReturnType<typeof parseArgs>, diffing: boolean, ou
   }
   const adapterId = stringFlag(parsed, 'adapter') ?? guessAdapterId(records(source));
   if (booleanFlag(parsed, 'check')) {
-    const adapter = adapterId === undefined ? undefined : resolveAdapter(adapterId);
+    const adapter = adapterId === undefined ? undefined : resolveAdapter('replay', adapterId);
     const result = checkInvariants(source, adapter);
     const first = result.violations[0];
     if (first) {
@@ -110,7 +110,7 @@ async function replay(parsed: ReturnType<typeof parseArgs>, diffing: boolean, ou
     return 0;
   }
   if (adapterId === undefined) throw new CliUsageError('replay: cannot tell which adapter produced this; pass --adapter <id>');
-  const adapter = resolveAdapter(adapterId);
+  const adapter = resolveAdapter('replay', adapterId);
   validateSource(source);
 
   if (diffing) {
@@ -118,7 +118,7 @@ async function replay(parsed: ReturnType<typeof parseArgs>, diffing: boolean, ou
     const otherSource = otherPath === undefined ? source : openSource(otherPath);
     validateSource(otherSource);
     const otherAdapterId = stringFlag(parsed, 'diff-adapter') ?? adapterId;
-    const otherAdapter = resolveAdapter(otherAdapterId);
+    const otherAdapter = resolveAdapter('replay', otherAdapterId);
     const a = `${parsed.positionals[0]} (${adapterId})`;
     const b = `${otherPath ?? parsed.positionals[0]} (${otherAdapterId})`;
     let count = 0;
@@ -149,7 +149,7 @@ async function replay(parsed: ReturnType<typeof parseArgs>, diffing: boolean, ou
 }
 
 /** `items`, calling `tick` for each as it passes. */
-function* counted<T>(items: Iterable<T>, tick: () => void): Generator<T, void, undefined> {
+export function* counted<T>(items: Iterable<T>, tick: () => void): Generator<T, void, undefined> {
   for (const item of items) {
     tick();
     yield item;
@@ -159,16 +159,18 @@ function* counted<T>(items: Iterable<T>, tick: () => void): Generator<T, void, u
 /** Adapter modules --adapter / --diff-adapter name by path, loaded before anything is read. */
 const adapterModules = new Map<string, AdapterEntry>();
 
-async function loadAdapterModules(parsed: ReturnType<typeof parseArgs>): Promise<void> {
+/** Loads the adapter modules --adapter / --diff-adapter name by path (replay and view). */
+export async function loadAdapterModules(command: string, parsed: ReturnType<typeof parseArgs>): Promise<void> {
   for (const flag of ['adapter', 'diff-adapter']) {
     const value = stringFlag(parsed, flag);
-    if (value !== undefined && isAdapterPath(value) && !adapterModules.has(value)) adapterModules.set(value, await resolveAdapterArg('replay', value));
+    if (value !== undefined && isAdapterPath(value) && !adapterModules.has(value)) adapterModules.set(value, await resolveAdapterArg(command, value));
   }
 }
 
-function resolveAdapter(id: string): AnyCliAdapter {
+/** A registered adapter or a loaded adapter module, by id or path. */
+export function resolveAdapter(command: string, id: string): AnyCliAdapter {
   const entry = adapterModules.get(id) ?? findAdapter(id);
-  if (!entry) throw new CliUsageError(`replay: unknown adapter ${JSON.stringify(id)}; known: ${adapterIds().join(', ')}`);
+  if (!entry) throw new CliUsageError(`${command}: unknown adapter ${JSON.stringify(id)}; known: ${adapterIds().join(', ')}`);
   return entry.create();
 }
 

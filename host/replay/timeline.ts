@@ -142,6 +142,8 @@ function inText(frame: { type: string } & Record<string, unknown>): string {
       return `replay-begin ${String(frame.from)}..${String(frame.to)}`;
     case 'error':
       return `error ${String(frame.code)}: ${clip(String(frame.message), 80)}`;
+    case 'diagnostic':
+      return `diagnostic ${String(frame.level)} ${String(frame.subsystem)}: ${clip(String(frame.message), 80)}`;
     default:
       return frame.type;
   }
