@@ -47,6 +47,8 @@ class Channel implements BridgeChannel {
   private endpoint: RevivedEndpoint;
   /** Revivals in the current failure spell (CHANNEL_LIMITS.maxRevivesPerSpell). */
   private revives = 0;
+  /** Aborts a revival in flight when the channel ends. */
+  private readonly ending = new AbortController();
   private readonly connectTimeoutMs: number;
   private readonly delivery: RecordDelivery;
   private readonly budget: ReconnectBudget;
@@ -237,7 +239,7 @@ class Channel implements BridgeChannel {
     this.diag('warn', `the bridge looks dead (${loss.reason}); reviving it (attempt ${attempt} of ${CHANNEL_LIMITS.maxRevivesPerSpell})`, { cursor: this.cursor, attempt });
     this.status({ state: 'reconnecting', attempt, delayMs: 0, elapsedMs: this.budget.elapsedMs, reason: loss.reason });
     this.recorder?.event('revive', { reason: loss.reason, attempt, cursor: this.cursor });
-    void reviveWithin(revive, { cause: loss.reason, bridgeId: this.lastHello?.bridgeId }, CHANNEL_LIMITS.reviveTimeoutMs).then(
+    void reviveWithin(revive, { cause: loss.reason, bridgeId: this.lastHello?.bridgeId }, CHANNEL_LIMITS.reviveTimeoutMs, this.ending.signal).then(
       (endpoint) => {
         if (this.phase !== 'backoff' || this.connection !== null || this.retryTimer !== null) return; // closed meanwhile
         if (endpoint === null) {
@@ -465,6 +467,7 @@ class Channel implements BridgeChannel {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
     this.terminalError = error;
+    this.ending.abort(new Error('the channel ended'));
     this.clearConnectionTimers();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;

@@ -101,7 +101,7 @@ async function schedule(n: number, random: () => number): Promise<void> {
   const stateDir = stateDirOf(workDir, sessionId);
 
   const kills: Array<Promise<number>> = [];
-  const answers: Array<Promise<unknown>> = [];
+  const answers: Array<PromiseLike<unknown>> = [];
   const kill = () => {
     kills.push(killBridge(stateDir));
   };
@@ -119,14 +119,14 @@ async function schedule(n: number, random: () => number): Promise<void> {
     if (part.type === 'text-delta' && ++deltas === killAfterDelta && point === 'delta') kill();
     if (part.type === 'tool-approval-request') {
       if (point === 'approval-asked') kill();
-      const submit = () => control.submitToolApproval({ approvalId: part.approvalId, approved: true });
-      answers.push(point === 'approval-asked' ? kills[0]!.then(submit) : submit());
+      const submit = () => control.submitToolApproval!({ approvalId: part.approvalId, approved: true });
+      answers.push(point === 'approval-asked' ? kills[0]!.then(submit) : Promise.resolve(submit()));
       if (point === 'approval-answered') kill();
     }
     if (part.type === 'tool-call' && part.providerExecuted !== true) {
       if (point === 'tool-asked') kill();
       const submit = () => control.submitToolResult({ toolCallId: part.toolCallId, output: answer });
-      answers.push(point === 'tool-asked' ? kills[0]!.then(submit) : submit());
+      answers.push(point === 'tool-asked' ? kills[0]!.then(submit) : Promise.resolve(submit()));
       if (point === 'tool-answered') kill();
     }
   };
