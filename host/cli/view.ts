@@ -2,13 +2,14 @@
 // self-contained HTML page (host/view/), written to a file that opens from
 // disk, or served on 127.0.0.1 with --serve. Reads the source as `replay`
 // does (streaming, any size); the adapter is chosen the same way.
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { basename, resolve } from 'node:path';
 import { guessAdapterId, openSource, RecordStream, SourceError, validateSource } from '../replay/index.ts';
 import { collectView, viewBounds } from '../view/collect.ts';
 import { diffBounds, diffView } from '../view/diff-rows.ts';
-import { renderPage } from '../view/page.ts';
+import { pageChunks } from '../view/page.ts';
+import type { ViewData } from '../view/view-data.ts';
 import { booleanFlag, CliError, CliUsageError, parseArgs, stringFlag } from './args.ts';
 import { loadAdapterModules, resolveAdapter } from './replay.ts';
 
@@ -61,9 +62,9 @@ export async function viewCommand(argv: ReadonlyArray<string>): Promise<number> 
   const port = stringFlag(parsed, 'port');
   if (port !== undefined && !/^\d{1,5}$/.test(port)) throw new CliUsageError(`view: --port must be a number, got ${JSON.stringify(port)}`);
   if (port !== undefined && !booleanFlag(parsed, 'serve')) throw new CliUsageError('view: --port needs --serve');
-  let html: string;
+  let data: ViewData;
   try {
-    html = await buildPage(parsed);
+    data = await buildData(parsed);
   } catch (error) {
     if (error instanceof SourceError) throw new CliError(`view: ${error.message}`);
     throw error;
@@ -71,14 +72,30 @@ export async function viewCommand(argv: ReadonlyArray<string>): Promise<number> 
   const input = parsed.positionals[0]!;
   const out = stringFlag(parsed, 'out') ?? (booleanFlag(parsed, 'serve') ? undefined : resolve(`${basename(input.replace(/\/+$/, '')).replace(/\.ndjson$/, '')}.html`));
   if (out !== undefined) {
-    writeFileSync(out, html);
-    process.stdout.write(`wrote ${out} (${Buffer.byteLength(html).toLocaleString('en-US')} bytes): open it in a browser\n`);
+    const bytes = writePage(out, data);
+    process.stdout.write(`wrote ${out} (${bytes.toLocaleString('en-US')} bytes): open it in a browser\n`);
   }
-  if (booleanFlag(parsed, 'serve')) await serve(html, port === undefined ? 0 : Number(port));
+  if (booleanFlag(parsed, 'serve')) await serve(Buffer.concat([...pageChunks(data)].map((chunk) => Buffer.from(chunk))), port === undefined ? 0 : Number(port));
   return 0;
 }
 
-async function buildPage(parsed: ReturnType<typeof parseArgs>): Promise<string> {
+/** Writes the page chunk by chunk (never one string); returns its size in bytes. */
+function writePage(path: string, data: ViewData): number {
+  const fd = openSync(path, 'w');
+  let bytes = 0;
+  try {
+    for (const chunk of pageChunks(data)) {
+      const buffer = Buffer.from(chunk);
+      for (let at = 0; at < buffer.length; ) at += writeSync(fd, buffer, at);
+      bytes += buffer.length;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+
+async function buildData(parsed: ReturnType<typeof parseArgs>): Promise<ViewData> {
   await loadAdapterModules('view', parsed);
   const input = parsed.positionals[0]!;
   const source = openSource(input);
@@ -89,7 +106,7 @@ async function buildPage(parsed: ReturnType<typeof parseArgs>): Promise<string> 
   const data = collectView(source, adapter, { adapterId, title: input });
   const otherPath = stringFlag(parsed, 'diff');
   const otherAdapterId = stringFlag(parsed, 'diff-adapter');
-  if (otherPath === undefined && otherAdapterId === undefined) return renderPage(data);
+  if (otherPath === undefined && otherAdapterId === undefined) return data;
   const otherSource = otherPath === undefined ? source : openSource(otherPath);
   validateSource(otherSource);
   const otherId = otherAdapterId ?? adapterId;
@@ -97,12 +114,11 @@ async function buildPage(parsed: ReturnType<typeof parseArgs>): Promise<string> 
     { source, adapter: resolveAdapter('view', adapterId), label: `${input} (${adapterId})` },
     { source: otherSource, adapter: resolveAdapter('view', otherId), label: `${otherPath ?? input} (${otherId})` },
   );
-  return renderPage({ ...data, diff });
+  return { ...data, diff };
 }
 
 /** Serves the page on 127.0.0.1 until SIGINT / SIGTERM. */
-function serve(html: string, port: number): Promise<void> {
-  const body = Buffer.from(html);
+function serve(body: Buffer, port: number): Promise<void> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || (request.url !== '/' && request.url !== '/index.html')) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');

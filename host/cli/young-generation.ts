@@ -1,5 +1,5 @@
 // Imported first by main.ts, so it runs before the rest of the CLI allocates.
-// The offline tools (replay, inspect) stream files of any size as a flood of
+// The offline tools (replay, inspect, view) stream files of any size as a flood of
 // short-lived records; V8 would grow its young generation to 2 × 16 MiB under
 // it, and let old space fill with what the small one promotes: together a
 // third of their memory bound (test/chaos/offline-tools.test.ts). Keeping the
@@ -12,7 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { limitYoungGeneration } from '../memory.ts';
 
 const command = process.argv[2];
-if (command === 'replay' || command === 'inspect') {
+if (command === 'replay' || command === 'inspect' || command === 'view') {
   limitYoungGeneration();
   setFlagsFromString('--optimize-for-size');
 }

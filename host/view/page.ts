@@ -7,15 +7,37 @@ import { pageScript } from './page-script.ts';
 import { pageStyle } from './page-style.ts';
 import type { ViewData } from './view-data.ts';
 
-/** JSON that is safe inside a <script> element: no `</script>`, no `<!--`, no line separators JS would choke on. */
-export function embedJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+/** JSON text made safe inside a <script> element: no `</script>`, no `<!--`, no line separators JS would choke on. Per character, so chunks can be escaped one by one. */
+function safe(json: string): string {
+  return json.replace(/[<\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `value` as JSON, in chunks: large arrays element by element in batches, so the page is never one string in memory. */
+function* jsonChunks(value: unknown, batch = 500): Generator<string, void, undefined> {
+  if (Array.isArray(value) && value.length > batch) {
+    yield '[';
+    for (let i = 0; i < value.length; i += batch) yield safe((i > 0 ? ',' : '') + value.slice(i, i + batch).map((item) => JSON.stringify(item)).join(','));
+    yield ']';
+    return;
+  }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    yield '{';
+    for (const [i, [key, v]] of entries.entries()) {
+      yield `${i > 0 ? ',' : ''}${safe(JSON.stringify(key))}:`;
+      yield* jsonChunks(v, batch);
+    }
+    yield '}';
+    return;
+  }
+  yield safe(JSON.stringify(value));
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-export function renderPage(data: ViewData): string {
-  return `<!doctype html>
+/** The page, as chunks of text to write out in order. */
+export function* pageChunks(data: ViewData): Generator<string, void, undefined> {
+  yield `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -49,9 +71,16 @@ export function renderPage(data: ViewData): string {
   <section id="tab-flags" class="tab" hidden><div id="flags"></div></section>
   <section id="tab-diff" class="tab" hidden><div id="diff-head"></div><div id="diff" class="vlist"></div></section>
 </main>
-<script id="view-data" type="application/json">${embedJson(data)}</script>
+<script id="view-data" type="application/json">`;
+  yield* jsonChunks(data);
+  yield `</script>
 <script>${pageScript}</script>
 </body>
 </html>
 `;
+}
+
+/** The page as one string (small data, tests). */
+export function renderPage(data: ViewData): string {
+  return [...pageChunks(data)].join('');
 }
