@@ -6,15 +6,19 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../host/sandbox/local/pids.ts';
+import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
+let plain: Kit;
 beforeAll(async () => {
   kit = await createKit('self-heal', { survive: true });
+  plain = await createKit('self-heal-plain', { survive: false });
 });
 afterAll(async () => {
   await kit.cleanup();
+  await plain.cleanup();
 });
 
 const recomputed = (parts: HarnessV1StreamPart[]) =>
@@ -88,6 +92,73 @@ describe('self-healing session', () => {
     const read = records.filter((r) => r.kind === 'stdout' && String(r.data.text).includes('"type":"result"') && String(r.data.text).includes('ANSWER'));
     expect([written.length, read.length]).toEqual([1, 1]);
     expect(recomputed(parts)).toBe(false);
+    await session.doDestroy();
+  });
+
+  it('without survive the CLI dies with its bridge: the same stream goes on with the turn recomputed, marked', { timeout: 60_000 }, async () => {
+    const { session, workDir } = await plain.start('heal-rerun');
+    let killed: Promise<number> | null = null;
+    const { parts, control } = await startTurn(session, 'rerun LINES:60 INTERVAL:10', (_p, n) => {
+      if (n === 10 && killed === null) killed = killBridge(workDir, 'heal-rerun');
+    });
+    await control.done;
+    await killed;
+    expect(recomputed(parts)).toBe(true);
+    expect(parts.at(-1)).toMatchObject({ type: 'finish', finishReason: { unified: 'stop' } });
+    expect((session as unknown as { rungs: string[] }).rungs).toEqual(['replay', 'rerun']);
+    const next = await runTurn(session, 'again LINES:2');
+    expect(next.at(-1)?.type).toBe('finish');
+    await session.doDestroy();
+  });
+
+  it('a sandbox that is gone ends the turn with a typed error naming the cause, not 300 s of retries', { timeout: 60_000 }, async () => {
+    // The bridge is SIGKILLed for real; the sandbox then answers every call as a stopped container does (the Docker
+    // provider's "Container … is not running"): the local provider cannot be made to refuse, so its methods are wrapped.
+    let gone = false;
+    const refuse = <T extends (...args: never[]) => unknown>(method: T): T =>
+      ((...args: Parameters<T>) => (gone ? Promise.reject(new Error('sandbox heal-gone is not running')) : method(...args))) as T;
+    const wrap = (box: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession => {
+      const restricted = box.restricted();
+      const view = { ...restricted, spawn: refuse(restricted.spawn), run: refuse(restricted.run), readTextFile: refuse(restricted.readTextFile) };
+      return { ...box, restricted: () => view } as HarnessV1NetworkSandboxSession;
+    };
+    const { session, workDir } = await plain.start('heal-gone', { wrap });
+    let killed: Promise<number> | null = null;
+    const { control } = await startTurn(session, 'gone LINES:400 INTERVAL:10', (_p, n) => {
+      if (n !== 10 || killed !== null) return;
+      gone = true;
+      killed = killBridge(workDir, 'heal-gone');
+    });
+    const error = (await control.done.then(() => null, (reason: unknown) => reason)) as { code?: string; message?: string; cause?: { code?: string } } | null;
+    await killed;
+    expect(error?.code).toBe('channel-lost');
+    expect(error?.cause?.code).toBe('bridge-gone');
+    expect(error?.message).toMatch(/ECONNREFUSED.*could not be brought back: sandbox heal-gone is not running/);
+    expect(plain.diagnostics.some((d) => d.level === 'warn' && /looks dead/.test(d.message))).toBe(true);
+    gone = false;
+    await session.doDestroy().catch(() => undefined);
+  });
+
+  it('a stopped (SIGSTOP) bridge is slow, not dead: the channel keeps reconnecting and never revives it', { timeout: 60_000 }, async () => {
+    const settings = { channel: { heartbeatMs: 100, connectTimeoutMs: 300 } };
+    const { session, workDir } = await plain.start('heal-slow', { settings });
+    const { pid } = JSON.parse(await readFile(join(stateDirOf(workDir, 'heal-slow'), 'bridge.json'), 'utf8')) as { pid: number };
+    let stopped = false;
+    const { parts, control } = await startTurn(session, 'slow LINES:40 INTERVAL:10', (_p, n) => {
+      if (n !== 10 || stopped) return;
+      stopped = true;
+      process.kill(pid, 'SIGSTOP');
+    });
+    // Held until the channel has dropped the silent bridge and failed to reconnect twice (heartbeat, then connect timeouts).
+    const lost = () => plain.diagnostics.filter((d) => d.sessionId === undefined && /connection lost/.test(d.message)).length;
+    const before = lost();
+    while (!stopped || lost() < before + 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    process.kill(pid, 'SIGCONT');
+    await control.done;
+    expect(parts.at(-1)).toMatchObject({ type: 'finish', finishReason: { unified: 'stop' } });
+    expect(recomputed(parts)).toBe(false);
+    expect((session as unknown as { rungs: string[] }).rungs).toEqual([]);
+    expect(plain.diagnostics.some((d) => /looks dead|revived/.test(d.message))).toBe(false);
     await session.doDestroy();
   });
 });
