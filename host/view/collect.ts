@@ -185,6 +185,7 @@ class Collector<S> {
   #origin: number | undefined;
   #mark = 0;
   #finding = 0;
+  #recomputeNext = false;
 
   constructor(
     adapter: CliAdapter<S>,
@@ -199,7 +200,12 @@ class Collector<S> {
   }
 
   push(record: JournalRecord): void {
-    if (record.seq <= this.#lastSeq && this.id > 0) this.journal++; // the next journal of a recording (a rerun after a lost journal)
+    if (record.seq <= this.#lastSeq && this.id > 0) {
+      // The next journal of a recording: the old one was lost (rung rerun). A turn it left in flight is run again in the new one.
+      this.journal++;
+      const last = this.turns.at(-1);
+      this.#recomputeNext = last !== undefined && last.end === null;
+    }
     this.#lastSeq = record.seq;
     const id = this.id++;
     this.#origin ??= record.ts;
@@ -254,7 +260,9 @@ class Collector<S> {
       }
       return -1;
     }
-    const rerun = record.kind === 'turn-start' && record.data.rerun === true;
+    // Recomputed: started by a bridge rerun, or the first turn of a new journal while the lost one's turn was in flight (the host re-drives it).
+    const rerun = (record.kind === 'turn-start' && record.data.rerun === true) || this.#recomputeNext;
+    this.#recomputeNext = false;
     const summary: TurnSummary = {
       turnId: record.turnId,
       journal: this.journal,
@@ -278,7 +286,8 @@ class Collector<S> {
     this.#turnRecords.push(0);
     this.turns.push(summary);
     if (rerun && this.marks.length < viewBounds.maxMarks) {
-      this.marks.push({ kind: 'recomputed', text: `turn ${record.turnId} is recomputed (rerun): its output is produced again`, record: id, journal: this.journal, seq: record.seq });
+      const why = record.kind === 'turn-start' && record.data.rerun === true ? 'started by rerun' : 'the turn in flight when its journal was lost, run again in a new journal';
+      this.marks.push({ kind: 'recomputed', text: `turn ${record.turnId} is recomputed (${why}): its output is produced again`, record: id, journal: this.journal, seq: record.seq });
     }
     return this.turns.length - 1;
   }

@@ -63,7 +63,7 @@ function VList(el, count, render) {
   window.addEventListener('resize', function () { self.draw(); });
 }
 
-var state = { rec: -1, part: -1, hits: [], hit: -1, query: '' };
+var state = { rec: -1, part: -1, mark: -1, cursor: -1, hits: [], hit: -1, query: '' };
 var hitSet = new Set();
 
 function laneName(l) { return D.lanes[l]; }
@@ -78,7 +78,7 @@ function recRow(i) {
 }
 function markRow(i) {
   var m = M[i], d = document.createElement('div');
-  d.className = 'row mark ' + m.kind + (hitSet.has('m' + i) ? ' hit' : '');
+  d.className = 'row mark ' + m.kind + (i === state.mark ? ' sel' : '') + (hitSet.has('m' + i) ? ' hit' : '');
   d.dataset.mark = i; d.dataset.kind = m.kind; if (m.rule) d.dataset.rule = m.rule;
   var icon = { finding: '✖', rung: '⚑', segment: '━━', event: '·', diagnostic: '!', redelivered: '↺', recomputed: '⟳' }[m.kind] || '·';
   d.textContent = icon + ' ' + m.kind + ' at seq ' + m.seq + (m.toSeq != null ? '..' + m.toSeq : '') + ': ' + m.text;
@@ -112,7 +112,8 @@ function selectRecord(i, fromClick) {
   state.rec = i;
   var r = R[i], ps = partsOfRec.get(r[0]) || [];
   state.part = fromClick ? (ps.length ? ps[0] : -1) : state.part;
-  recList.show(itemOfRec.get(i));
+  state.mark = -1; state.cursor = itemOfRec.get(i);
+  recList.show(state.cursor);
   if (ps.length) partList.show(ps[0]); else partList.redraw();
   selectTurnOf(r[5], false);
   showRecordDetail(i);
@@ -120,12 +121,13 @@ function selectRecord(i, fromClick) {
 function selectPart(i) {
   state.part = i;
   var p = P[i], ri = recPos.get(p[1]);
-  if (ri != null) { state.rec = ri; recList.show(itemOfRec.get(ri)); selectTurnOf(R[ri][5], false); }
+  if (ri != null) { state.rec = ri; state.mark = -1; state.cursor = itemOfRec.get(ri); recList.show(state.cursor); selectTurnOf(R[ri][5], false); }
   partList.show(i);
   showRecordDetail(ri, i);
 }
 function showMark(i) {
-  recList.show(itemOfMark.get(i));
+  state.mark = i; state.cursor = itemOfMark.get(i);
+  recList.show(state.cursor);
   var m = M[i], ri = recPos.get(m.record);
   $('detail').innerHTML = '<h2>' + esc(m.kind) + '</h2><div class="body"><dl><dt>at</dt><dd>seq ' + m.seq + (m.toSeq != null ? '..' + m.toSeq : '') + '</dd>' + (m.rule ? '<dt>rule</dt><dd>' + esc(m.rule) + '</dd>' : '') + '</dl><pre>' + esc(m.text) + '</pre>' +
     (ri != null ? '<a class="link" data-goto-rec="' + ri + '">record seq ' + R[ri][2] + '</a>' : '<span class="hint">its record is not kept in detail</span>') + '</div>';
@@ -336,13 +338,11 @@ document.addEventListener('keydown', function (ev) {
   else if (k === 'k' || k === 'ArrowUp') { showTab('session'); selectRecord(Math.max(0, state.rec - 1), true); ev.preventDefault(); }
   else if (k === 'n' || k === 'p') {
     flagList = flagList || flagItems(); if (!flagList.length) return;
-    var at = state.rec >= 0 ? itemOfRec.get(state.rec) : -1, next;
+    var at = state.cursor, next;
     if (k === 'n') next = flagList.find(function (n) { return n > at; }); else next = flagList.slice().reverse().find(function (n) { return n < at; });
     if (next == null) next = k === 'n' ? flagList[0] : flagList[flagList.length - 1];
     showTab('session');
-    var following = items.slice(next).find(function (it) { return it.k === 'r'; });
-    if (following) selectRecord(following.i, true);
-    recList.show(next); showMark(items[next].i);
+    showMark(items[next].i);
   }
   else if (k === ']' || k === '[') {
     if (!T.length) return;
