@@ -111,6 +111,26 @@ describe('self-healing session', () => {
     await session.doDestroy();
   });
 
+  it('over the exec transport (no port: each connection a relay over spawn stdio) the relay that cannot reach the bridge starts the revival', { timeout: 60_000 }, async () => {
+    const execOnly = (box: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession => {
+      const { getPortEndpoint: _endpoint, getPortUrl: _url, ...rest } = box as HarnessV1NetworkSandboxSession & Record<string, unknown>;
+      return rest as unknown as HarnessV1NetworkSandboxSession;
+    };
+    const prompt = 'exec LINES:80 INTERVAL:10';
+    const { session, workDir } = await kit.start('heal-exec', { wrap: execOnly });
+    let killed: Promise<number> | null = null;
+    const { parts, control } = await startTurn(session, prompt, (_p, n) => {
+      if (n === 20 && killed === null) killed = killBridge(workDir, 'heal-exec');
+    });
+    await control.done;
+    await killed;
+    const deltas = parts.filter((p) => p.type === 'text-delta').map((p) => (p as { delta: string }).delta);
+    expect(deltas).toEqual(Array.from({ length: 80 }, (_, i) => `${prompt} #${i}\n`));
+    expect(recomputed(parts)).toBe(false);
+    expect((session as unknown as { rungs: string[] }).rungs).toEqual(['replay']);
+    await session.doDestroy();
+  });
+
   it('a sandbox that is gone ends the turn with a typed error naming the cause, not 300 s of retries', { timeout: 60_000 }, async () => {
     // The bridge is SIGKILLed for real; the sandbox then answers every call as a stopped container does (the Docker
     // provider's "Container … is not running"): the local provider cannot be made to refuse, so its methods are wrapped.
