@@ -238,7 +238,7 @@ class Channel implements BridgeChannel {
     const startedAt = Date.now();
     this.diag('warn', `the bridge looks dead (${loss.reason}); reviving it (attempt ${attempt} of ${CHANNEL_LIMITS.maxRevivesPerSpell})`, { cursor: this.cursor, attempt });
     this.status({ state: 'reconnecting', attempt, delayMs: 0, elapsedMs: this.budget.elapsedMs, reason: loss.reason });
-    this.recorder?.event('revive', { reason: loss.reason, attempt, cursor: this.cursor });
+    this.recorder?.event('revive', { attempt, reason: loss.reason, cursor: this.cursor });
     void reviveWithin(revive, { cause: loss.reason, bridgeId: this.lastHello?.bridgeId }, CHANNEL_LIMITS.reviveTimeoutMs, this.ending.signal).then(
       (endpoint) => {
         if (this.phase !== 'backoff' || this.connection !== null || this.retryTimer !== null) return; // closed meanwhile
