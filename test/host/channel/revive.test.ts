@@ -1,0 +1,97 @@
+// The channel's revive hook (BridgeChannelOptions.revive) against real bridges: a SIGKILLed bridge's
+// refused port goes to the hook before any backoff; what the hook answers decides what follows — a new
+// bridge on the same state dir (the channel re-attaches at its cursor, every record once, a queued request
+// delivered), null (not dead: plain backoff, at most maxRevivesPerSpell asks), or a rejection (bridge-gone).
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JournalRecord } from '../../../protocol/v1/index.ts';
+import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions } from '../../../host/channel/index.ts';
+import { CHANNEL_LIMITS } from '../../../host/limits.ts';
+import { eventually, fixtureLaunch, seqProblem, startBridge, type RunningBridge } from '../../bridge/helpers.ts';
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function bridge(stateDir?: string): Promise<RunningBridge> {
+  const running = await startBridge(stateDir === undefined ? {} : { stateDir });
+  cleanups.push(() => running.kill());
+  return running;
+}
+
+function open(first: RunningBridge, revive: BridgeChannelOptions['revive']) {
+  const records: JournalRecord[] = [];
+  const diags: string[] = [];
+  const channel: BridgeChannel = createBridgeChannel({
+    url: first.url,
+    token: first.token,
+    cursor: 0,
+    backoff: { initialMs: 20, maxMs: 100 },
+    reconnectDeadlineMs: 1_500,
+    onRecords: (batch) => void records.push(...batch),
+    onDiagnostic: (d) => diags.push(`${d.level} ${d.message}`),
+    ...(revive ? { revive } : {}),
+  });
+  cleanups.push(() => channel.close());
+  return { channel, records, diags };
+}
+
+describe('channel revive hook', () => {
+  it('a SIGKILLed bridge is replaced through the hook: re-attached at the cursor, every record once, a request queued meanwhile delivered', { timeout: 30_000 }, async () => {
+    const first = await bridge();
+    const asked: Array<{ cause: string; bridgeId: string | undefined }> = [];
+    let second: RunningBridge | undefined;
+    const { channel, records, diags } = open(first, async (dead) => {
+      asked.push(dead);
+      second = await bridge(first.stateDir);
+      return { url: second.url, token: second.token };
+    });
+    await channel.whenLive();
+    await channel.request({ type: 'start', turnId: 't1', launch: fixtureLaunch(['--lines', '5']) });
+    await eventually(() => records.some((r) => r.kind === 'turn-end'));
+    await first.kill('SIGKILL');
+    // Sent while no bridge runs: held by the channel, delivered to the revived bridge.
+    const started = channel.request({ type: 'start', turnId: 't2', launch: fixtureLaunch(['--lines', '5']) });
+    await started;
+    await eventually(() => records.some((r) => r.kind === 'turn-end' && r.turnId === 't2'));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.cause).toMatch(/ECONNREFUSED/);
+    expect(asked[0]!.bridgeId).toBe(first.ready.bridgeId);
+    expect(seqProblem(records, 1, records.at(-1)!.seq)).toBeNull();
+    expect(records.filter((r) => r.kind === 'turn-start').map((r) => r.turnId)).toEqual(['t1', 't2']);
+    expect(diags.filter((d) => /looks dead|was revived/.test(d)).every((d) => d.startsWith('warn'))).toBe(true);
+    expect(diags.some((d) => /^warn the bridge was revived in \d+ ms/.test(d))).toBe(true);
+    expect(channel.hello?.bridgeId).toBe(second!.ready.bridgeId);
+  });
+
+  it('null (a live bridge holds the state dir) backs off as before; the hook is asked at most maxRevivesPerSpell times', { timeout: 30_000 }, async () => {
+    const first = await bridge();
+    let asked = 0;
+    const { channel, diags } = open(first, async () => {
+      asked++;
+      return null;
+    });
+    await channel.whenLive();
+    await first.kill('SIGKILL');
+    const error = await channel.closed;
+    expect(error?.code).toBe('reconnect-deadline');
+    expect(asked).toBe(CHANNEL_LIMITS.maxRevivesPerSpell);
+    expect(diags.filter((d) => /not dead after all/.test(d))).toHaveLength(CHANNEL_LIMITS.maxRevivesPerSpell);
+    // The refusals are warnings with their cause, not info.
+    expect(diags.filter((d) => /connection lost: .*ECONNREFUSED/.test(d)).every((d) => d.startsWith('warn'))).toBe(true);
+  });
+
+  it('a hook that cannot bring the bridge back ends the channel with bridge-gone, naming both causes', { timeout: 30_000 }, async () => {
+    const first = await bridge();
+    const { channel } = open(first, async () => {
+      throw new Error('sandbox s1 is not running');
+    });
+    await channel.whenLive();
+    const pending = channel.request({ type: 'start', turnId: 't1', launch: fixtureLaunch(['--lines', '1', '--interval-ms', '2000']) });
+    await pending;
+    await first.kill('SIGKILL');
+    const error = await channel.closed;
+    expect(error?.code).toBe('bridge-gone');
+    expect(error?.message).toMatch(/ECONNREFUSED.*could not be brought back: sandbox s1 is not running/);
+  });
+});
