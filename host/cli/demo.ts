@@ -293,6 +293,7 @@ function printSummary(out: (line: string) => void, style: Style, s: Summary): vo
   row('model', describeModel(s.model));
   out(`      ${style.dim('try')}          harness-bridge replay ${join(s.dir, 'recordings')} --timeline   (or --check)`);
   out(`      ${style.dim('')}             harness-bridge inspect ${s.stateDir}`);
+  out(`      ${style.dim('see it')}       harness-bridge view ${join(s.dir, 'recordings')} --out ${join(s.dir, 'session.html')}   (then open the page)`);
   out(
     `summary: parts=${s.parts} slice1=${s.slice1} slice2=${s.slice2} cursor=${s.cursor} rungs=${s.rungs.join(',') || 'none'} second-process=${s.pid !== process.pid ? `pid:${s.pid}` : 'no'} finish=${s.finish} replay=${s.replay.identical ? 'identical' : 'different'} total=${secs(s.times.total).replace(' ', '')}`,
   );

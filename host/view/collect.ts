@@ -75,7 +75,8 @@ export function collectView<S>(source: ReplayInput, adapter: CliAdapter<S>, opti
   for (const record of new RecordStream(source).records()) collector.push(record);
   collector.finish();
 
-  const allMarks = [...collector.marks, ...findings].sort((a, b) => a.record - b.record || markRank(a) - markRank(b));
+  // Stable: at one record, the timeline's flags in the order they happened, then what the collection and the check added.
+  const allMarks = [...collector.marks, ...findings].sort((a, b) => a.record - b.record);
   const segments = source.kind === 'recording' ? source.segments.length : 0;
   return {
     version: 1,
@@ -102,9 +103,6 @@ export function collectView<S>(source: ReplayInput, adapter: CliAdapter<S>, opti
   };
 }
 
-const markOrder = ['segment', 'rung', 'event', 'diagnostic', 'redelivered', 'recomputed', 'finding'];
-const markRank = (mark: MarkRow) => markOrder.indexOf(mark.kind);
-
 /** Segments, rungs, channel events, diagnostics and replay-traffic ranges from the timeline; which segment sent each host answer. */
 function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map<string, number> } {
   const marks: MarkRow[] = [];
@@ -119,12 +117,17 @@ function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map
   let segment = -1;
   let journal = 0;
   const lastSeq = new Map<number, number>();
-  let replayRun: { from: number; to: number; journal: number } | undefined;
+  /** A run of replay traffic: seqs sent again (delivered before), or caught up (journaled while no host was attached). */
+  let replayRun: { from: number; to: number; journal: number; again: boolean } | undefined;
   const add = (mark: MarkRow) => {
     if (marks.length < viewBounds.maxMarks) marks.push(mark);
   };
   const endRun = () => {
-    if (replayRun) add({ kind: 'redelivered', text: `redelivered seq ${replayRun.from}..${replayRun.to} (replay traffic after an attach)`, record: -1, journal: replayRun.journal, seq: replayRun.from, toSeq: replayRun.to });
+    if (replayRun) {
+      const { from, to, again } = replayRun;
+      const text = again ? `redelivered seq ${from}..${to}: delivered before, sent again after an attach` : `replayed seq ${from}..${to} after an attach: journaled while no host was attached`;
+      add({ kind: again ? 'redelivered' : 'replayed', text, record: -1, journal: replayRun.journal, seq: from, toSeq: to });
+    }
     replayRun = undefined;
   };
   const next = () => (lastSeq.get(journal) ?? 0) + 1;
@@ -132,10 +135,11 @@ function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map
     if (row.kind === 'record') {
       const seq = row.seq!;
       if (row.replay) {
-        if (replayRun && seq === replayRun.to + 1) replayRun.to = seq;
+        const again = (lastSeq.get(journal) ?? 0) >= seq;
+        if (replayRun && seq === replayRun.to + 1 && again === replayRun.again) replayRun.to = seq;
         else {
           endRun();
-          replayRun = { from: seq, to: seq, journal };
+          replayRun = { from: seq, to: seq, journal, again };
         }
       } else endRun();
       lastSeq.set(journal, Math.max(lastSeq.get(journal) ?? 0, seq));

@@ -80,7 +80,7 @@ function markRow(i) {
   var m = M[i], d = document.createElement('div');
   d.className = 'row mark ' + m.kind + (i === state.mark ? ' sel' : '') + (hitSet.has('m' + i) ? ' hit' : '');
   d.dataset.mark = i; d.dataset.kind = m.kind; if (m.rule) d.dataset.rule = m.rule;
-  var icon = { finding: '✖', rung: '⚑', segment: '━━', event: '·', diagnostic: '!', redelivered: '↺', recomputed: '⟳' }[m.kind] || '·';
+  var icon = { finding: '✖', rung: '⚑', segment: '━━', event: '·', diagnostic: '!', redelivered: '↺', replayed: '↻', recomputed: '⟳' }[m.kind] || '·';
   d.textContent = icon + ' ' + m.kind + ' at seq ' + m.seq + (m.toSeq != null ? '..' + m.toSeq : '') + ': ' + m.text;
   d.title = m.text;
   d.onclick = function () { showMark(i); };
@@ -100,7 +100,7 @@ function partRow(i) {
   d.className = 'row part' + (i === state.part ? ' sel' : '') + (linked ? ' linked' : '') + (hitSet.has('p' + i) ? ' hit' : '');
   d.dataset.part = p[0]; d.dataset.rec = p[1];
   var r = R[recPos.get(p[1])];
-  d.innerHTML = '<span class="seq">#' + p[0] + '</span><span class="seq">seq ' + (r ? r[2] : '?') + '</span><b>' + esc(p[2]) + '</b> ' + esc(p[3]);
+  d.innerHTML = '<span class="seq">#' + p[0] + '</span><span class="seq">' + (r && D.source.journals > 1 ? 'j' + (r[1] + 1) + ' ' : '') + 'seq ' + (r ? r[2] : '?') + '</span><b>' + esc(p[2]) + '</b> ' + esc(p[3]);
   d.onclick = function () { selectPart(i, true); };
   return d;
 }

@@ -46,7 +46,7 @@ main { flex:1; min-height:0; display:flex; }
 .row.mark.rung, .row.mark.recomputed { color:var(--amber); background:#fffbeb; }
 .row.mark.segment { color:var(--fg); background:#f3f4f6; }
 .row.mark.event, .row.mark.diagnostic { color:var(--violet); }
-.row.mark.redelivered { color:var(--blue); }
+.row.mark.redelivered, .row.mark.replayed { color:var(--blue); }
 .row.elided { color:var(--dim); font-style:italic; background:repeating-linear-gradient(45deg,#fafafa,#fafafa 6px,#f3f4f6 6px,#f3f4f6 12px); }
 .row.redelivered-rec .seq::after { content:" ↺"; color:var(--blue); }
 .row.diffrow { border-bottom:1px solid var(--line); }

@@ -69,11 +69,11 @@ export type HostCallRow = {
 /**
  * A place in the session worth a flag: a recording segment (a host channel:
  * first slice, suspend, continue), a rung of the recovery ladder, a channel
- * event (gap, disconnect), a diagnostic, a --check finding, a redelivered or
- * recomputed range. `record`: the record it sits before (-1: before any).
+ * event (gap, disconnect), a diagnostic, a --check finding, a redelivered
+ * (sent again), replayed (caught up after an attach) or recomputed range. `record`: the record it sits before (-1: before any).
  */
 export type MarkRow = {
-  readonly kind: 'segment' | 'rung' | 'event' | 'diagnostic' | 'finding' | 'redelivered' | 'recomputed';
+  readonly kind: 'segment' | 'rung' | 'event' | 'diagnostic' | 'finding' | 'redelivered' | 'replayed' | 'recomputed';
   readonly text: string;
   record: number;
   readonly journal: number;

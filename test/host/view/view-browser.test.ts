@@ -9,7 +9,8 @@
 // clicked through: counts against the library's own reading of the source,
 // the linked record ↔ part, the host call and its answer, the marked gap,
 // the rerun rung, the differing rows; a screenshot is taken and must be a
-// real image. HARNESS_BRIDGE_UPDATE_SCREENSHOT=1 also writes it to
+// real image. The demo's printed `view` command is run as printed;
+// HARNESS_BRIDGE_UPDATE_SCREENSHOT=1 writes that page's screenshot to
 // docs/images/viewer.png (the README's picture).
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ import type { HarnessV1NetworkSandboxSession } from '../../../protocol/harness-v
 import { createBridgeHarness } from '../../../host/harness.ts';
 import { checkInvariants, loadSource, reconstruct, translateRecords } from '../../../host/replay/index.ts';
 import { createLocalSandboxProvider } from '../../../host/sandbox/local/provider.ts';
+import { writeBigJournal } from '../../fixtures/big-journal.ts';
 import { fixtureAdapter } from '../../fixtures/fixture-adapter.ts';
 import { recordFixtureSession, waitUntil, type RecordedSession } from '../cli/cli-helpers.ts';
 
@@ -260,7 +262,6 @@ describe('harness-bridge view in a browser', () => {
     const shot = await page.screenshot();
     expect(shot.subarray(1, 4).toString()).toBe('PNG');
     expect(shot.length, 'a screenshot with something on it').toBeGreaterThan(20_000);
-    if (process.env.HARNESS_BRIDGE_UPDATE_SCREENSHOT === '1') writeFileSync(join(repo, 'docs/images/viewer.png'), shot);
     expect(errors).toEqual([]);
   });
 
@@ -313,6 +314,53 @@ describe('harness-bridge view in a browser', () => {
     await page.click('#tabs button[data-tab="diff"]');
     await expect(page.locator('[data-count="diff-differing"]').textContent()).resolves.toBe('0 differ');
     expect(await page.locator('#diff .row.differ').count()).toBe(0);
+    expect(errors).toEqual([]);
+  });
+
+  it("the demo ends with the viewer: its printed view command writes a page of the demo's session", async () => {
+    const dir = join(work, 'demo');
+    const demo = ok(await run('npx', ['--no-install', 'harness-bridge', 'demo', '--adapter', 'fixture', '--dir', dir], app, 90_000), 'npx harness-bridge demo');
+    const command = /harness-bridge (view \S+ --out \S+)/.exec(demo.stdout);
+    expect(command, demo.stdout).not.toBeNull();
+    const args = command![1]!.split(' ');
+    ok(await run('npx', ['--no-install', 'harness-bridge', ...args], app), 'the printed view command');
+    const want = expected(join(dir, 'recordings'));
+    await openPage(args.at(-1)!);
+    expect(await count('records')).toBe(want.records.length);
+    expect(await count('parts')).toBe(want.parts.length);
+    expect(await count('host calls')).toBe(1);
+    // The README's picture: the demo's turn, its host tool call selected.
+    await page.fill('#search', 'tool-call');
+    await page.press('#search', 'Enter');
+    await expect(page.locator('#detail-parts a', { hasText: 'tool-call' }).count()).resolves.toBe(1);
+    const shot = await page.screenshot();
+    expect(shot.length).toBeGreaterThan(20_000);
+    if (process.env.HARNESS_BRIDGE_UPDATE_SCREENSHOT === '1') writeFileSync(join(repo, 'docs/images/viewer.png'), shot);
+    expect(errors).toEqual([]);
+  });
+
+  it('a journal beyond the detail bound: every record counted, detail kept around turn edges and host calls, the rest elided', async () => {
+    const path = join(work, 'big', 'journal.ndjson');
+    mkdirSync(join(work, 'big'));
+    const big = writeBigJournal(path, 12 * 2 ** 20); // ~35,000 records in 7 turns: above the 20,000 kept whole
+    await openPage(await view([join(work, 'big')], 'big.html'));
+    expect(await count('records')).toBe(big.records);
+    expect(await count('turns')).toBe(big.turns);
+    expect(await count('host calls')).toBe(big.toolCalls);
+    const bound = (await page.locator('#bound').textContent()) ?? '';
+    const kept = Number(/^([\d,]+) of ([\d,]+) records kept in detail/.exec(bound)?.[1]?.replace(/,/g, ''));
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(big.records / 2);
+    // Per turn, every record is counted (bridge-start is the one outside a turn).
+    const perTurn = await page.locator('[data-turn-records]').evaluateAll((nodes) => nodes.map((node) => Number(node.getAttribute('data-turn-records'))));
+    expect(perTurn.reduce((a, b) => a + b, 0)).toBe(big.records - 1);
+    // Past the first turn's opening window, a run of elided records says how many.
+    await page.locator('#records').evaluate((el) => {
+      el.scrollTop = 40 * 20;
+      el.dispatchEvent(new Event('scroll'));
+    });
+    const elided = page.locator('#records .row.elided').first();
+    await expect(elided.textContent()).resolves.toMatch(/^… [\d,]+ records not kept in detail \(records #\d+–#\d+: stdout [\d,]+/);
     expect(errors).toEqual([]);
   });
 
