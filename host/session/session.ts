@@ -450,7 +450,8 @@ export class BridgeSession<S> implements HarnessV1Session {
       const turn = this.consumer.turn;
       if (turn && record.turnId === turn.turnId) {
         if (this.redelivery) this.markRedelivery(record);
-        this.consumer.record(turn, record, this.cursor);
+        // Part-level: a host call translated from the CLI's own output (stdin tools, CLI approvals) is a milestone too.
+        milestone = this.consumer.record(turn, record, this.cursor) || milestone;
         this.responder?.observe(record);
       }
       if (record.seq > this.cursor) this.cursor = record.seq;

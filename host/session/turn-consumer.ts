@@ -116,8 +116,12 @@ export class TurnConsumer<S> {
     for (const part of turn.translation.takeOwed()) this.slice.emit(part);
   }
 
-  /** One record of the in-flight turn; `cursor` is the session's cursor before it. */
-  record(turn: TurnState<S>, given: JournalRecord, cursor: number): void {
+  /**
+   * One record of the in-flight turn; `cursor` is the session's cursor before it. True when its parts
+   * ask the host to act (a host tool call or an approval request, whatever the CLI's channel: MCP or
+   * its own stdout): the session's checkpoint milestone.
+   */
+  record(turn: TurnState<S>, given: JournalRecord, cursor: number): boolean {
     this.flushOwed(turn);
     // A taken-over turn stopped under its suspended host: translated and handled as interrupted (TurnState.restored).
     const record: JournalRecord =
@@ -140,6 +144,7 @@ export class TurnConsumer<S> {
     this.answerHeld(turn, parts);
     if (turn.interruptPending && record.kind !== 'turn-end') this.sendPendingInterrupt(turn);
     if (record.kind === 'turn-end') this.onTurnEnd(turn, record);
+    return parts.some(asksHost);
   }
 
   /** TurnState.interruptPending: the CLI's interrupt request, once the translator state can name it. */
@@ -300,4 +305,9 @@ function snapshotOf<S>(turn: TurnState<S>, cursor: number): { snapshot?: Transla
   const snapshot = turn.translation?.snapshot(cursor) ?? (turn.snapshot?.seq === cursor ? turn.snapshot : undefined);
   if (!snapshot || JSON.stringify(snapshot).length > HOST_SESSION_LIMITS.maxSnapshotChars) return {};
   return { snapshot };
+}
+
+/** A part the host must answer: a host tool call (not run by the CLI itself) or an approval request. */
+function asksHost(part: HarnessV1StreamPart): boolean {
+  return (part.type === 'tool-call' && part.providerExecuted !== true) || part.type === 'tool-approval-request';
 }
