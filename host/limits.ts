@@ -46,10 +46,13 @@ export const CHANNEL_LIMITS = {
   /** Consecutive gap re-attaches with no progress before the channel calls it a protocol violation. */
   maxGapReattaches: 5,
   /**
-   * Bridge revivals (BridgeChannelOptions.revive) per failure spell: a bridge that dies again before any
-   * attach succeeds is revived again, up to this many times, then the channel backs off as for a slow bridge.
+   * Bridge revivals (BridgeChannelOptions.revive) within reviveWindowMs: a bridge that dies again is revived
+   * again, up to this many times; one that keeps dying (a crash loop) is then left to the backoff, which ends
+   * in reconnect-deadline.
    */
-  maxRevivesPerSpell: 3,
+  maxRevives: 3,
+  /** The window maxRevives counts in. */
+  reviveWindowMs: 60_000,
   /**
    * The bound on one revival (the ladder's climb: read the state dir, probe, spawn a bridge to its ready
    * line, probe it): past it the channel ends with `bridge-gone`. Covers probeTimeoutMs (3 s) twice and

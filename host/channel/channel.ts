@@ -45,8 +45,8 @@ class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
   /** Where the bridge listens: the options' until a revival (options.revive) moves it. */
   private endpoint: RevivedEndpoint;
-  /** Revivals in the current failure spell (CHANNEL_LIMITS.maxRevivesPerSpell). */
-  private revives = 0;
+  /** When the recent revivals started (CHANNEL_LIMITS.maxRevives within reviveWindowMs: a bridge that keeps dying is not revived forever). */
+  private revivals: number[] = [];
   /** Aborts a revival in flight when the channel ends. */
   private readonly ending = new AbortController();
   private readonly connectTimeoutMs: number;
@@ -201,7 +201,7 @@ class Channel implements BridgeChannel {
       this.retryTimer = setTimeout(() => this.connect(), 0);
       return;
     }
-    if (looksDead(loss) && this.options.revive && this.revives < CHANNEL_LIMITS.maxRevivesPerSpell) {
+    if (looksDead(loss) && this.options.revive && this.mayRevive()) {
       this.revive(loss, this.options.revive);
       return;
     }
@@ -234,9 +234,10 @@ class Channel implements BridgeChannel {
    */
   private revive(loss: Loss, revive: NonNullable<BridgeChannelOptions['revive']>): void {
     this.phase = 'backoff';
-    const attempt = ++this.revives;
     const startedAt = Date.now();
-    this.diag('warn', `the bridge looks dead (${loss.reason}); reviving it (attempt ${attempt} of ${CHANNEL_LIMITS.maxRevivesPerSpell})`, { cursor: this.cursor, attempt });
+    this.revivals.push(startedAt);
+    const attempt = this.revivals.length;
+    this.diag('warn', `the bridge looks dead (${loss.reason}); reviving it (revival ${attempt} of at most ${CHANNEL_LIMITS.maxRevives} within ${formatSeconds(CHANNEL_LIMITS.reviveWindowMs)})`, { cursor: this.cursor, attempt });
     this.status({ state: 'reconnecting', attempt, delayMs: 0, elapsedMs: this.budget.elapsedMs, reason: loss.reason });
     this.recorder?.event('revive', { attempt, reason: loss.reason, cursor: this.cursor });
     void reviveWithin(revive, { cause: loss.reason, bridgeId: this.lastHello?.bridgeId }, CHANNEL_LIMITS.reviveTimeoutMs, this.ending.signal).then(
@@ -258,6 +259,13 @@ class Channel implements BridgeChannel {
         this.fail('bridge-gone', `the bridge is gone (${loss.reason}) and could not be brought back: ${(error as Error).message}; last cursor ${this.cursor}`, { cause: error });
       },
     );
+  }
+
+  /** Fewer than maxRevives revivals started within the last reviveWindowMs. */
+  private mayRevive(): boolean {
+    const since = Date.now() - CHANNEL_LIMITS.reviveWindowMs;
+    this.revivals = this.revivals.filter((at) => at > since);
+    return this.revivals.length < CHANNEL_LIMITS.maxRevives;
   }
 
   private clearConnectionTimers(): void {
@@ -367,7 +375,6 @@ class Channel implements BridgeChannel {
     if (this.connectTimer) clearTimeout(this.connectTimer);
     this.connectTimer = null;
     this.budget.success();
-    this.revives = 0;
     this.heartbeat.start();
     this.recorder?.event('attached', { cursor: this.cursor });
     if (this.stickyDiagnostics) {

@@ -92,7 +92,7 @@ export type BridgeChannelOptions = {
    * connects there at once, its cursor and queued requests kept. `null`: the bridge is not dead after all
    * (a live one holds its state dir), keep reconnecting as before. A rejection ends the channel with
    * `bridge-gone`, its message naming the cause, and so does a revival past CHANNEL_LIMITS.reviveTimeoutMs (`signal`
-   * aborts then). At most CHANNEL_LIMITS.maxRevivesPerSpell calls per failure spell.
+   * aborts then). At most CHANNEL_LIMITS.maxRevives calls within reviveWindowMs (a crash loop then ends in the backoff).
    */
   revive?: (dead: { cause: string; bridgeId: string | undefined }, signal: AbortSignal) => Promise<RevivedEndpoint | null>;
   /** [0, 1) source for backoff jitter (tests). */

@@ -1,7 +1,7 @@
 // The channel's revive hook (BridgeChannelOptions.revive) against real bridges: a SIGKILLed bridge's
 // refused port goes to the hook before any backoff; what the hook answers decides what follows — a new
 // bridge on the same state dir (the channel re-attaches at its cursor, every record once, a queued request
-// delivered), null (not dead: plain backoff, at most maxRevivesPerSpell asks), or a rejection (bridge-gone).
+// delivered), null (not dead: plain backoff, at most maxRevives asks in its window), or a rejection (bridge-gone).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../../protocol/v1/index.ts';
 import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions } from '../../../host/channel/index.ts';
@@ -64,7 +64,7 @@ describe('channel revive hook', () => {
     expect(channel.hello?.bridgeId).toBe(second!.ready.bridgeId);
   });
 
-  it('null (a live bridge holds the state dir) backs off as before; the hook is asked at most maxRevivesPerSpell times', { timeout: 30_000 }, async () => {
+  it('null (a live bridge holds the state dir) backs off as before; the hook is asked at most maxRevives times in its window', { timeout: 30_000 }, async () => {
     const first = await bridge();
     let asked = 0;
     const { channel, diags } = open(first, async () => {
@@ -75,8 +75,8 @@ describe('channel revive hook', () => {
     await first.kill('SIGKILL');
     const error = await channel.closed;
     expect(error?.code).toBe('reconnect-deadline');
-    expect(asked).toBe(CHANNEL_LIMITS.maxRevivesPerSpell);
-    expect(diags.filter((d) => /not dead after all/.test(d))).toHaveLength(CHANNEL_LIMITS.maxRevivesPerSpell);
+    expect(asked).toBe(CHANNEL_LIMITS.maxRevives);
+    expect(diags.filter((d) => /not dead after all/.test(d))).toHaveLength(CHANNEL_LIMITS.maxRevives);
     // The refusals are warnings with their cause, not info.
     expect(diags.filter((d) => /connection lost: .*ECONNREFUSED/.test(d)).every((d) => d.startsWith('warn'))).toBe(true);
   });
@@ -93,5 +93,22 @@ describe('channel revive hook', () => {
     const error = await channel.closed;
     expect(error?.code).toBe('bridge-gone');
     expect(error?.message).toMatch(/ECONNREFUSED.*could not be brought back: sandbox s1 is not running/);
+  });
+
+  it('a bridge that keeps dying is revived at most maxRevives times in the window, then left to the backoff', { timeout: 30_000 }, async () => {
+    const first = await bridge();
+    let asked = 0;
+    const { channel } = open(first, async () => {
+      asked++;
+      const next = await bridge(first.stateDir);
+      // It dies as soon as it is up: a crash loop.
+      setTimeout(() => void next.kill('SIGKILL'), 50);
+      return { url: next.url, token: next.token };
+    });
+    await channel.whenLive();
+    await first.kill('SIGKILL');
+    const error = await channel.closed;
+    expect(error?.code).toBe('reconnect-deadline');
+    expect(asked).toBe(CHANNEL_LIMITS.maxRevives);
   });
 });
