@@ -103,6 +103,27 @@ describe('view data', () => {
     expect(parsed.records.some((row) => row[6].includes('</script>'))).toBe(true);
   });
 
+  it("approvals: who answered (the CLI's stdin, or the bridge's approval record), what, and how long it took", () => {
+    const turnId = 'turn-1';
+    const path = journalOf('approvals.ndjson', [
+      { turnId, kind: 'turn-start', data: { input: `${JSON.stringify({ type: 'prompt', text: 'x', lines: 0 })}\n`, argv } },
+      { turnId, kind: 'stdout', data: { text: JSON.stringify({ type: 'start', turn: 1, text: 'x' }) } },
+      { turnId, kind: 'stdout', data: { text: JSON.stringify({ type: 'approval-request', turn: 1, id: 'ap-1', name: 'rm' }) } },
+      { turnId, kind: 'stderr', data: { text: 'waiting' } },
+      { turnId, kind: 'stdin', data: { text: `${JSON.stringify({ type: 'approval', id: 'ap-1', approved: false, reason: 'not today' })}\n` } },
+      { turnId, kind: 'approval-request', data: { callId: 'mcp-1', toolName: 'deploy', input: { env: 'prod' } } },
+      { turnId, kind: 'approval', data: { callId: 'mcp-1', approved: true } },
+      { turnId, kind: 'stdout', data: { text: JSON.stringify({ type: 'result', turn: 1, text: 'x', lines: 0 }) } },
+      { turnId, kind: 'turn-end', data: { reason: 'matched' } },
+    ]);
+    const data = collectView(openSource(path), fixtureAdapter(), { adapterId: 'fixture' });
+    expect(data.hostCalls.map(({ kind, id, name, callSeq, answerSeq, ms, outcome, by, source }) => ({ kind, id, name, callSeq, answerSeq, ms, outcome, by, source }))).toEqual([
+      { kind: 'approval', id: 'ap-1', name: 'ap-1', callSeq: 3, answerSeq: 5, ms: 2, outcome: 'denied', by: "host, on the CLI's stdin", source: 'cli' },
+      { kind: 'approval', id: 'mcp-1', name: 'deploy', callSeq: 6, answerSeq: 7, ms: 1, outcome: 'approved', by: 'host, over the bridge', source: 'bridge' },
+    ]);
+    expect(data.records.find((row) => row[2] === 6)![3], 'the approval lane').toBe(5);
+  });
+
   it('diff: aligned by seq, same rows for the same input, the differing seqs marked for another', () => {
     const a = journalOf('a.ndjson', fixtureTurn('turn-1', 'hello', ['one', 'two', 'three']));
     const b = journalOf('b.ndjson', fixtureTurn('turn-1', 'hello', ['one', 'TWO', 'three']));
