@@ -1,7 +1,8 @@
 // The offline tools in bounded memory (issue 15 item 6): a journal of hundreds
 // of MiB (HB_OFFLINE_MIB, default 400), written to disk by a streaming
 // generator with the journal line encoders, through `replay --check`,
-// `inspect`, plain `replay` and `replay --timeline` as real processes. Each
+// `inspect`, plain `replay`, `replay --timeline` and `view` (its own bounds,
+// for its kept detail and its page: docs/viewer.md) as real processes. Each
 // must give the right summary (every record, no gap, every turn, every host
 // tool call) and peak under 100 MiB RSS: its own report at exit
 // (HARNESS_BRIDGE_PEAK_RSS=1: process.resourceUsage().maxRSS) and
@@ -20,6 +21,10 @@ import { cliPath } from '../host/cli/cli-helpers.ts';
 
 const mib = Number(process.env.HB_OFFLINE_MIB ?? 400);
 const boundMiB = 100;
+/** `view` keeps bounded detail (docs/viewer.md) on top of what replay streams: its own bound, and one for the page. */
+const viewBoundMiB = 160;
+const pageBoundBytes = 32e6;
+let pageBytes = 0;
 const dir = mkdtempSync(join(tmpdir(), 'hb-offline-tools-'));
 const stateDir = join(dir, 'state');
 const journalPath = join(stateDir, 'journal.ndjson');
@@ -52,7 +57,8 @@ afterAll(() => {
   console.log(
     `[figures] offline-tools file=${journal ? (journal.bytes / 2 ** 20).toFixed(0) : '?'}MiB records=${journal?.records ?? '?'} ` +
       `replay-check-peak=${peak('check')}MiB inspect-peak=${peak('inspect')}MiB replay-peak=${peak('replay')}MiB timeline-peak=${peak('timeline')}MiB (bound ${boundMiB} MiB) ` +
-      `seconds={write:${seconds.write?.toFixed(1)},check:${seconds.check?.toFixed(1)},inspect:${seconds.inspect?.toFixed(1)},replay:${seconds.replay?.toFixed(1)},timeline:${seconds.timeline?.toFixed(1)}} ` +
+      `view-peak=${peak('view')}MiB (bound ${viewBoundMiB} MiB) view-page=${(pageBytes / 1e6).toFixed(1)}MB ` +
+      `seconds={write:${seconds.write?.toFixed(1)},check:${seconds.check?.toFixed(1)},inspect:${seconds.inspect?.toFixed(1)},replay:${seconds.replay?.toFixed(1)},timeline:${seconds.timeline?.toFixed(1)},view:${seconds.view?.toFixed(1)}} ` +
       `wall=${((Date.now() - started) / 1000).toFixed(1)}s`,
   );
 });
@@ -144,6 +150,24 @@ describe('offline tools on a large journal', () => {
     expect(run.stderr.trim()).toBe(`${parts} parts from ${journal.records} records (journal, adapter fixture)`);
     expect(run.lines).toBe(parts);
     expectBounded(run, 'replay');
+  });
+
+  it('view: one page, every record counted, bounded detail, in bounded memory', { timeout: 900_000 }, async () => {
+    const page = join(dir, 'view.html');
+    const run = await runMeasured('view', ['view', stateDir, '--out', page], true);
+    expect(run.code, run.stderr).toBe(0);
+    pageBytes = statSync(page).size;
+    expect(run.stdout).toBe(`wrote ${page} (${pageBytes.toLocaleString('en-US')} bytes): open it in a browser\n`);
+    expect(pageBytes).toBeLessThanOrEqual(pageBoundBytes);
+    const html = readFileSync(page, 'utf8');
+    const data = JSON.parse(/<script id="view-data" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!) as {
+      counts: { records: number; parts: number; turns: number; hostCalls: number; findings: number };
+      bound: { kept: number; maxKept: number };
+    };
+    expect(data.counts).toMatchObject({ records: journal.records, parts: partsPerTurn * journal.turns, turns: journal.turns, hostCalls: journal.toolCalls, findings: 0 });
+    expect(data.bound.kept).toBeLessThanOrEqual(data.bound.maxKept);
+    expect(run.peakKiB, 'view: the peak RSS was measured').toBeGreaterThan(10_000);
+    expect(run.peakKiB / 1024, `view: peak RSS in MiB, reading ${(journal.bytes / 2 ** 20).toFixed(0)} MiB`).toBeLessThanOrEqual(viewBoundMiB);
   });
 
   it('replay --timeline: a row per record, in bounded memory', { timeout: 900_000 }, async () => {
