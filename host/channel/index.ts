@@ -1,8 +1,9 @@
 // host/channel: the WebSocket client to one bridge, and this folder's one
 // entry (files outside host/channel/ import from here). createBridgeChannel
 // connects, attaches at a cursor, delivers the journal's records in order and
-// reconnects across drops; channel.ts holds the state machine, its parts sit
-// beside it.
+// reconnects across drops; a bridge that looks dead (its port refuses) goes to
+// the caller's `revive` hook first (revive.ts). channel.ts holds the state
+// machine, its parts sit beside it.
 //
 // Guarantees:
 // - onRecords sees each seq at most once and in strictly increasing,
