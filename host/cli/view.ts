@@ -70,7 +70,7 @@ export async function viewCommand(argv: ReadonlyArray<string>): Promise<number> 
     throw error;
   }
   const input = parsed.positionals[0]!;
-  const out = stringFlag(parsed, 'out') ?? (booleanFlag(parsed, 'serve') ? undefined : resolve(`${basename(input.replace(/\/+$/, '')).replace(/\.ndjson$/, '')}.html`));
+  const out = stringFlag(parsed, 'out') ?? (booleanFlag(parsed, 'serve') ? undefined : resolve(`${basename(resolve(input)).replace(/\.ndjson$/, '')}.html`));
   if (out !== undefined) {
     const bytes = writePage(out, data);
     process.stdout.write(`wrote ${out} (${bytes.toLocaleString('en-US')} bytes): open it in a browser\n`);
