@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../host/sandbox/local/pids.ts';
 import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import { defineCliAdapter } from '../../host/adapter-kit/adapter.ts';
+import { createBridgeHarness } from '../../host/harness.ts';
 import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
@@ -180,6 +182,61 @@ describe('self-healing session', () => {
     expect(recomputed(parts)).toBe(false);
     expect((session as unknown as { rungs: string[] }).rungs).toEqual([]);
     expect(plain.diagnostics.slice(seen).some((d) => /looks dead|revived/.test(d.message))).toBe(false);
+    await session.doDestroy();
+  });
+
+  it('a host tool over MCP (the keeper relays the CLI\'s call): an answer given while no bridge runs reaches the CLI once', { timeout: 60_000 }, async () => {
+    const mcpClient = join(import.meta.dirname, '../fixtures/mcp-client.mjs');
+    // A stand-in CLI that calls one host tool over the bridge's MCP endpoint and prints each answer (test/fixtures/mcp-client.mjs).
+    const adapter = defineCliAdapter<{ ended: boolean }>({
+      harnessId: 'mcp-heal',
+      builtinTools: {},
+      launch: (ctx) => ({ argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"heal"}'], cwd: ctx.sessionWorkDir, survive: true }),
+      threadId: () => undefined,
+      translator: {
+        init: () => ({ ended: false }),
+        step: (state, record) => {
+          if (record.kind === 'turn-start') return { state, parts: [{ type: 'stream-start', modelId: 'mcp' }] };
+          if (record.kind === 'turn-end' && !state.ended) {
+            const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
+            return { state: { ended: true }, parts: [{ type: 'finish', finishReason: { unified: 'stop', raw: record.data.reason }, totalUsage: usage }] };
+          }
+          return { state, parts: [] };
+        },
+      },
+    });
+    const sandbox = await kit.provider.createSession({ sessionId: 'heal-mcp' });
+    const session = await createBridgeHarness(adapter, { probeTimeoutMs: 1_500 }).doStart({
+      sessionId: 'heal-mcp',
+      sandboxSession: sandbox,
+      sessionWorkDir: sandbox.defaultWorkingDirectory,
+      observability: { report: (d) => kit.diagnostics.push(d) },
+    });
+    const stateDir = join(sandbox.defaultWorkingDirectory, '.harness-bridge', 'sessions', 'mcp-heal-heal-mcp');
+    let answered: Promise<void> | null = null;
+    let control!: Awaited<ReturnType<typeof session.doPromptTurn>>;
+    control = await session.doPromptTurn({
+      prompt: 'call it',
+      tools: [{ name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }],
+      emit: (part) => {
+        if (part.type !== 'tool-call' || answered !== null) return;
+        answered = (async () => {
+          const { pid } = JSON.parse(await readFile(join(stateDir, 'bridge.json'), 'utf8')) as { pid: number };
+          process.kill(pid, 'SIGKILL');
+          while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 5));
+          await control.submitToolResult({ toolCallId: part.toolCallId, output: 'HEALED' });
+        })();
+      },
+    });
+    await control.done;
+    await answered;
+    const text = await readFile(join(stateDir, 'journal.ndjson'), 'utf8');
+    const lines = text.split('\n').filter((line) => line.includes('\t')).map((line) => JSON.parse(line.slice(line.indexOf('\t') + 1)) as { kind: string; data: Record<string, unknown> });
+    const read = lines.filter((r) => r.kind === 'stdout' && String(r.data.text).includes('"step":"tools/call"'));
+    expect(read, 'the CLI read one answer').toHaveLength(1);
+    expect(String(read[0]!.data.text)).toContain('HEALED');
+    expect(lines.filter((r) => r.kind === 'tool-result')).toHaveLength(1);
+    expect(lines.filter((r) => r.kind === 'turn-end').map((r) => r.data)).toEqual([{ reason: 'exit', code: 0 }]);
     await session.doDestroy();
   });
 });
