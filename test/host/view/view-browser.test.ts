@@ -240,11 +240,17 @@ describe('harness-bridge view in a browser', () => {
     await expect(page.locator('#detail').textContent()).resolves.toContain(`from record seq ${want.parts[finish]!.seq}`);
     // Usage per step and per turn, from the finish-step / finish parts.
     await expect(page.locator('.turn[data-turn="0"] .usage').textContent()).resolves.toMatch(/usage: in \d+ \/ out \d+ — step 1: in \d+ \/ out \d+/);
-    // j moves to the next record.
+    // j moves to the next record; [ goes to the turn's first record; the timeline's x axis switches to time and back.
     await page.click('#records');
     const before = Number(await selected.getAttribute('data-rec'));
     await page.keyboard.press('j');
     await expect(selected.getAttribute('data-rec')).resolves.toBe(String(before + 1));
+    await page.keyboard.press('[');
+    await expect(selected.getAttribute('data-seq')).resolves.toBe(String(want.records.find((record) => record.kind === 'turn-start')!.seq));
+    await page.click('#axis');
+    await expect(page.locator('#axis').textContent()).resolves.toBe('time');
+    await page.click('#axis');
+    await expect(page.locator('#axis').textContent()).resolves.toBe('seq');
 
     // The host call: answered once, on the CLI's stdin, with a duration.
     await page.click('#tabs button[data-tab="calls"]');
