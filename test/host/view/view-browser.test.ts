@@ -129,6 +129,36 @@ function cutRecord(from: string, seq: number, to: string): void {
   writeFileSync(to, lines.join('\n'));
 }
 
+/** A second "version" of an adapter for the fixture CLI's output, as a plain module (no imports): its deltas upper-cased. */
+const shoutingAdapter = `
+const parse = (record) => {
+  if (record.kind !== 'stdout' || record.data.cont || !record.data.text.startsWith('{')) return undefined;
+  try { return JSON.parse(record.data.text); } catch { return undefined; }
+};
+function step(state, record) {
+  const parts = [];
+  if (state.done) return { state, parts };
+  if (record.kind === 'turn-start') parts.push({ type: 'stream-start', modelId: 'fixture' });
+  const line = parse(record);
+  if (line?.type === 'delta') {
+    if (!state.text) parts.push({ type: 'text-start', id: (state.text = 'text-' + record.seq) });
+    parts.push({ type: 'text-delta', id: state.text, delta: line.text.toUpperCase() + '\\n' });
+  } else if (line?.type === 'result' || record.kind === 'turn-end') {
+    if (state.text) parts.push({ type: 'text-end', id: state.text });
+    state.done = true;
+  }
+  return { state, parts };
+}
+export default {
+  harnessId: 'shouting',
+  builtinTools: {},
+  launch: (ctx) => ({ argv: ['fixture-cli'], cwd: ctx.sessionWorkDir, env: {}, stdin: 'pipe', lifetime: 'session', turnEnd: [{ stream: 'stdout', prefix: '{"type":"result",' }] }),
+  encodePrompt: ({ text }) => JSON.stringify({ type: 'prompt', text }) + '\\n',
+  threadId: (record) => { const line = parse(record); return line?.type === 'session' ? line.id : undefined; },
+  translator: { init: () => ({ text: null, done: false }), step },
+};
+`;
+
 /** What the library reads from a source: the page must show the same. */
 function expected(path: string) {
   const source = loadSource(path);
@@ -307,7 +337,7 @@ describe('harness-bridge view in a browser', () => {
     expect(errors).toEqual([]);
   });
 
-  it('--diff: two sessions side by side, aligned by seq, differing rows marked; one adapter against itself: the same', async () => {
+  it('--diff: two sessions side by side, aligned by seq, differing rows marked; two adapter versions; one adapter against itself: the same', async () => {
     await openPage(await view([files.suspend, '--diff', files.other], 'diff.html'));
     await page.click('#tabs button[data-tab="diff"]');
     const differing = Number(((await page.locator('[data-count="diff-differing"]').textContent()) ?? '').replace(/[^\d]/g, ''));
@@ -315,6 +345,15 @@ describe('harness-bridge view in a browser', () => {
     const row = page.locator('#diff .row.differ', { hasText: 'first prompt' }).first();
     await expect(row.locator('.a').textContent()).resolves.toContain('first prompt');
     await expect(row.locator('.b').textContent()).resolves.toContain('second prompt');
+
+    // Two adapter versions on one recording: a plain adapter module whose translator shouts its deltas.
+    writeFileSync(join(app, 'shouting.mjs'), shoutingAdapter);
+    await openPage(await view([files.suspend, '--diff-adapter', './shouting.mjs'], 'versions.html'));
+    await page.click('#tabs button[data-tab="diff"]');
+    await expect(page.locator('#diff-head').textContent()).resolves.toContain('(./shouting.mjs)');
+    const shouted = page.locator('#diff .row.differ', { hasText: 'FIRST PROMPT' }).first();
+    await expect(shouted.locator('.a').textContent()).resolves.toContain('first prompt');
+    await expect(shouted.locator('.b').textContent()).resolves.toContain('FIRST PROMPT');
 
     await openPage(await view([files.suspend, '--diff-adapter', 'fixture'], 'same.html'));
     await page.click('#tabs button[data-tab="diff"]');
