@@ -27,7 +27,7 @@ describe('harness-bridge --help', () => {
   it('lists the subcommands; no command is a usage error', async () => {
     const help = await runCli(['--help']);
     expect(help.code).toBe(0);
-    for (const name of ['demo', 'run', 'replay', 'inspect', 'bootstrap', 'model-server']) expect(help.stdout).toContain(name);
+    for (const name of ['demo', 'run', 'replay', 'view', 'inspect', 'bootstrap', 'model-server']) expect(help.stdout).toContain(name);
     expectOneLineError(await runCli([]), /missing command/);
     expectOneLineError(await runCli(['frobnicate']), /unknown command "frobnicate"/);
   });
@@ -37,6 +37,7 @@ describe('harness-bridge --help', () => {
     ['run', /--adapter <id\|path>/],
     ['model-server', /--profile NAME\|MODULE/],
     ['replay', /--timeline[\s\S]*--check[\s\S]*--diff/],
+    ['view', /--out[\s\S]*--diff[\s\S]*--serve/],
     ['inspect', /state-dir/],
     ['bootstrap', /--print/],
     ['demo-continue', /--state/],
