@@ -120,6 +120,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     turns: recordPath.turns,
     logger,
     policy: ownerPolicy,
+    record,
     lifecycle: {
       async stop(graceMs) {
         memory.stop();

@@ -2,9 +2,12 @@
 // - idle exit: detached, no turn running and no call waiting, for idleExitMs → a clean `stop`
 //   (the CLI is stopped, the journal closed and kept, so the next host takes the replay rung);
 // - owner-less tool calls: a host tool call that has had no owner for ownerlessToolMs is answered
-//   with an error result (journaled like any answer), so a turn whose host died does not wait forever.
+//   with an error result (journaled like any answer), so a turn whose host died does not wait forever;
+//   a CLI-side call (a stdin tool call or a CLI's approval the host named with `host-wait`,
+//   cli-waits.ts) gets the host's pre-encoded error answer or denial on its stdin the same way.
 //   Off by default: a call waiting durably for a host that suspended is the design (docs/design.md#d6).
 import type { ToolResultFrame } from '../../protocol/v1/index.ts';
+import type { CliWaits } from './cli-waits.ts';
 import type { Logger } from '../logger.ts';
 import type { OwnerPolicy, PendingCall } from './server-seams.ts';
 
@@ -22,6 +25,8 @@ export type OwnerWatchPort = {
   /** No turn is running (the supervisor is idle). */
   idle(): boolean;
   readonly pendingCalls: Map<string, PendingCall>;
+  /** CLI-side calls the host named (stdin tool calls, CLI approvals): failed by the same timeout. */
+  readonly cliWaits: Pick<CliWaits, 'size' | 'ids' | 'fail' | 'clear'>;
   stop(reason: string): void;
 };
 
@@ -75,6 +80,7 @@ export class OwnerWatch {
       this.#orphaned.clear();
       return;
     }
+    if (port.idle()) port.cliWaits.clear(); // no turn: no CLI waits on its stdin any more
     this.#failOrphanedCalls(now);
     if (!port.idle() || port.pendingCalls.size > 0) {
       this.#idleSince = undefined;
@@ -91,8 +97,19 @@ export class OwnerWatch {
   #failOrphanedCalls(now: number): void {
     const limit = this.#ownerlessToolMs;
     if (limit === undefined) return;
-    const calls = this.#port.pendingCalls;
-    for (const callId of this.#orphaned.keys()) if (!calls.has(callId)) this.#orphaned.delete(callId);
+    const port = this.#port;
+    const calls = port.pendingCalls;
+    const cliIds = new Set(port.cliWaits.ids().map((id) => `cli:${id}`));
+    for (const key of this.#orphaned.keys()) if (!calls.has(key) && !cliIds.has(key)) this.#orphaned.delete(key);
+    for (const key of cliIds) {
+      const since = this.#orphaned.get(key) ?? now;
+      this.#orphaned.set(key, since);
+      if (now - since < limit) continue;
+      this.#orphaned.delete(key);
+      const callId = key.slice('cli:'.length);
+      this.#log.warn({ callId, ownerlessToolMs: limit }, 'host call over the CLI\'s stdio had no host for ownerlessToolMs; failing it');
+      port.cliWaits.fail(callId, `no host answered this call: the session had no host attached for ${limit} ms`);
+    }
     for (const [callId, call] of calls) {
       if (call.kind !== 'tool-call') continue;
       const since = this.#orphaned.get(callId) ?? now;

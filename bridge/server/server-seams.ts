@@ -1,7 +1,7 @@
 // The seams server.ts talks through: what it needs from the journal and the
 // supervisor (structural, so tests and wrappers such as mcp/with-mcp.ts's withMcp fit),
 // the pendingCalls entries the MCP endpoint parks, and main.ts's lifecycle hooks.
-import type { ApprovalFrame, ErrorCode, HostToolSpec, LaunchSpec, SignalName, ToolResultFrame } from '../../protocol/v1/index.ts';
+import type { ApprovalFrame, ErrorCode, HostToolSpec, LaunchSpec, RecordDraft, SignalName, ToolResultFrame } from '../../protocol/v1/index.ts';
 import type { ServerLimits } from '../limits.ts';
 import type { BridgeLogger } from '../logger.ts';
 import type { JournalReadPort } from './record-stream.ts';
@@ -47,7 +47,7 @@ export type PendingCall =
 export type OwnerPolicy = {
   /** Detached and idle this long → stop (journal kept). Default OWNER_WATCH_DEFAULTS.idleExitMs. */
   readonly idleExitMs?: number;
-  /** A host tool call with no owner this long is failed with an error result. Default: never. */
+  /** A host tool call or approval (MCP or CLI-side, cli-waits.ts) with no owner this long is failed with an error result. Default: never. */
   readonly ownerlessToolMs?: number;
 };
 
@@ -78,6 +78,8 @@ export type BridgeServerOptions = {
   limits?: Partial<ServerLimits>;
   /** What happens while no host owns the stream: idle exit, owner-less tool calls (owner-watch.ts). */
   policy?: OwnerPolicy;
+  /** Journals a record (the owner-less timeout's failed answer to a CLI-side call, cli-waits.ts). */
+  record?: (draft: RecordDraft) => unknown;
   /**
    * A TCP server already listening, created with `pauseOnConnect` (main.ts
    * binds before loading node:http, ws and the protocol, to print the ready

@@ -19,6 +19,7 @@ import { createTokenCheck, presentedToken } from '../auth/token-check.ts';
 import { resolveServerLimits, type ServerLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { Connection, delay } from './connection.ts';
+import { CliWaits } from './cli-waits.ts';
 import { OwnerWatch } from './owner-watch.ts';
 import { RecordStream, type DurableBatch } from './record-stream.ts';
 import type { BridgeServerOptions, CommandResult, PendingCall } from './server-seams.ts';
@@ -36,6 +37,8 @@ export async function createBridgeServer(options: BridgeServerOptions): Promise<
 export class BridgeServer {
   /** Calls awaiting a host answer, by callId (filled by the MCP endpoint). */
   readonly pendingCalls = new Map<string, PendingCall>();
+  /** Calls the CLI waits on over its own stdio, as the host named them (host-wait frames). */
+  readonly cliWaits: CliWaits;
 
   readonly #options: BridgeServerOptions;
   readonly #limits: ServerLimits;
@@ -61,6 +64,7 @@ export class BridgeServer {
     this.#limits = resolveServerLimits(options.limits);
     this.#log = options.logger.child('server');
     this.#tokenMatches = createTokenCheck(options.token);
+    this.cliWaits = new CliWaits(options.supervisor, options.record);
     this.#wss = new WebSocketServer({
       noServer: true,
       maxPayload: PROTOCOL_LIMITS_V1.maxPayloadBytes,
@@ -113,6 +117,7 @@ export class BridgeServer {
       hasOwner: () => this.#owner !== null,
       idle: () => this.#options.supervisor.state === 'idle',
       pendingCalls: this.pendingCalls,
+      cliWaits: this.cliWaits,
       stop: () => void this.shutdown('stop'),
     }, this.#log);
     this.#log.info({ host: this.#options.host, port: this.port }, 'listening');
@@ -282,9 +287,19 @@ export class BridgeServer {
           frame,
           supervisor.start(frame.turnId, frame.launch, frame.input, { ...tools(frame.tools), rerun: true }),
         );
-      case 'input':
+      case 'input': {
+        // An answer to a call the owner-less timeout already failed is refused, never written (cli-waits.ts).
+        const refused = frame.callId === undefined ? null : this.cliWaits.answer(frame.callId);
         // Held by a launch handshake, the write settles once written: only this frame's ack waits (#received does not await #route).
-        return this.#settle(connection, frame, supervisor.write(frame.turnId, frame.text));
+        return this.#settle(connection, frame, refused ?? supervisor.write(frame.turnId, frame.text));
+      }
+      case 'host-wait':
+        if (turns.unfinished?.turnId !== frame.turnId) {
+          connection.error('unknown-turn', `host-wait for ${frame.turnId}: that turn is not running`, frame.id);
+          return;
+        }
+        // An MCP call is the bridge's own already; a CLI-side one is kept for the owner-less timeout.
+        return this.#settle(connection, frame, this.pendingCalls.has(frame.callId) ? { ok: true } : this.cliWaits.add(frame));
       case 'signal':
         return this.#settle(connection, frame, supervisor.signal(frame.turnId, frame.signal));
       case 'abort':

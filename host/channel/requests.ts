@@ -41,6 +41,7 @@ export const REQUEST_DELIVERY: Record<ChannelRequestType, 'at-least-once' | 'at-
   abort: 'at-least-once',
   'tool-result': 'at-least-once',
   approval: 'at-least-once',
+  'host-wait': 'at-least-once', // the bridge keeps one wait per callId: a second copy is a no-op
   stop: 'at-least-once',
   destroy: 'at-least-once',
   diagnostics: 'at-least-once',

@@ -19,7 +19,7 @@ import type {
   HarnessV1ToolSpec,
 } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import type { AckFrame, HelloFrame, JournalRecord } from '../../protocol/v1/index.ts';
+import { protocolMinor, type AckFrame, type HelloFrame, type JournalRecord } from '../../protocol/v1/index.ts';
 import { TurnTranslation } from '../adapter-kit/turn-translation.ts';
 import type { ChannelRequest } from '../channel/index.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
@@ -97,6 +97,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       rerun: (turn, tools, slice) => this.rerun(turn, tools, slice),
       report: (level, message, attrs) => this.report(level, message, attrs),
       turnRunning: (turnId) => this.channel?.hello?.turns.some((turn) => turn.turnId === turnId && turn.status === 'running') ?? true,
+      hostWaits: () => protocolMinor((this.channel?.hello ?? this.link.hello).protocolVersion) >= 1,
     });
     this.responder = ctx.adapter.responder
       ? new ResponderRun(ctx.adapter.responder, sandboxResponderIo(ctx.sandbox, ctx.sessionWorkDir, ctx.permissionMode), {

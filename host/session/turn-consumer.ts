@@ -59,7 +59,12 @@ export type TurnConsumerHooks<S> = {
   report(level: HarnessV1Diagnostic['level'], message: string, attrs: Record<string, unknown>): void;
   /** Whether the bridge, as its current hello tells, runs `turnId` (true when unknown). */
   turnRunning(turnId: string): boolean;
+  /** The bridge takes `host-wait` frames (protocol 1.1). */
+  hostWaits?(): boolean;
 };
+
+/** What the CLI reads when the bridge's owner-less timeout fails a call it waits on over its stdio (the bridge journals the same words). */
+const ownerlessAnswer = 'no host answered this call: the session had no host attached for the owner-less timeout';
 
 export class TurnConsumer<S> {
   /** The turn in flight at the bridge, null between turns. */
@@ -139,12 +144,41 @@ export class TurnConsumer<S> {
       parts = [...parts.slice(0, 1), ...this.carry, ...parts.slice(1)];
       this.carry = [];
     }
+    this.tellWaits(turn, parts); // before the parts reach the application, which may suspend in its emit
     const slice = this.slice;
     if (slice) for (const part of parts) slice.emit(part);
     this.answerHeld(turn, parts);
     if (turn.interruptPending && record.kind !== 'turn-end') this.sendPendingInterrupt(turn);
     if (record.kind === 'turn-end') this.onTurnEnd(turn, record);
     return parts.some(asksHost);
+  }
+
+  /**
+   * The CLI waits on the host over its own stdio (a stdin tool call, a CLI approval): the bridge cannot
+   * see that itself, so a `host-wait` frame tells it, carrying the error answer / denial the CLI reads if
+   * no host is attached for the owner-less timeout (protocol/v1/frames/host/host-wait.ts).
+   */
+  private tellWaits(turn: TurnState<S>, parts: ReadonlyArray<HarnessV1StreamPart>): void {
+    const translation = turn.translation;
+    if (!translation || !this.hooks.hostWaits?.()) return;
+    for (const part of parts) {
+      let frame: Extract<ChannelRequest, { type: 'host-wait' }> | undefined;
+      if (part.type === 'tool-call' && this.adapter.encodeToolResult) {
+        const call = translation.toolCalls.get(part.toolCallId);
+        if (call?.source !== 'cli' || call.answered) continue;
+        const onTimeout = this.adapter.encodeToolResult({ toolCallId: part.toolCallId, output: ownerlessAnswer, isError: true }, translation.adapterState);
+        frame = { type: 'host-wait', turnId: turn.turnId, callId: part.toolCallId, kind: 'tool-call', onTimeout };
+      } else if (part.type === 'tool-approval-request' && this.adapter.encodeApproval) {
+        const approval = translation.approvals.get(part.approvalId);
+        if (approval?.source !== 'cli' || approval.answered) continue;
+        const onTimeout = this.adapter.encodeApproval({ approvalId: part.approvalId, approved: false, reason: ownerlessAnswer }, translation.adapterState);
+        frame = { type: 'host-wait', turnId: turn.turnId, callId: part.approvalId, kind: 'approval-request', onTimeout };
+      }
+      if (!frame) continue;
+      this.hooks.send(frame).catch((error: unknown) => {
+        this.hooks.report('warn', `the bridge did not take the wait for ${frame.callId}: ${(error as Error).message}`, { callId: frame.callId });
+      });
+    }
   }
 
   /** TurnState.interruptPending: the CLI's interrupt request, once the translator state can name it. */
@@ -250,7 +284,7 @@ export class TurnConsumer<S> {
     try {
       if (call?.source === 'cli' && encode) {
         const text = encode({ toolCallId: input.toolCallId, output: input.output, isError: input.isError ?? false }, turn.translation!.adapterState);
-        await this.hooks.send({ type: 'input', turnId: turn.turnId, text });
+        await this.hooks.send({ type: 'input', turnId: turn.turnId, text, ...this.answering(input.toolCallId) });
       } else {
         await this.hooks.send({ type: 'tool-result', callId: input.toolCallId, output: input.output ?? null, isError: input.isError ?? false });
       }
@@ -275,7 +309,7 @@ export class TurnConsumer<S> {
     const approval = turn.translation?.approvals.get(input.approvalId);
     const encode = this.adapter.encodeApproval;
     if (approval?.source === 'cli' && encode) {
-      await this.hooks.send({ type: 'input', turnId: turn.turnId, text: encode(input, turn.translation!.adapterState) });
+      await this.hooks.send({ type: 'input', turnId: turn.turnId, text: encode(input, turn.translation!.adapterState), ...this.answering(input.approvalId) });
     } else {
       await this.hooks.send({
         type: 'approval',
@@ -292,6 +326,11 @@ export class TurnConsumer<S> {
     const turn = this.requireTurn();
     const state = turn.translation?.adapterState ?? this.adapter.translator.init({ turnId: turn.turnId, rerun: turn.rerun });
     await this.hooks.send({ type: 'input', turnId: turn.turnId, text: this.adapter.encodeUserMessage!(text, state) });
+  }
+
+  /** The `input` answering a CLI-side call names it (protocol 1.1): the bridge stops waiting, or refuses once the owner-less timeout failed it. */
+  private answering(callId: string): { callId?: string } {
+    return this.hooks.hostWaits?.() ? { callId } : {};
   }
 
   private requireTurn(): TurnState<S> {

@@ -1,7 +1,7 @@
 // Wire protocol v1: one zod schema per frame (types inferred), the unions per
 // direction, error and close codes, limits and the version. Both ends import
 // from here and validate every frame they receive.
-export { PROTOCOL_VERSION_V1, isCompatibleProtocol, protocolMajor } from './version.ts';
+export { PROTOCOL_VERSION_V1, isCompatibleProtocol, protocolMajor, protocolMinor } from './version.ts';
 export { errorCodeSchema, type ErrorCode } from './error-codes.ts';
 export { CLOSE_CODES_V1, type CloseCode } from './close-codes.ts';
 export { PROTOCOL_LIMITS_V1 } from './limits.ts';
@@ -43,6 +43,7 @@ export { signalFrameSchema, type SignalFrame } from './frames/host/signal.ts';
 export { abortFrameSchema, type AbortFrame } from './frames/host/abort.ts';
 export { toolResultFrameSchema, type ToolResultFrame } from './frames/host/tool-result.ts';
 export { approvalFrameSchema, type ApprovalFrame } from './frames/host/approval.ts';
+export { hostWaitFrameSchema, type HostWaitFrame } from './frames/host/host-wait.ts';
 export { stopFrameSchema, type StopFrame } from './frames/host/stop.ts';
 export { destroyFrameSchema, type DestroyFrame } from './frames/host/destroy.ts';
 export { pingFrameSchema, type PingFrame } from './frames/ping.ts';

@@ -58,6 +58,7 @@ const templates = (random: Random, id: string, ghostTurn: string): Record<HostFr
   rerun: { type: 'rerun', id, turnId: `${ghostTurn}-r`, of: ghostTurn, launch },
   'tool-result': { type: 'tool-result', id, callId: `call-${int(random, 0, 1e6)}`, output: { ok: true }, isError: false },
   approval: { type: 'approval', id, callId: `call-${int(random, 0, 1e6)}`, approved: random() < 0.5 },
+  'host-wait': { type: 'host-wait', id, turnId: ghostTurn, callId: `call-${int(random, 0, 1e6)}`, kind: 'tool-call', onTimeout: 'x\n' },
   stop: { type: 'stop', id },
   destroy: { type: 'destroy', id },
   diagnostics: { type: 'diagnostics', id, enabled: false },
@@ -196,6 +197,7 @@ export function expect(data: string | Buffer, ctx: FuzzContext): Expected {
     case 'input':
     case 'signal':
     case 'abort':
+    case 'host-wait':
       return { kind: 'error', code: 'unknown-turn', ...idOf };
     case 'rerun':
       return { kind: 'error', code: 'unknown-turn', ...idOf };

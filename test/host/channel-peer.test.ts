@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import type { AckFrame, JournalRecord } from '../../protocol/v1/index.ts';
+import { PROTOCOL_VERSION_V1, type AckFrame, type JournalRecord } from '../../protocol/v1/index.ts';
 import { ReconnectBudget } from '../../host/channel/backoff.ts';
 import { RecordSequencer } from '../../host/channel/sequencer.ts';
 import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from '../../host/channel/index.ts';
@@ -81,7 +81,7 @@ describe('channel ↔ scripted peer', () => {
     expect(h.channel.cursor).toBe(255);
     expect(h.statuses.map((s) => s.state)).toEqual(['connecting', 'attaching', 'replaying', 'live']);
     const attach = bridge.received.find((f) => f.type === 'attach');
-    expect(attach).toMatchObject({ type: 'attach', cursor: 40, journalId: bridge.journalId, protocolVersion: '1.0' });
+    expect(attach).toMatchObject({ type: 'attach', cursor: 40, journalId: bridge.journalId, protocolVersion: PROTOCOL_VERSION_V1 });
   });
 
   it('drops duplicates and re-attaches on a gap: no seq is skipped or delivered twice', async () => {

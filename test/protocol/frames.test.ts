@@ -80,7 +80,7 @@ const hostFrames: Record<HostFrameType, Examples> = {
     ],
   },
   input: {
-    valid: [{ type: 'input', turnId: 't1', text: 'more\n' }],
+    valid: [{ type: 'input', turnId: 't1', text: 'more\n' }, { type: 'input', turnId: 't1', text: '{}\n', callId: 'c1' }],
     invalid: [
       ['no text', { type: 'input', turnId: 't1' }],
       ['text not a string', { type: 'input', turnId: 't1', text: 5 }],
@@ -120,6 +120,17 @@ const hostFrames: Record<HostFrameType, Examples> = {
   approval: {
     valid: [{ type: 'approval', callId: 'c1', approved: false, reason: 'no' }],
     invalid: [['approved missing', { type: 'approval', callId: 'c1' }]],
+  },
+  'host-wait': {
+    valid: [
+      { type: 'host-wait', turnId: 't1', callId: 'c1', kind: 'tool-call', onTimeout: '{"type":"tool-result"}\n' },
+      { type: 'host-wait', id: 'w', turnId: 't1', callId: 'c1', kind: 'approval-request', onTimeout: '' },
+    ],
+    invalid: [
+      ['unknown kind', { type: 'host-wait', turnId: 't1', callId: 'c1', kind: 'question', onTimeout: '' }],
+      ['onTimeout over 64 KiB', { type: 'host-wait', turnId: 't1', callId: 'c1', kind: 'tool-call', onTimeout: 'x'.repeat(64 * 1024 + 1) }],
+      ['no callId', { type: 'host-wait', turnId: 't1', kind: 'tool-call', onTimeout: '' }],
+    ],
   },
   stop: {
     valid: [{ type: 'stop' }, { type: 'stop', id: 'x', graceMs: 0 }],

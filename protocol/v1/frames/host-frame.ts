@@ -5,6 +5,7 @@ import { approvalFrameSchema } from './host/approval.ts';
 import { attachFrameSchema } from './host/attach.ts';
 import { destroyFrameSchema } from './host/destroy.ts';
 import { diagnosticsFrameSchema } from './host/diagnostics.ts';
+import { hostWaitFrameSchema } from './host/host-wait.ts';
 import { inputFrameSchema } from './host/input.ts';
 import { pingFrameSchema } from './ping.ts';
 import { pongFrameSchema } from './pong.ts';
@@ -23,6 +24,7 @@ export const hostFrameSchema = z.discriminatedUnion('type', [
   rerunFrameSchema,
   toolResultFrameSchema,
   approvalFrameSchema,
+  hostWaitFrameSchema,
   stopFrameSchema,
   destroyFrameSchema,
   diagnosticsFrameSchema,
