@@ -68,9 +68,9 @@ export function collectView<S>(source: ReplayInput, adapter: CliAdapter<S>, opti
   }));
 
   // Pass 2: the flags the timeline raises, placed before the first record at or after (journal, seq).
-  const { marks, answeredIn } = timelineMarks(source);
+  const { marks, answeredIn, stdinIn } = timelineMarks(source);
   const keepAll = check.stats.records <= keepAllUpTo;
-  const collector = new Collector(adapter, { keepAll, window, maxKept }, marks, findings, answeredIn, source.kind === 'recording' ? recordingIndex(source) : undefined);
+  const collector = new Collector(adapter, { keepAll, window, maxKept }, marks, findings, { answeredIn, stdinIn }, source.kind === 'recording' ? recordingIndex(source) : undefined);
   // Pass 3: the records and their parts.
   for (const record of new RecordStream(source).records()) collector.push(record);
   collector.finish();
@@ -103,10 +103,15 @@ export function collectView<S>(source: ReplayInput, adapter: CliAdapter<S>, opti
   };
 }
 
-/** Segments, rungs, channel events, diagnostics and replay-traffic ranges from the timeline; which segment sent each host answer. */
-function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map<string, number> } {
+/**
+ * Segments, rungs, channel events, diagnostics and replay-traffic ranges from the timeline; which segment sent each host
+ * answer over the bridge (by call id), and in which segment each stdin record was first delivered live (by journal and seq:
+ * the host that wrote an answer on the CLI's stdin).
+ */
+function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map<string, number>; stdinIn: Map<string, number> } {
   const marks: MarkRow[] = [];
   const answeredIn = new Map<string, number>();
+  const stdinIn = new Map<string, number>();
   const journals = source.kind === 'recording' ? recordingIndex(source).journals.map((journal) => journal.journalId) : [];
   const journalOfSegment = (index: number): number => {
     if (source.kind !== 'recording') return 0;
@@ -141,7 +146,13 @@ function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map
           endRun();
           replayRun = { from: seq, to: seq, journal, again };
         }
-      } else endRun();
+      } else {
+        endRun();
+        if (source.kind === 'recording' && row.text.startsWith('stdin ') && stdinIn.size < viewBounds.maxHostCalls) {
+          const key = `${journal}:${seq}`;
+          if (!stdinIn.has(key)) stdinIn.set(key, segment);
+        }
+      }
       lastSeq.set(journal, Math.max(lastSeq.get(journal) ?? 0, seq));
       continue;
     }
@@ -160,7 +171,7 @@ function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map
   }
   endRun();
   marks.sort((a, b) => a.journal - b.journal || a.seq - b.seq);
-  return { marks, answeredIn };
+  return { marks, answeredIn, stdinIn };
 }
 
 type Pending = { row: RecordRow; parts: PartRow[] };
@@ -196,7 +207,7 @@ class Collector<S> {
     private readonly bound: { keepAll: boolean; window: number; maxKept: number },
     marks: MarkRow[],
     private readonly findings: MarkRow[],
-    private readonly answeredIn: Map<string, number>,
+    private readonly answers: { answeredIn: Map<string, number>; stdinIn: Map<string, number> },
     private readonly index: ReturnType<typeof recordingIndex> | undefined,
   ) {
     this.#translation = new TranslationStream(adapter);
@@ -345,10 +356,8 @@ class Collector<S> {
       call.by = by;
       this.#calls.delete(call.id);
     };
-    const segment = (callId: string) => {
-      const index = this.answeredIn.get(callId);
-      return index === undefined ? '' : ` (segment ${index + 1})`;
-    };
+    const segmentOf = (index: number | undefined) => (index === undefined ? '' : ` (segment ${index + 1})`);
+    const segment = (callId: string) => segmentOf(this.answers.answeredIn.get(callId));
     if (record.kind === 'tool-result' || record.kind === 'approval') {
       const call = this.#calls.get(record.data.callId);
       if (!call) return false;
@@ -360,7 +369,7 @@ class Collector<S> {
       let any = false;
       for (const call of [...this.#calls.values()]) {
         if (call.source === 'cli' && record.data.text.includes(JSON.stringify(call.id))) {
-          settle(call, call.kind === 'approval' ? (/"approved"\s*:\s*false|deny/i.test(record.data.text) ? 'denied' : 'approved') : 'answered', `host, on the CLI's stdin${segment(call.id)}`);
+          settle(call, call.kind === 'approval' ? (/"approved"\s*:\s*false|deny/i.test(record.data.text) ? 'denied' : 'approved') : 'answered', `host, on the CLI's stdin${segmentOf(this.answers.stdinIn.get(`${this.journal}:${record.seq}`))}`);
           any = true;
         }
       }

@@ -292,7 +292,7 @@ describe('harness-bridge view in a browser', () => {
     expect(cells[5]).toMatch(/^seq \d+$/);
     expect(Number(cells[5]!.slice(4))).toBeGreaterThan(callSeq);
     expect(cells[6]).toMatch(/^[\d,]+ ms$/);
-    expect(cells[8]).toBe("host, on the CLI's stdin");
+    expect(cells[8]).toMatch(/^host, on the CLI's stdin \(segment \d+\)$/);
     await page.click('#tabs button[data-tab="session"]');
 
     const shot = await page.screenshot();
