@@ -334,6 +334,7 @@ document.addEventListener('keydown', function (ev) {
   if (ev.target && (ev.target.tagName === 'INPUT' || ev.ctrlKey || ev.metaKey || ev.altKey)) return;
   var k = ev.key;
   if (k === '/') { $('search').focus(); ev.preventDefault(); return; }
+  if ((k === 'j' || k === 'k' || k === 'ArrowDown' || k === 'ArrowUp') && !R.length) return;
   if (k === 'j' || k === 'ArrowDown') { showTab('session'); selectRecord(Math.min(R.length - 1, state.rec + 1), true); ev.preventDefault(); }
   else if (k === 'k' || k === 'ArrowUp') { showTab('session'); selectRecord(Math.max(0, state.rec - 1), true); ev.preventDefault(); }
   else if (k === 'n' || k === 'p') {
