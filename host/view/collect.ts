@@ -161,7 +161,10 @@ function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map
       segment++;
       journal = journalOfSegment(segment);
       add({ kind: 'segment', text: segment === 0 || source.kind === 'journal' ? row.text : `${row.text} (a new host channel: continue after suspend, or a reconnect)`, record: -1, journal, seq: next() });
-    } else if (row.kind === 'rung') add({ kind: 'rung', text: row.text, record: -1, journal, seq: row.seq ?? next() });
+    } else if (row.kind === 'rung') {
+      // A record's own rung (restart, rerun, interruption) once, not again when the record is delivered again.
+      if (row.seq === undefined || row.seq > (lastSeq.get(journal) ?? 0)) add({ kind: 'rung', text: row.text, record: -1, journal, seq: row.seq ?? next() });
+    }
     else if (row.kind === 'event') add({ kind: 'event', text: row.text, record: -1, journal, seq: next() });
     else if (row.text.startsWith('← diagnostic') || row.text.startsWith('← error')) add({ kind: 'diagnostic', text: row.text.slice(2), record: -1, journal, seq: next() });
     else {

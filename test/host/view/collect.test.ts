@@ -19,13 +19,13 @@ import { fixtureAdapter } from '../../fixtures/fixture-adapter.ts';
 const dir = mkdtempSync(join(tmpdir(), 'hb-view-collect-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A small journal file from record drafts (seq and ts assigned in order). */
-function journalOf(name: string, drafts: RecordDraft[]): string {
+/** A small journal file from record drafts (seq and ts assigned in order, unless `seqs` says which seq each line carries). */
+function journalOf(name: string, drafts: RecordDraft[], seqs?: number[]): string {
   const path = join(dir, name);
   const buffer = Buffer.alloc(1 << 20);
   let used = encodeHeaderLine(`${name}-journal`, 1_767_225_600_000).copy(buffer, 0);
   drafts.forEach((draft, i) => {
-    const json = serializeRecord(i + 1, 1_767_225_600_000 + i, draft);
+    const json = serializeRecord(seqs?.[i] ?? i + 1, 1_767_225_600_000 + i, draft);
     if (used + maxLineBytes(json) > buffer.length) throw new Error('test journal too large');
     used = encodeLineInto(buffer, used, json);
   });
@@ -122,6 +122,27 @@ describe('view data', () => {
       { kind: 'approval', id: 'mcp-1', name: 'deploy', callSeq: 6, answerSeq: 7, ms: 1, outcome: 'approved', by: 'host, over the bridge', source: 'bridge' },
     ]);
     expect(data.records.find((row) => row[2] === 6)![3], 'the approval lane').toBe(5);
+  });
+
+  it('a bridge restart, an interrupted turn and a duplicated seq are flagged at their records', () => {
+    const path = journalOf(
+      'restart.ndjson',
+      [
+        { turnId: null, kind: 'bridge-start', data: { bridgeId: 'first', version: '0.1.0' } },
+        ...fixtureTurn('turn-1', 'one', ['a', 'b']).slice(0, 4),
+        { turnId: null, kind: 'bridge-start', data: { bridgeId: 'second', version: '0.1.0' } },
+        { turnId: 'turn-1', kind: 'turn-end', data: { reason: 'interrupted' } },
+        { turnId: 'turn-1', kind: 'turn-end', data: { reason: 'interrupted' } },
+      ],
+      [1, 2, 3, 4, 5, 6, 7, 7],
+    );
+    const data = collectView(openSource(path), fixtureAdapter(), { adapterId: 'fixture' });
+    const at = (kind: string, text: RegExp) => data.marks.filter((mark) => mark.kind === kind && text.test(mark.text)).map((mark) => data.records.find((row) => row[0] === mark.record)?.[2]);
+    expect(at('rung', /^bridge restarted on this journal/)).toEqual([6]);
+    expect(at('rung', /^turn interrupted/)).toEqual([7]);
+    expect(data.marks.filter((mark) => mark.rule === 'seq-duplicate').map((mark) => mark.seq)).toEqual([7]);
+    expect(data.counts.records, 'the repeated line is left out, as replay leaves it out').toBe(7);
+    expect(data.turns[0]!.end).toBe('interrupted');
   });
 
   it('diff: aligned by seq, same rows for the same input, the differing seqs marked for another', () => {
