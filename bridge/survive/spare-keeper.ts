@@ -57,7 +57,9 @@ export class SpareKeepers {
     mkdirSync(this.#cwd, { recursive: true, mode: 0o700 });
     const keeper = spawn(process.execPath, [process.argv[1]!, '--keeper', ...(egress ? ['--egress'] : [])], {
       cwd: this.#cwd,
-      env: {}, // the CLI's env comes on stdin with its dir
+      // The CLI's env comes on stdin with its dir; only the process mark a supervisor (a test run, a CI
+      // job) set on the bridge is passed on, so it finds keepers as it finds every other process of the session.
+      env: process.env.HARNESS_BRIDGE_PROCESS_MARK === undefined ? {} : { HARNESS_BRIDGE_PROCESS_MARK: process.env.HARNESS_BRIDGE_PROCESS_MARK },
       stdio: ['pipe', 'pipe', 'ignore'],
       detached: true, // its own session: a SIGKILLed bridge's group kill or terminal hangup never reaches it
     });
