@@ -2,7 +2,7 @@
 // three streaming passes, each a reuse of host/replay:
 //   1. checkInvariants — the --check findings (gaps, duplicates, owners, turns, tool calls);
 //   2. timelineRows    — segments (slices: suspend, continue), ladder rungs, channel
-//                        events, diagnostics, replay traffic (redelivered ranges);
+//                        events, diagnostics, replay traffic (redelivered and replayed ranges);
 //   3. RecordStream + TranslationStream — every record through the adapter,
 //      exactly as `replay` translates, aggregated per turn (counts per lane, a
 //      density histogram, usage per step), host tool calls and approvals with

@@ -130,7 +130,7 @@ function showMark(i) {
   recList.show(state.cursor);
   var m = M[i], ri = recPos.get(m.record);
   $('detail').innerHTML = '<h2>' + esc(m.kind) + '</h2><div class="body"><dl><dt>at</dt><dd>seq ' + m.seq + (m.toSeq != null ? '..' + m.toSeq : '') + '</dd>' + (m.rule ? '<dt>rule</dt><dd>' + esc(m.rule) + '</dd>' : '') + '</dl><pre>' + esc(m.text) + '</pre>' +
-    (ri != null ? '<a class="link" data-goto-rec="' + ri + '">record seq ' + R[ri][2] + '</a>' : '<span class="hint">its record is not kept in detail</span>') + '</div>';
+    (ri != null ? '<a class="link" data-goto-rec="' + ri + '">record seq ' + R[ri][2] + '</a>' : '<span class="hint">' + (m.record >= D.counts.records ? 'after the last record' : 'its record is not kept in detail') + '</span>') + '</div>';
   wireLinks();
 }
 function showRecordDetail(ri, pi) {
