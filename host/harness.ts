@@ -71,6 +71,8 @@ export type BridgeHarnessSettings = {
    */
   readonly resolvePort?: (options: HarnessV1PortOptions) => PromiseLike<HarnessV1PortEndpoint>;
   readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
+  /** How long one bootstrap command may run (default 10 minutes): then it is killed and doStart fails with BootstrapError 'command-timeout', naming the command and its output. */
+  readonly bootstrapCommandTimeoutMs?: number;
   /**
    * Journal bytes one turn may write before the bridge kills its CLI and the turn ends with an error
    * part naming the cap (finish raw 'capped'). Default 1 GiB; 0: no cap (docs/guarantees.md#disk-full-and-caps).
@@ -144,6 +146,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         await applyBootstrap(sandbox, bootstrap, {
           ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
           ...(settings.onBootstrapProgress ? { onProgress: settings.onBootstrapProgress } : {}),
+          ...(settings.bootstrapCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: settings.bootstrapCommandTimeoutMs }),
         });
       }
       markPhase('bootstrap');
@@ -216,8 +219,8 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
       }
       // The bridge the session's channels reach: this one until a revival replaces it (a dead bridge, host/reach/revive.ts).
       let current = link;
-      const revive = async (dead: { cause: string; bridgeId: string | undefined }, signal: AbortSignal, onRevived: (revived: Revived) => void) => {
-        const revived = await reviveBridge(reach, dead.bridgeId ?? current.hello.bridgeId, signal);
+      const revive = async (signal: AbortSignal, onRevived: (revived: Revived) => void) => {
+        const revived = await reviveBridge(reach, signal);
         if (!revived) return null;
         current = revived.link;
         onRevived(revived);
@@ -230,7 +233,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
           headers: current.headers,
           ...(current.createConnection ? { createConnection: current.createConnection } : {}),
           ...(current.adoptSocket && channelOptions.url === current.url ? { adoptSocket: current.adoptSocket } : {}),
-          revive: (dead, signal) => revive(dead, signal, channelOptions.onRevived),
+          revive: (_dead, signal) => revive(signal, channelOptions.onRevived),
           token: channelOptions.token,
           cursor: channelOptions.cursor,
           journalId: channelOptions.journalId,

@@ -8,10 +8,7 @@ import type { Revived } from '../reach/revive.ts';
 
 /** The warning a revival is reported with: which bridge died, which one runs now, and on what rung. */
 export function revivedReport(before: BridgeLink, revived: Revived, cursor: number): { message: string; attrs: Record<string, unknown> } {
-  const how =
-    revived.rung === 'replay'
-      ? 'a new bridge on the same journal (it adopts a CLI its keeper kept; a turn whose CLI died is recomputed)'
-      : 'a bridge already running on its state dir';
+  const how = 'a new bridge on the same journal (it adopts a CLI its keeper kept; a turn whose CLI died is recomputed)';
   return {
     message: `bridge ${before.hello.bridgeId} died; the session continues on ${how}: bridge ${revived.link.hello.bridgeId}, rung ${revived.rung}, cursor ${cursor}`,
     attrs: { rung: revived.rung, deadBridgeId: before.hello.bridgeId, bridgeId: revived.link.hello.bridgeId, cursor },

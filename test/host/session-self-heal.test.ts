@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../host/sandbox/local/pids.ts';
 import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import { defineCliAdapter } from '../../host/adapter-kit/adapter.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
+import { echoUpperTool, mcpClientAdapter } from '../fixtures/mcp-client-adapter.ts';
 import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
@@ -119,7 +119,8 @@ describe('self-healing session', () => {
       return rest as unknown as HarnessV1NetworkSandboxSession;
     };
     const prompt = 'exec LINES:80 INTERVAL:10';
-    const { session, workDir } = await kit.start('heal-exec', { wrap: execOnly });
+    // A relay is a process spawn per connection: a loaded machine needs more than the kit's 1.5 s probe.
+    const { session, workDir } = await kit.start('heal-exec', { wrap: execOnly, settings: { probeTimeoutMs: 10_000 } });
     let killed: Promise<number> | null = null;
     const { parts, control } = await startTurn(session, prompt, (_p, n) => {
       if (n === 20 && killed === null) killed = killBridge(workDir, 'heal-exec');
@@ -186,25 +187,7 @@ describe('self-healing session', () => {
   });
 
   it('a host tool over MCP (the keeper relays the CLI\'s call): an answer given while no bridge runs reaches the CLI once', { timeout: 60_000 }, async () => {
-    const mcpClient = join(import.meta.dirname, '../fixtures/mcp-client.mjs');
-    // A stand-in CLI that calls one host tool over the bridge's MCP endpoint and prints each answer (test/fixtures/mcp-client.mjs).
-    const adapter = defineCliAdapter<{ ended: boolean }>({
-      harnessId: 'mcp-heal',
-      builtinTools: {},
-      launch: (ctx) => ({ argv: [process.execPath, mcpClient, '--call', 'echo_upper', '--args', '{"text":"heal"}'], cwd: ctx.sessionWorkDir, survive: true }),
-      threadId: () => undefined,
-      translator: {
-        init: () => ({ ended: false }),
-        step: (state, record) => {
-          if (record.kind === 'turn-start') return { state, parts: [{ type: 'stream-start', modelId: 'mcp' }] };
-          if (record.kind === 'turn-end' && !state.ended) {
-            const usage = { inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 0, text: 0, reasoning: 0 } };
-            return { state: { ended: true }, parts: [{ type: 'finish', finishReason: { unified: 'stop', raw: record.data.reason }, totalUsage: usage }] };
-          }
-          return { state, parts: [] };
-        },
-      },
-    });
+    const adapter = mcpClientAdapter({ harnessId: 'mcp-heal' });
     const sandbox = await kit.provider.createSession({ sessionId: 'heal-mcp' });
     const session = await createBridgeHarness(adapter, { probeTimeoutMs: 1_500 }).doStart({
       sessionId: 'heal-mcp',
@@ -217,7 +200,7 @@ describe('self-healing session', () => {
     let control!: Awaited<ReturnType<typeof session.doPromptTurn>>;
     control = await session.doPromptTurn({
       prompt: 'call it',
-      tools: [{ name: 'echo_upper', description: 'upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }],
+      tools: [echoUpperTool],
       emit: (part) => {
         if (part.type !== 'tool-call' || answered !== null) return;
         answered = (async () => {
