@@ -7,6 +7,7 @@
 // exactly one finish, nothing recomputed, and the session serves the next turn.
 // A third of the schedules kill the revived bridge again. HB_SELF_HEAL_SEED fixes the
 // seed; HB_CHAOS_SCALE scales the schedule count.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,8 @@ import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/diagnostics.
 import type { HarnessV1PromptControl } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { isAlive } from '../../host/sandbox/local/pids.ts';
+import { createBridgeHarness } from '../../host/harness.ts';
+import { echoUpperTool, mcpClientAdapter } from '../fixtures/mcp-client-adapter.ts';
 import { createKit, runTurn, type Kit } from '../host/session-helpers.ts';
 import { scaled } from './chaos-kit.ts';
 import { seeded } from './fuzz-frames.ts';
@@ -23,6 +26,10 @@ const schedules = scaled(14, 4);
 /** Where the first kill lands: after the n-th delta, when the approval or the tool call is asked, or right after it was answered. */
 const points = ['delta', 'approval-asked', 'approval-answered', 'tool-asked', 'tool-answered'] as const;
 type Point = (typeof points)[number];
+/** MCP schedules: the kill lands before the CLI's call, while it waits for the host (answered while no bridge runs), or right after the answer. */
+const mcpSchedules = scaled(6, 2);
+const mcpPoints = ['before-call', 'asked', 'answered'] as const;
+type McpPoint = (typeof mcpPoints)[number];
 
 const figures = {
   schedules: 0,
@@ -34,6 +41,7 @@ const figures = {
   lost: 0,
   doubled: 0,
   finishes: [] as number[],
+  mcp: { schedules: 0, kills: 0, byPoint: { 'before-call': 0, asked: 0, answered: 0 } as Record<McpPoint, number>, lost: 0, doubled: 0 },
 };
 
 let kit: Kit;
@@ -49,6 +57,8 @@ afterAll(async () => {
       `by-point=${JSON.stringify(figures.byPoint)} recover-ms median=${median} max=${sorted.at(-1) ?? 0} ` +
       `lost=${figures.lost} doubled=${figures.doubled} one-finish-turns=${oneFinish}/${figures.finishes.length} seed=${seed}`,
   );
+  const { mcp } = figures;
+  console.log(`[figures] self-heal-mcp schedules=${mcp.schedules} kills=${mcp.kills} by-point=${JSON.stringify(mcp.byPoint)} lost=${mcp.lost} doubled=${mcp.doubled} seed=${seed}`);
   await kit?.cleanup();
 });
 
@@ -70,7 +80,6 @@ async function killBridge(stateDir: string): Promise<number> {
   const { pid } = JSON.parse(await readFile(join(stateDir, 'bridge.json'), 'utf8')) as { pid: number };
   process.kill(pid, 'SIGKILL');
   while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 2));
-  figures.kills++;
   return Date.now();
 }
 
@@ -103,6 +112,7 @@ async function schedule(n: number, random: () => number): Promise<void> {
   const kills: Array<Promise<number>> = [];
   const answers: Array<PromiseLike<unknown>> = [];
   const kill = () => {
+    figures.kills++;
     kills.push(killBridge(stateDir));
   };
   let control!: HarnessV1PromptControl;
@@ -175,6 +185,73 @@ async function schedule(n: number, random: () => number): Promise<void> {
   await session.doDestroy();
 }
 
+/**
+ * One MCP schedule: a CLI calls a host tool over the bridge's MCP endpoint (its keeper relays the call); the bridge is
+ * SIGKILLed before the call, while it waits for the host (the app answers while no bridge runs), or right after the
+ * answer, a third of them twice. The CLI must read the host's answer once; one tool-call and one tool-result journaled.
+ */
+async function mcpSchedule(n: number, random: () => number): Promise<void> {
+  const point = mcpPoints[Math.floor(random() * mcpPoints.length)]!;
+  const twice = random() < 0.33;
+  figures.mcp.byPoint[point]++;
+  const sessionId = `heal-mcp-${n}`;
+  const answer = `MCP-ANSWER-${n}`;
+  const where = `mcp schedule ${n} (kill ${point}${twice ? ' twice' : ''}, seed ${seed})`;
+  const sandbox = await kit.provider.createSession({ sessionId });
+  const harness = createBridgeHarness(mcpClientAdapter({ harnessId: 'mcp', delayMs: point === 'before-call' ? 300 : 0 }), { probeTimeoutMs: 1_500 });
+  const session = await harness.doStart({ sessionId, sandboxSession: sandbox, sessionWorkDir: sandbox.defaultWorkingDirectory, observability: { report: (d) => kit.diagnostics.push(d) } });
+  const stateDir = join(sandbox.defaultWorkingDirectory, '.harness-bridge', 'sessions', `mcp-${sessionId}`);
+  const kills: Array<Promise<number>> = [];
+  const answers: Array<PromiseLike<unknown>> = [];
+  const kill = () => {
+    figures.mcp.kills++;
+    kills.push(killBridge(stateDir));
+  };
+  let control!: HarnessV1PromptControl;
+  const parts: HarnessV1StreamPart[] = [];
+  let secondKillArmed = twice;
+  control = await session.doPromptTurn({
+    prompt: 'call',
+    tools: [echoUpperTool],
+    emit: (part) => {
+      parts.push(part);
+      // Once the CLI has listed the tools (its spawn journaled, its call 300 ms away): a kill before the spawn would take the rerun rung.
+      if (part.type === 'stream-start' && point === 'before-call') {
+        void until(() => readFileSync(join(stateDir, 'journal.ndjson'), 'utf8').includes('tools/list'), `${where}: tools/list`).then(kill);
+      }
+      if (part.type !== 'tool-call') return;
+      if (point === 'asked') kill();
+      const submit = () => control.submitToolResult({ toolCallId: part.toolCallId, output: answer });
+      answers.push(point === 'asked' ? kills[0]!.then(submit) : Promise.resolve(submit()));
+      if (point === 'answered') kill();
+      if (secondKillArmed && point !== 'answered') {
+        secondKillArmed = false;
+        void until(() => revivals(sessionId).length >= 1, `${where}: the first revival`).then(kill);
+      }
+    },
+  });
+  await control.done;
+  await Promise.all(answers);
+  await until(() => kills.length > 0, `${where}: the kill happened`);
+  for (let k = 0; k < kills.length; k++) {
+    const at = await kills[k]!;
+    await until(() => revivals(sessionId).length >= k + 1, `${where}: revival ${k + 1}`);
+    figures.recoverMs.push(revivals(sessionId)[k]!.timestamp! - at);
+  }
+  const records = await journal(stateDir);
+  const read = records.filter((r) => r.kind === 'stdout' && String(r.data.text).includes('"step":"tools/call"')).map((r) => String(r.data.text));
+  const calls = records.filter((r) => r.kind === 'tool-call');
+  const results = records.filter((r) => r.kind === 'tool-result');
+  if (read.filter((line) => line.includes(answer)).length === 0) figures.mcp.lost++;
+  if (read.length > 1 || calls.length > 1 || results.length > 1) figures.mcp.doubled++;
+  expect(read, `${where}: the CLI read one answer, the host's`).toHaveLength(1);
+  expect(read[0], where).toContain(answer);
+  expect([calls.length, results.length], `${where}: one tool-call and one tool-result journaled`).toEqual([1, 1]);
+  expect(parts.filter((p) => p.type === 'finish'), `${where}: one finish`).toHaveLength(1);
+  expect(parts.at(-1), `${where}: the CLI exited 0`).toMatchObject({ type: 'finish', finishReason: { unified: 'stop' } });
+  await session.doDestroy();
+}
+
 describe('self-heal: bridge SIGKILLs mid-turn, no application-side recovery', () => {
   it(`${schedules} seeded schedules: each turn recovers in its own stream, answers once, one finish`, { timeout: schedules * 60_000 }, async () => {
     const random = seeded(seed);
@@ -188,5 +265,18 @@ describe('self-heal: bridge SIGKILLs mid-turn, no application-side recovery', ()
     }
     expect(figures.lost + figures.doubled, 'lost or doubled answers').toBe(0);
     expect(figures.recovered).toBe(schedules);
+  });
+
+  it(`${mcpSchedules} seeded MCP schedules: a host tool answered over MCP around the kill reaches the CLI once`, { timeout: mcpSchedules * 60_000 }, async () => {
+    const random = seeded(seed ^ 0x5a5a);
+    for (let n = 1; n <= mcpSchedules; n++) {
+      try {
+        await mcpSchedule(n, random);
+      } catch (error) {
+        throw new Error(`self-heal mcp failed at schedule ${n} (HB_SELF_HEAL_SEED=${seed}): ${(error as Error).message}`, { cause: error });
+      }
+      figures.mcp.schedules++;
+    }
+    expect(figures.mcp.lost + figures.mcp.doubled, 'lost or doubled answers').toBe(0);
   });
 });
