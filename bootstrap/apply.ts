@@ -35,6 +35,12 @@ const lockPollMs = 50;
 export const defaultProgressIntervalMs = 1_000;
 /** How much of a failing command's stderr the error carries. */
 export const maxStderrTailBytes = 4_096;
+/**
+ * How long one command may run before the apply gives up on it (kills it and throws 'command-timeout').
+ * An npm install takes seconds to a minute; one that cannot reach its registry can wait on the network
+ * for many minutes without a word.
+ */
+export const defaultCommandTimeoutMs = 10 * 60_000;
 
 export const bootstrapLogFileName = 'bootstrap.log';
 
@@ -56,6 +62,8 @@ export interface ApplyBootstrapOptions {
   maxLockStaleMs?: number;
   maxLockWaitMs?: number;
   progressIntervalMs?: number;
+  /** Per command (default defaultCommandTimeoutMs): a command still running then is killed and reported with its output. */
+  commandTimeoutMs?: number;
 }
 
 export interface ApplyBootstrapResult {
@@ -140,26 +148,51 @@ async function runCommand(
   log: Log,
   report: (extra: Partial<BootstrapProgress>) => void,
   progressIntervalMs: number,
+  commandTimeoutMs: number,
   abortSignal: AbortSignal | undefined,
 ): Promise<void> {
   const { command, workingDirectory } = recipe.commands[index]!;
   const startedAt = performance.now();
   log.write(`[${new Date().toISOString()}] command ${index + 1}/${recipe.commands.length}: ${command}\n`);
   report({ phase: 'command', commandIndex: index, command, commandElapsedMs: 0 });
-  const proc = await session.spawn({ command, workingDirectory: workingDirectory ?? recipe.bootstrapDir, ...(abortSignal ? { abortSignal } : {}) });
+  // Killing a command that outlives its budget: the caller's abort or ours.
+  const kill = new AbortController();
+  const onAbort = () => kill.abort(abortSignal?.reason);
+  abortSignal?.addEventListener('abort', onAbort, { once: true });
+  const proc = await session.spawn({ command, workingDirectory: workingDirectory ?? recipe.bootstrapDir, abortSignal: kill.signal });
   const ticker = setInterval(() => report({ phase: 'command', commandIndex: index, command, commandElapsedMs: performance.now() - startedAt }), progressIntervalMs);
   let stderr = '';
+  // Both streams interleaved, for a command that hangs (npm may say where it waits on stdout or stderr).
+  let output = '';
   const decoder = new TextDecoder();
   const pump = async (stream: ReadableStream<Uint8Array>, keep: boolean) => {
     for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) {
       log.write(decoder.decode(chunk, { stream: true }));
-      if (keep) stderr = tail(stderr + new TextDecoder().decode(chunk), maxStderrTailBytes * 2);
+      const text = new TextDecoder().decode(chunk);
+      output = tail(output + text, maxStderrTailBytes * 2);
+      if (keep) stderr = tail(stderr + text, maxStderrTailBytes * 2);
     }
   };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), commandTimeoutMs);
+  });
   try {
-    await Promise.all([pump(proc.stdout, false), pump(proc.stderr, true)]);
-    const { exitCode } = await proc.wait();
+    const finished = Promise.all([pump(proc.stdout, false), pump(proc.stderr, true)]).then(() => proc.wait());
+    const outcome = await Promise.race([finished, timedOut]);
     const ms = performance.now() - startedAt;
+    if (outcome === 'timeout') {
+      kill.abort(new Error('bootstrap command timed out'));
+      finished.catch(() => undefined); // its streams end (or not) after the kill; nothing waits for them
+      const outputTail = tail(output, maxStderrTailBytes);
+      log.write(`\n[${new Date().toISOString()}] command ${index + 1} still running after ${ms.toFixed(0)} ms: killed\n`);
+      throw new BootstrapError(
+        'command-timeout',
+        `bootstrap command ${index + 1}/${recipe.commands.length} of ${recipe.harnessId} was still running after ${commandTimeoutMs} ms and was killed: ${command}\n--- output (tail) ---\n${outputTail === '' ? '(none)' : outputTail}`,
+        { command, commandIndex: index, stderrTail: outputTail },
+      );
+    }
+    const { exitCode } = outcome;
     log.write(`[${new Date().toISOString()}] command ${index + 1} exited ${exitCode} after ${ms.toFixed(0)} ms\n`);
     if (exitCode !== 0) {
       const stderrTail = tail(stderr, maxStderrTailBytes);
@@ -171,6 +204,8 @@ async function runCommand(
     }
   } finally {
     clearInterval(ticker);
+    clearTimeout(timer);
+    abortSignal?.removeEventListener('abort', onAbort);
   }
 }
 
@@ -181,6 +216,7 @@ async function applyLocked(
   identity: string,
   report: (extra: Partial<BootstrapProgress>) => void,
   progressIntervalMs: number,
+  commandTimeoutMs: number,
   abortSignal: AbortSignal | undefined,
 ): Promise<void> {
   const signal = abortSignal ? { abortSignal } : {};
@@ -191,7 +227,7 @@ async function applyLocked(
     log.write(`[${new Date().toISOString()}] apply ${identity}: ${recipe.files.length} files written\n`);
     for (let i = 0; i < recipe.commands.length; i++) {
       abortSignal?.throwIfAborted();
-      await runCommand(session, recipe, i, log, report, progressIntervalMs, abortSignal);
+      await runCommand(session, recipe, i, log, report, progressIntervalMs, commandTimeoutMs, abortSignal);
     }
     await session.writeTextFile({ path: bootstrapMarkerPath(recipe, identity), content: `${identity}\n`, ...signal });
     await session.writeTextFile({ path: sdkBootstrapMarkerPath(recipe), content: '', ...signal });
@@ -222,6 +258,7 @@ export async function applyBootstrap(
   const maxLockStaleMs = positive(options.maxLockStaleMs, defaultMaxLockStaleMs, 'maxLockStaleMs');
   const maxLockWaitMs = positive(options.maxLockWaitMs, defaultMaxLockWaitMs, 'maxLockWaitMs');
   const progressIntervalMs = positive(options.progressIntervalMs, defaultProgressIntervalMs, 'progressIntervalMs');
+  const commandTimeoutMs = positive(options.commandTimeoutMs, defaultCommandTimeoutMs, 'commandTimeoutMs');
   const identity = recipeIdentity(recipe);
   const done = (applied: boolean): ApplyBootstrapResult => {
     const elapsedMs = performance.now() - startedAt;
@@ -260,7 +297,7 @@ export async function applyBootstrap(
       try {
         // Another apply may have finished between our marker check and our mkdir.
         if (await markerPresent(session, recipe, identity, abortSignal)) return done(false);
-        await applyLocked(session, recipe, identity, report, progressIntervalMs, abortSignal);
+        await applyLocked(session, recipe, identity, report, progressIntervalMs, commandTimeoutMs, abortSignal);
         return done(true);
       } finally {
         clearInterval(heartbeat);

@@ -8,7 +8,7 @@ import { HarnessBridgeError } from '../protocol/errors/harness-bridge-error.ts';
 export type { BootstrapErrorCode };
 
 export class BootstrapError extends HarnessBridgeError<BootstrapErrorCode> {
-  /** For 'command-failed': which command, how it exited, the end of its stderr. */
+  /** For 'command-failed': which command, how it exited, the end of its stderr; for 'command-timeout': which command and the end of its output. */
   readonly command?: string;
   readonly commandIndex?: number;
   readonly exitCode?: number;

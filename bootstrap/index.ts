@@ -19,6 +19,7 @@ export {
   defaultMaxLockStaleMs,
   defaultMaxLockWaitMs,
   defaultProgressIntervalMs,
+  defaultCommandTimeoutMs,
   maxStderrTailBytes,
   type ApplyBootstrapOptions,
   type ApplyBootstrapResult,

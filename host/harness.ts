@@ -71,6 +71,8 @@ export type BridgeHarnessSettings = {
    */
   readonly resolvePort?: (options: HarnessV1PortOptions) => PromiseLike<HarnessV1PortEndpoint>;
   readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
+  /** How long one bootstrap command may run (default 10 minutes): then it is killed and doStart fails with BootstrapError 'command-timeout', naming the command and its output. */
+  readonly bootstrapCommandTimeoutMs?: number;
   /**
    * Journal bytes one turn may write before the bridge kills its CLI and the turn ends with an error
    * part naming the cap (finish raw 'capped'). Default 1 GiB; 0: no cap (docs/guarantees.md#disk-full-and-caps).
@@ -144,6 +146,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
         await applyBootstrap(sandbox, bootstrap, {
           ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
           ...(settings.onBootstrapProgress ? { onProgress: settings.onBootstrapProgress } : {}),
+          ...(settings.bootstrapCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: settings.bootstrapCommandTimeoutMs }),
         });
       }
       markPhase('bootstrap');

@@ -24,9 +24,18 @@ export type CliAdapterOptions = {
   survive?: boolean;
 };
 
-/** `cli`, and an `install` that writes `files` (if any) and npm-installs the CLI into `<bootstrapDir>/cli`. */
-export function npmCli(cli: CliPackage, files?: ReadonlyArray<HarnessV1BootstrapFile>): Pick<CliAdapterDefinition<unknown>, 'cli' | 'install'> {
-  const command = `npm install --prefix cli --no-audit --no-fund --prefer-offline ${cli.package}@${cli.version}`;
+/**
+ * `cli`, and an `install` that writes `files` (if any) and npm-installs the CLI into `<bootstrapDir>/cli`.
+ * Pass the factory's `binPath`: with one, the install has no command (the CLI is already there, and an
+ * npm install offline would wait on the network); the files are still written. The command itself skips
+ * npm when that version of the package is already installed there (a recipe re-applied after the bridge
+ * changed).
+ */
+export function npmCli(cli: CliPackage, files?: ReadonlyArray<HarnessV1BootstrapFile>, binPath?: string): Pick<CliAdapterDefinition<unknown>, 'cli' | 'install'> {
+  if (binPath !== undefined) return { cli, ...(files ? { install: { files } } : {}) };
+  const installed = `./${posix.join('cli/node_modules', cli.package, 'package.json')}`;
+  const check = `node -e 'process.exit(require(process.argv[1]).version === process.argv[2] ? 0 : 1)' ${installed} ${cli.version} 2>/dev/null`;
+  const command = `${check} || npm install --prefix cli --no-audit --no-fund --prefer-offline ${cli.package}@${cli.version}`;
   return { cli, install: { ...(files ? { files } : {}), commands: [{ command }] } };
 }
 

@@ -100,7 +100,7 @@ export const localSandboxErrorCodes = [
 export type LocalSandboxErrorCode = (typeof localSandboxErrorCodes)[number];
 
 /** BootstrapError (bootstrap/): a recipe that cannot be read or applied. */
-export const bootstrapErrorCodes = ['invalid-recipe', 'command-failed', 'lock-timeout', 'sandbox-failed', 'bridge-file-missing'] as const;
+export const bootstrapErrorCodes = ['invalid-recipe', 'command-failed', 'command-timeout', 'lock-timeout', 'sandbox-failed', 'bridge-file-missing'] as const;
 export type BootstrapErrorCode = (typeof bootstrapErrorCodes)[number];
 
 /** Every family's codes, by family. */

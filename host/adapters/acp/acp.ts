@@ -273,7 +273,7 @@ export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
     builtinTools: acpBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(o.modelId === undefined ? {} : { modelId: o.modelId }),
-    ...(o.cli ? npmCli(o.cli) : {}),
+    ...(o.cli ? npmCli(o.cli, undefined, o.binPath) : {}),
     launch: (ctx) => launchOf(o.cli && !o.binPath ? { ...o, binPath: cliBinPath(o.cli, ctx) } : o, ctx),
     encodeThreadStart: (context) => {
       if (!context) throw new Error('acp: session/new needs the thread-start context (the kit always passes it)');

@@ -79,7 +79,7 @@ export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<C
     builtinTools: claudeCodeBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
-    ...npmCli(cli),
+    ...npmCli(cli, undefined, options.binPath),
     launch: (ctx) => launch(options, ctx),
     encodePrompt: (prompt) => streamJsonUserLine(promptText(prompt)),
     encodeUserMessage: (text) => streamJsonUserLine(text),

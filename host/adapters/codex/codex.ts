@@ -152,7 +152,7 @@ export function codexAdapter(options: CodexOptions = {}): CliAdapter<CodexState>
     builtinTools: codexBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
-    ...npmCli(cli),
+    ...npmCli(cli, undefined, options.binPath),
     launch: (ctx) => codexLaunch(options, ctx),
     encodeThreadStart: () => rpc.threadStart(),
     encodePrompt: (prompt) => {

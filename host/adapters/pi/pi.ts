@@ -150,7 +150,7 @@ export function piAdapter(options: PiOptions = {}): CliAdapter<PiState> {
     builtinTools: piBuiltinTools,
     supportsBuiltinToolApprovals: true, // through the extension's confirm hook
     ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
-    ...npmCli(cli, [{ path: piExtensionFile, content: piExtensionSource }]),
+    ...npmCli(cli, [{ path: piExtensionFile, content: piExtensionSource }], options.binPath),
     launch: (ctx) => launch(options, ctx),
     // get_state first: its answer names the session file (the thread) and the model.
     encodePrompt: (prompt) => jsonLine({ id: 'harness-state', type: 'get_state' }) + jsonLine({ id: 'harness-prompt', type: 'prompt', message: promptText(prompt) }),
