@@ -132,7 +132,10 @@ function serve(body: Buffer, port: number): Promise<void> {
       const address = server.address();
       const bound = typeof address === 'object' && address ? address.port : port;
       process.stdout.write(`serving on http://127.0.0.1:${bound}/ (Ctrl-C stops)\n`);
-      const stop = () => server.close(() => resolveServe());
+      const stop = () => {
+        server.close(() => resolveServe());
+        server.closeAllConnections(); // a browser keeps its connection open; Ctrl-C must not wait for it
+      };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });

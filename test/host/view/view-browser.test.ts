@@ -409,8 +409,10 @@ describe('harness-bridge view in a browser', () => {
     expect(errors).toEqual([]);
   });
 
-  it('--serve: the same page on 127.0.0.1 at the printed URL', async () => {
-    const child = spawn('npx', ['--no-install', 'harness-bridge', 'view', files.suspend, '--serve'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  it('--serve: the same page on 127.0.0.1 at the printed URL; Ctrl-C stops it', async () => {
+    // Its own process group: npx → sh → node, and Ctrl-C reaches all of them, as in a terminal.
+    const child = spawn('npx', ['--no-install', 'harness-bridge', 'view', files.suspend, '--serve'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
     try {
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -419,8 +421,16 @@ describe('harness-bridge view in a browser', () => {
       await page.goto(url);
       await page.waitForSelector('body[data-ready="1"]', { timeout: 30_000 });
       expect(await count('records')).toBe(expected(files.suspend).records.length);
+      process.kill(-child.pid!, 'SIGINT');
+      const code = await Promise.race([closed, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 20_000))]);
+      expect(code, 'the server stops on Ctrl-C').not.toBe('running');
+      await expect(fetch(url).then(() => 'served', () => 'refused')).resolves.toBe('refused');
     } finally {
-      child.kill('SIGINT');
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
     }
     expect(errors).toEqual([]);
   });
