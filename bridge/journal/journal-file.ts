@@ -13,12 +13,13 @@ import {
   mkdirSync,
   open,
   openSync,
+  readSync,
   renameSync,
   statSync,
   writeSync,
 } from 'node:fs';
 import { promisify } from 'node:util';
-import { encodeHeaderLine, journalFormatVersion, linePrefixBytes } from '../../protocol/journal/line-format.ts';
+import { decodeHeaderLine, encodeHeaderLine, journalFormatVersion, linePrefixBytes } from '../../protocol/journal/line-format.ts';
 import { scanJournal } from './recovery-scan.ts';
 import { randomUUID } from '../random.ts';
 import { JOURNAL_LIMITS } from '../limits.ts';
@@ -120,6 +121,28 @@ function createFile(path: string): OpenedFile {
     throw error;
   }
   return { fd, journalId, lastSeq: 0, fileBytes: header.length, index: [], created: true };
+}
+
+/**
+ * A new journal id in the file's header, in place (issue: a journal found behind, docs/design.md#d5):
+ * the records keep their seqs and offsets, and from now on (new id, seq) names them, so no record
+ * written from here on shares a (journal id, seq) with one of the lost ones. The header keeps its
+ * length (a UUID for a UUID, the same createdAt), so one positional write replaces it; fdatasync'ed
+ * before it returns. A torn write reads as "no header" at the next open: a fresh journal, a new
+ * identity either way.
+ */
+export async function rewriteJournalId(fd: number): Promise<string> {
+  const head = Buffer.alloc(4096);
+  const read = readSync(fd, head, 0, head.length, 0);
+  const end = head.subarray(0, read).indexOf(0x0a);
+  const header = end < 0 ? null : decodeHeaderLine(head, 0, end);
+  if (header === null) throw new Error('the journal has no readable header to give a new id');
+  const journalId = randomUUID();
+  const line = encodeHeaderLine(journalId, header.createdAt);
+  if (line.length !== end + 1) throw new Error(`a new header would be ${line.length} bytes, not ${end + 1}`);
+  writeSync(fd, line, 0, line.length, 0);
+  await fdatasyncAsync(fd);
+  return journalId;
 }
 
 /** fsyncs a directory (a file's entry in it); filesystems that refuse (EINVAL) make the rename as durable as it gets. */

@@ -32,7 +32,7 @@ import { close, fdatasync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { RecordDraft } from '../../protocol/v1/journal-record.ts';
-import { ensurePrivateDir, openJournalFile, syncDir, type OpenedFile } from './journal-file.ts';
+import { ensurePrivateDir, openJournalFile, rewriteJournalId, syncDir, type OpenedFile } from './journal-file.ts';
 import { isTextRecord, serializeRecord, textRecordChars } from '../../protocol/journal/line-format.ts';
 import { durableCursor, readDurable, type CopyResult, type DurableView, type RecordCursor } from './durable-reads.ts';
 import { RecordWindow } from './record-window.ts';
@@ -87,7 +87,8 @@ const closeAsync = promisify(close);
 type Waiter = { seq: number; resolve: () => void; reject: (error: Error) => void };
 
 export class Journal {
-  readonly journalId: string;
+  /** The file header's id; a new one after newEpoch(). */
+  journalId: string;
   readonly recovered: { droppedBytes: number; droppedRecords: number };
 
   private readonly path: string;
@@ -241,6 +242,18 @@ export class Journal {
       this.waiters.push({ seq: target, resolve, reject });
       this.writeNext();
     });
+  }
+
+  /**
+   * A host saw more of this journal than it holds (restored from an earlier snapshot): a new journal
+   * id before the host causes any new record (journal-file.ts rewriteJournalId). Written records first,
+   * so every one of them is in the file the new header names.
+   */
+  async newEpoch(): Promise<string> {
+    await this.flush();
+    if (this.closed) throw new Error('the journal is closed');
+    this.journalId = await rewriteJournalId(this.fd);
+    return this.journalId;
   }
 
   /** flush, then fdatasync: everything appended so far survives a power loss. */

@@ -15,6 +15,8 @@ export type JournalPort = JournalReadPort & {
   readonly firstSeq: number;
   /** Resolves once everything appended so far is written and handed to onDurable. */
   flush(): Promise<void>;
+  /** A new journal id (the journal was found behind a host's cursor); absent: not supported. */
+  newEpoch?(): Promise<string>;
 };
 
 export type CommandResult = { ok: true } | { ok: false; code: ErrorCode; message: string };

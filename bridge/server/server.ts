@@ -14,7 +14,7 @@ import { decodeFrame } from '../../protocol/v1/frames/decode.ts';
 import { hostFrameSchema } from '../../protocol/v1/frames/host-frame.ts';
 import { PROTOCOL_LIMITS_V1 } from '../../protocol/v1/limits.ts';
 import { PROTOCOL_VERSION_V1, isCompatibleProtocol } from '../../protocol/v1/version.ts';
-import type { AckFrame, ApprovalFrame, AttachFrame, DiagnosticFrame, HelloFrame, HostFrame, HostToolSpec, ToolResultFrame } from '../../protocol/v1/index.ts';
+import type { AckFrame, ApprovalFrame, AttachFrame, DiagnosticFrame, HelloFrame, HostFrame, HostToolSpec, JournalEpochFrame, ToolResultFrame } from '../../protocol/v1/index.ts';
 import { createTokenCheck, presentedToken } from '../auth/token-check.ts';
 import { resolveServerLimits, type ServerLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';
@@ -307,6 +307,8 @@ export class BridgeServer {
       case 'tool-result':
       case 'approval':
         return this.#answerCall(connection, frame);
+      case 'journal-epoch':
+        return this.#newEpoch(connection, frame);
       case 'diagnostics':
         this.#setDiagnostics(frame.enabled ? connection : null, frame.level);
         return this.#settle(connection, frame, { ok: true });
@@ -399,6 +401,20 @@ export class BridgeServer {
     const { journal } = this.#options;
     await journal.flush();
     connection.send(JSON.stringify({ type: 'ack', id: frame.id, of: frame.type, lastSeq: journal.durableSeq } satisfies AckFrame));
+  }
+
+  /** A host read this journal further than it goes (docs/design.md#d5): a new journal id before any record the host causes. */
+  async #newEpoch(connection: Connection, frame: JournalEpochFrame): Promise<void> {
+    const { journal } = this.#options;
+    const before = journal.journalId;
+    if (frame.journalId !== before || frame.cursor <= journal.durableSeq || journal.newEpoch === undefined) {
+      const why = frame.journalId !== before ? `this bridge holds journal ${before}, not ${frame.journalId}` : `journal ${before} is not behind cursor ${frame.cursor} (last seq ${journal.durableSeq})`;
+      connection.error('journal-mismatch', journal.newEpoch === undefined ? 'this bridge cannot renew its journal id' : why, frame.id);
+      return;
+    }
+    const journalId = await journal.newEpoch();
+    this.#log.warn({ before, journalId, cursor: frame.cursor, lastSeq: journal.durableSeq }, 'journal found behind a host\'s cursor (restored from an earlier snapshot); new journal id');
+    if (frame.id !== undefined) connection.send(JSON.stringify({ type: 'ack', id: frame.id, of: frame.type, lastSeq: journal.durableSeq, journalId } satisfies AckFrame));
   }
 
   async #answerCall(connection: Connection, frame: ToolResultFrame | ApprovalFrame): Promise<void> {

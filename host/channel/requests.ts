@@ -42,6 +42,7 @@ export const REQUEST_DELIVERY: Record<ChannelRequestType, 'at-least-once' | 'at-
   'tool-result': 'at-least-once',
   approval: 'at-least-once',
   'host-wait': 'at-least-once', // the bridge keeps one wait per callId: a second copy is a no-op
+  'journal-epoch': 'at-most-once', // a second copy after the first landed would be refused (journal-mismatch): the session reads the hello instead
   stop: 'at-least-once',
   destroy: 'at-least-once',
   diagnostics: 'at-least-once',

@@ -65,6 +65,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private redelivery: { after: number; through: number; begun: boolean } | undefined;
   /** Fencing (docs/design.md#d3): the epoch this instance took (the state's + 1; 1 when fresh) and its id, sent with every attach. */
   private readonly owner: { epoch: number; id: string };
+  /** The journal was found behind this cursor (rebaseOnLostJournal): the first channel asks the bridge for a new journal id. */
+  private behindCursor: number | undefined;
   /** The cursor of the last checkpoint handed to onCheckpoint. */
   private checkpointCursor = 0;
   /** The journal was gone or behind at resume (rebaseOnLostJournal): a rerun of a turn it does not hold goes out as a start. */
@@ -155,6 +157,8 @@ export class BridgeSession<S> implements HarnessV1Session {
     const lost = gone ? 'gone' : 'behind';
     this.cursor = hello.lastSeq;
     this.journalRebased = true;
+    // Behind: the records past hello.lastSeq this host read are lost, and new ones would reuse their seqs under the same journal id.
+    if (!gone && protocolMinor(hello.protocolVersion) >= 1) this.behindCursor = resume.cursor;
     const turn = this.consumer.turn;
     if (turn) {
       delete turn.firstSeq;
@@ -527,6 +531,22 @@ export class BridgeSession<S> implements HarnessV1Session {
       },
     });
     this.channel = channel;
+    if (this.behindCursor !== undefined) await this.renewJournalId(this.behindCursor);
+  }
+
+  /**
+   * The journal was found behind (restored from an earlier snapshot): before this host causes any new
+   * record, the bridge gives the journal a new id (journal-epoch), so (journal id, seq) names one record
+   * forever; the channel is opened again on that id (its reconnects check it).
+   */
+  private async renewJournalId(cursor: number): Promise<void> {
+    this.behindCursor = undefined;
+    const before = this.link.hello.journalId;
+    const ack = await this.send({ type: 'journal-epoch', journalId: before, cursor });
+    if (ack.journalId === undefined) throw new BridgeSessionError('bridge-refused', 'the bridge acked journal-epoch without a journal id');
+    this.link = { ...this.link, hello: { ...this.link.hello, journalId: ack.journalId } };
+    this.report('info', `journal ${before} was behind this host's cursor ${cursor}: the bridge renamed it ${ack.journalId}`, { journalId: ack.journalId, before, cursor });
+    await this.openChannel(this.cursor);
   }
 
   private async detachChannel(): Promise<void> {

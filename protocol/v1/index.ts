@@ -44,6 +44,7 @@ export { abortFrameSchema, type AbortFrame } from './frames/host/abort.ts';
 export { toolResultFrameSchema, type ToolResultFrame } from './frames/host/tool-result.ts';
 export { approvalFrameSchema, type ApprovalFrame } from './frames/host/approval.ts';
 export { hostWaitFrameSchema, type HostWaitFrame } from './frames/host/host-wait.ts';
+export { journalEpochFrameSchema, type JournalEpochFrame } from './frames/host/journal-epoch.ts';
 export { stopFrameSchema, type StopFrame } from './frames/host/stop.ts';
 export { destroyFrameSchema, type DestroyFrame } from './frames/host/destroy.ts';
 export { pingFrameSchema, type PingFrame } from './frames/ping.ts';

@@ -299,3 +299,26 @@ describe('throughput', () => {
 
 // Journal is imported for its type in helpers; keep the value import honest.
 void Journal;
+
+describe('a new journal id (journal found behind a host cursor)', () => {
+  it('newEpoch renames the journal in place: same records and offsets, a new header id that survives reopening; new records follow', async () => {
+    const stateDir = tempStateDir();
+    const { journal } = await openRecorded(stateDir);
+    for (let i = 0; i < 5; i++) journal.append(stdout(sampleText(i)));
+    await journal.flush();
+    const before = journal.journalId;
+    const linesBefore = fileLines(stateDir);
+    const renamed = await journal.newEpoch();
+    expect(renamed).not.toBe(before);
+    expect(renamed).toMatch(/^[0-9a-f-]{36}$/);
+    expect(journal.journalId).toBe(renamed);
+    expect(fileLines(stateDir), 'records untouched').toEqual(linesBefore);
+    journal.append(stdout('after'));
+    await journal.close();
+    const { journal: reopened } = await openRecorded(stateDir);
+    expect(reopened.journalId).toBe(renamed);
+    expect(reopened.lastSeq).toBe(6);
+    expect(reopened.recovered).toEqual({ droppedBytes: 0, droppedRecords: 0 });
+    await reopened.close();
+  });
+});

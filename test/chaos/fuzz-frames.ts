@@ -58,6 +58,7 @@ const templates = (random: Random, id: string, ghostTurn: string): Record<HostFr
   rerun: { type: 'rerun', id, turnId: `${ghostTurn}-r`, of: ghostTurn, launch },
   'tool-result': { type: 'tool-result', id, callId: `call-${int(random, 0, 1e6)}`, output: { ok: true }, isError: false },
   approval: { type: 'approval', id, callId: `call-${int(random, 0, 1e6)}`, approved: random() < 0.5 },
+  'journal-epoch': { type: 'journal-epoch', id, journalId: 'not-this-journal', cursor: int(random, 0, 1e6) },
   'host-wait': { type: 'host-wait', id, turnId: ghostTurn, callId: `call-${int(random, 0, 1e6)}`, kind: 'tool-call', onTimeout: 'x\n' },
   stop: { type: 'stop', id },
   destroy: { type: 'destroy', id },
@@ -207,6 +208,9 @@ export function expect(data: string | Buffer, ctx: FuzzContext): Expected {
     case 'tool-result':
     case 'approval':
       return { kind: 'error', code: 'unknown-call', ...idOf };
+    case 'journal-epoch':
+      if (frame.journalId === ctx.journalId) throw new Error('a journal-epoch naming this journal could renew its id: not generated');
+      return { kind: 'error', code: 'journal-mismatch', ...idOf };
     case 'diagnostics':
       return frame.id === undefined ? { kind: 'none' } : { kind: 'ack', id: frame.id };
     case 'stop':

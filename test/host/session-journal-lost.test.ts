@@ -81,7 +81,10 @@ describe('journal gone or behind', () => {
     expect(textOf(all.slice(marker))).toBe(lines(prompt, 40));
     expect(textOf(await runTurn(third.session, 'four LINES:2')), 'no cursor-ahead after the rebase').toBe(lines('four LINES:2', 2));
     const detached = (await third.session.doDetach()).data as Data;
-    expect(detached.journalId).toBe(late.journalId);
+    // (journal id, seq) names one record forever: the restored journal got a new id before any new record.
+    expect(detached.journalId, 'a new journal id for the journal found behind').not.toBe(late.journalId);
+    expect(detached.cursor, 'seqs the lost journal used were used again').toBeGreaterThan(late.cursor);
+    expect(kit.diagnostics.some((d) => d.sessionId === 'behind' && d.attrs?.journalId === detached.journalId && d.attrs?.before === late.journalId)).toBe(true);
     const report = kit.diagnostics.find((d) => d.sessionId === 'behind' && d.attrs?.journal === 'behind');
     expect(report?.level).toBe('warn');
     figures.push(`behind:cursor=${late.cursor},journal-end=${String(report?.attrs?.lastSeq)}`);

@@ -121,6 +121,13 @@ const hostFrames: Record<HostFrameType, Examples> = {
     valid: [{ type: 'approval', callId: 'c1', approved: false, reason: 'no' }],
     invalid: [['approved missing', { type: 'approval', callId: 'c1' }]],
   },
+  'journal-epoch': {
+    valid: [{ type: 'journal-epoch', id: 'e', journalId: 'j', cursor: 12 }],
+    invalid: [
+      ['no cursor', { type: 'journal-epoch', journalId: 'j' }],
+      ['empty journalId', { type: 'journal-epoch', journalId: '', cursor: 1 }],
+    ],
+  },
   'host-wait': {
     valid: [
       { type: 'host-wait', turnId: 't1', callId: 'c1', kind: 'tool-call', onTimeout: '{"type":"tool-result"}\n' },

@@ -7,6 +7,7 @@ import { destroyFrameSchema } from './host/destroy.ts';
 import { diagnosticsFrameSchema } from './host/diagnostics.ts';
 import { hostWaitFrameSchema } from './host/host-wait.ts';
 import { inputFrameSchema } from './host/input.ts';
+import { journalEpochFrameSchema } from './host/journal-epoch.ts';
 import { pingFrameSchema } from './ping.ts';
 import { pongFrameSchema } from './pong.ts';
 import { rerunFrameSchema } from './host/rerun.ts';
@@ -25,6 +26,7 @@ export const hostFrameSchema = z.discriminatedUnion('type', [
   toolResultFrameSchema,
   approvalFrameSchema,
   hostWaitFrameSchema,
+  journalEpochFrameSchema,
   stopFrameSchema,
   destroyFrameSchema,
   diagnosticsFrameSchema,
