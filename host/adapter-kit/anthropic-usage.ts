@@ -46,6 +46,22 @@ export function mergeAnthropicUsage(base: AnthropicUsage | undefined, update: An
   return merged;
 }
 
+/**
+ * Two reports of one message's counts so far (they only grow): each count the larger, other keys filled in. For the
+ * `assistant` lines a CLI prints while a message streams, which must not undo a later message_delta's final counts.
+ */
+export function maxAnthropicUsage(base: AnthropicUsage | undefined, update: AnthropicUsage | undefined): AnthropicUsage | undefined {
+  if (!update) return base;
+  if (!base) return update;
+  const merged: AnthropicUsage = { ...update, ...base };
+  for (const [key, value] of Object.entries(update)) {
+    const before = base[key];
+    if (typeof value === 'number') merged[key] = typeof before === 'number' ? Math.max(before, value) : value;
+    else if (before === null || before === undefined) merged[key] = value;
+  }
+  return merged;
+}
+
 /** Counts of two usage reports added up (a turn of several model runs); other keys are the later report's. */
 export function addAnthropicUsage(a: AnthropicUsage | undefined, b: AnthropicUsage | undefined): AnthropicUsage | undefined {
   if (!a || !b) return b ?? a;

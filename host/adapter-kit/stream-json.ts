@@ -21,7 +21,7 @@ import { finishReasonSchema } from '../../protocol/harness-v1/stream-part-schema
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import { PROTOCOL_LIMITS_V1 } from '../../protocol/v1/limits.ts';
 import type { Translator } from './adapter.ts';
-import { addAnthropicUsage, anthropicFinishReason, anthropicUsage, anthropicUsageSchema, mergeAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
+import { addAnthropicUsage, anthropicFinishReason, anthropicUsage, anthropicUsageSchema, maxAnthropicUsage, mergeAnthropicUsage, type AnthropicUsage } from './anthropic-usage.ts';
 import type { SessionLaunchParts } from './cli-launch.ts';
 import { createLineBuffers, parseJsonObject, readJsonLine, wholeStdoutJson, type LineBuffers } from './json-lines.ts';
 import { createStreamState, writerStep, type PartWriter, type StreamState } from './part-writer.ts';
@@ -38,7 +38,12 @@ export type StreamJsonOptions = {
   readonly toolName: (nativeName: string) => string;
   /** A tool of the bridge's MCP server (`mcp__host__…`): the kit emits those calls from the bridge's records, the translator nothing. */
   readonly isHostTool: (nativeName: string) => boolean;
-  /** Runs after a builtin tool's tool-result part, for what else the result means (file-change parts); `toolUseResult` is the line's own. */
+  /**
+   * Runs after a builtin tool's tool-result part, for what else the result means (file-change parts); `toolUseResult` is the
+   * line's own. Without it, a successful call whose toolName is `write` or `edit` and whose input names a `file_path` (or
+   * `path`) is a file-change: `modify` for an edit, and for a write `create` unless the line's tool_use_result says
+   * `type: 'update'` (Claude's Write does).
+   */
   readonly onToolResult?: (result: { toolName: string; isError: boolean; toolUseResult: unknown }, out: PartWriter) => void;
 };
 
@@ -51,6 +56,8 @@ export type StreamJsonState = {
   step: { id: string; usage: AnthropicUsage | undefined; stop: string | null; tools: boolean } | null;
   /** Builtin tool_use id → toolName. Host tools are absent: the kit emits those calls from the bridge's records. */
   tools: Record<string, string>;
+  /** Builtin write/edit tool_use id → the file its input names, until its result (the default file-change; absent in older snapshots). */
+  files?: Record<string, string>;
   /** The builtin tool_use block whose input is streaming (tool-input-* parts); absent when none is (so older hosts still read the snapshot). */
   input?: string;
   /** Pending `can_use_tool` requests (request_id → the tool input), for streamJsonApproval; dropped once the answer's stdin record is seen. */
@@ -58,6 +65,8 @@ export type StreamJsonState = {
   compaction: { trigger: 'manual' | 'auto'; tokensBefore?: number; tokensAfter?: number } | null;
   /** The turn's `result` lines so far, summed; `last` is the latest run's, until another run starts. The finish is made from them at turn-end. */
   results: { usage: AnthropicUsage | undefined; numTurns: number | undefined; costUsd: number | undefined; last: LanguageModelV4FinishReason | null } | null;
+  /** The turn's steps' usage, summed: the finish's usage when no `result` line carries one (absent in older snapshots). */
+  stepsUsage?: AnthropicUsage;
 };
 
 /**
@@ -76,6 +85,7 @@ const snapshotShape = {
     .transform(({ id: stepId, usage: stepUsage, stop, tools }) => ({ id: stepId, usage: stepUsage, stop, tools }))
     .nullable(),
   tools: z.record(z.string(), z.string()),
+  files: z.record(z.string(), z.string()).optional(),
   input: z.string().optional(),
   approvals: z.record(z.string(), z.json()),
   compaction: z.strictObject({ trigger: z.enum(['manual', 'auto']), tokensBefore: z.number().optional(), tokensAfter: z.number().optional() }).nullable(),
@@ -83,6 +93,7 @@ const snapshotShape = {
     .strictObject({ usage: savedUsage, numTurns: z.number().optional(), costUsd: z.number().optional(), last: finishReasonSchema.nullable() })
     .transform(({ usage: sum, numTurns, costUsd, last }) => ({ usage: sum, numTurns, costUsd, last }))
     .nullable(),
+  stepsUsage: savedUsage,
 };
 const snapshotVersion = 1;
 
@@ -105,6 +116,7 @@ export function streamJsonTranslator(o: StreamJsonOptions): Translator<StreamJso
     if (!current) return out.close();
     const stop = current.stop ?? stopReason;
     const reason = stop === 'aborted' ? { unified: 'other' as const, raw: stop } : anthropicFinishReason(stop, current.tools ? 'tool-calls' : 'stop');
+    if (current.usage) s.stepsUsage = addAnthropicUsage(s.stepsUsage, current.usage);
     out.finishStep(reason, anthropicUsage(current.usage));
   };
   const openStep = (s: StreamJsonState, out: PartWriter, messageId: string, stepUsage: AnthropicUsage | undefined) => {
@@ -125,6 +137,9 @@ export function streamJsonTranslator(o: StreamJsonOptions): Translator<StreamJso
       delete s.input;
     }
     const toolName = (s.tools[b.id] = o.toolName(b.name));
+    const input = (b.input ?? {}) as { file_path?: unknown; path?: unknown };
+    const file = typeof input.file_path === 'string' ? input.file_path : typeof input.path === 'string' ? input.path : undefined;
+    if (!o.onToolResult && (toolName === 'write' || toolName === 'edit') && file !== undefined) (s.files ??= {})[b.id] = file;
     out.push({ type: 'tool-call', toolCallId: b.id, toolName, input: JSON.stringify(b.input ?? {}), providerExecuted: true, nativeName: b.name });
   };
 
@@ -138,7 +153,7 @@ export function streamJsonTranslator(o: StreamJsonOptions): Translator<StreamJso
       // (an interrupted turn — the bridge died — gets no finish even after a result: the kit reruns it and that run finishes).
       if (r?.last && record.data.reason !== 'interrupted') {
         const meta = { ...(r.costUsd === undefined ? {} : { costUsd: r.costUsd }), ...(r.numTurns === undefined ? {} : { numTurns: r.numTurns }) };
-        out.finish(r.last, anthropicUsage(r.usage), { [o.harnessId]: meta });
+        out.finish(r.last, anthropicUsage(r.usage ?? s.stepsUsage), { [o.harnessId]: meta });
       } else out.endTurn(record, o.cli);
     }
     if (record.kind === 'stdin') {
@@ -188,6 +203,8 @@ export function streamJsonTranslator(o: StreamJsonOptions): Translator<StreamJso
       const L = line.value;
       if (L.is_api_error_message || L.message.model === '<synthetic>') return out.rawLine(line); // the result line reports it
       if (s.step?.id !== L.message.id) openStep(s, out, L.message.id, L.message.usage);
+      // The message's counts so far (a CLI may stream no message_start usage, or no stream events at all); a later message_delta still wins.
+      else s.step.usage = maxAnthropicUsage(s.step.usage, L.message.usage);
       if (L.aborted && s.step) s.step.stop = 'aborted';
       L.message.content.forEach((b, i) => {
         if (b.type === 'tool_use') toolCall(s, out, b);
@@ -204,7 +221,13 @@ export function streamJsonTranslator(o: StreamJsonOptions): Translator<StreamJso
         const toolName = s.tools[b.tool_use_id!]!;
         const detail = results.length === 1 && L.tool_use_result !== undefined ? { providerMetadata: { [o.harnessId]: { toolUseResult: L.tool_use_result } } } : {};
         out.push({ type: 'tool-result', toolCallId: b.tool_use_id!, toolName, result: b.content ?? '', isError: b.is_error ?? false, ...detail });
-        o.onToolResult?.({ toolName, isError: b.is_error ?? false, toolUseResult: L.tool_use_result }, out);
+        if (o.onToolResult) o.onToolResult({ toolName, isError: b.is_error ?? false, toolUseResult: L.tool_use_result }, out);
+        else if (s.files?.[b.tool_use_id!] !== undefined) {
+          const path = s.files[b.tool_use_id!]!;
+          delete s.files[b.tool_use_id!];
+          const updated = (L.tool_use_result as { type?: unknown } | undefined)?.type === 'update';
+          if (!b.is_error) out.push({ type: 'file-change', event: toolName === 'edit' || updated ? 'modify' : 'create', path });
+        }
       }
     } else if (line.value.type === 'command_lifecycle') {
       // nothing for the consumer
