@@ -46,13 +46,16 @@ export type ReachOptions = {
   readonly probeTimeoutMs: number;
 };
 
+/** What startBridge's error begins with when the bridge started (it holds the state dir) but its probe failed. */
+export const STARTED_BUT_SILENT = 'bridge printed its ready line but its socket failed';
+
 export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Promise<BridgeLink> {
   const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
   markPhase('spawned');
   const { url, headers = {}, createConnection } = await options.endpoint(ready.port);
   const probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection, true);
   if (!probe.ok) {
-    throw new BridgeSessionError('bridge-start-failed', `bridge printed its ready line but its socket failed: ${probe.detail}`);
+    throw new BridgeSessionError('bridge-start-failed', `${STARTED_BUT_SILENT}: ${probe.detail}`);
   }
   return { url, headers, token, port: ready.port, hello: probe.hello, ...(createConnection ? { createConnection } : {}), ...spare(probe) };
 }
