@@ -82,6 +82,12 @@ export const JOURNAL_LIMITS = {
    */
   diskFullExitMs: 10 * 60_000,
   /**
+   * Free bytes the state dir's filesystem must have for a bridge to start: below it the bridge exits
+   * 70 before its ready line naming ENOSPC (the kit's typed `disk-full`), instead of starting and
+   * failing at the first turn's records. 1 MiB: a few turns of a busy CLI's output.
+   */
+  minFreeBytesAtStart: 1024 * 1024,
+  /**
    * Journal bytes one turn may write before the bridge kills its CLI and ends
    * it 'capped' (`HARNESS_BRIDGE_MAX_TURN_JOURNAL_BYTES`). 1 GiB is far above
    * any real turn (a long agent turn journals tens of MiB) and stops a runaway

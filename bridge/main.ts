@@ -17,7 +17,7 @@
 // after it (docs/bridge-internals.md#two-stage-start). What stage 1 hands over is
 // after-ready-context.ts's AfterReadyContext: the RecordPath, the EarlyLog, StopSignals and the
 // connections held until the server is attached.
-import { closeSync, existsSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, renameSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { loadAfterReady } from './after-ready-loader.ts';
@@ -32,7 +32,7 @@ import { loadKeptEgress } from './jail/kept-egress-loader.ts';
 import { runJailHelper } from './jail/jail-helper-main.ts';
 import { runRelay } from './relay/relay.ts';
 import { deferredToSnapshot } from './startup-snapshot.ts';
-import { SERVER_LIMITS } from './limits.ts';
+import { JOURNAL_LIMITS, SERVER_LIMITS } from './limits.ts';
 import { prepareRandom, randomUUID } from './random.ts';
 import { RecordPath } from './record-path.ts';
 import { StopSignals } from './stop-signals.ts';
@@ -90,6 +90,16 @@ function parseArgs(argv: readonly string[]): { ok: true; args: BridgeArgs } | { 
   return { ok: true, args: { stateDir, port, host, jail, ...(recipeIdentity === undefined ? {} : { recipeIdentity }), ...(tokenFile === undefined ? {} : { tokenFile }) } };
 }
 
+/** Bytes an unprivileged writer may still use on `dir`'s filesystem; null when statfs is not available. */
+function freeBytes(dir: string): number | null {
+  try {
+    const stats = statfsSync(dir);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return null;
+  }
+}
+
 function fail(code: number, message: string): never {
   process.stderr.write(`harness-bridge: ${message}\n`);
   process.exit(code);
@@ -116,6 +126,11 @@ async function main(): Promise<void> {
     ensurePrivateDir(stateDir);
   } catch (error) {
     fail(exitConfig, `cannot create state dir ${stateDir}: ${(error as Error).message}`);
+  }
+  // A (still) full disk fails the start now, not the first turn later (docs/guarantees.md#disk-full-and-caps).
+  const free = freeBytes(stateDir);
+  if (free !== null && free < JOURNAL_LIMITS.minFreeBytesAtStart) {
+    fail(exitSoftware, `ENOSPC: the state dir's filesystem has ${free} bytes free, under the ${JOURNAL_LIMITS.minFreeBytesAtStart} a start needs (disk-full)`);
   }
   await prepareRandom();
 

@@ -107,8 +107,10 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
     await options.sandbox.run({ command: 'rm -f "$HB_STATE/$HB_TOKEN_FILE"', env: { HB_STATE: options.stateDir, HB_TOKEN_FILE: tokenFile } }).then(undefined, () => undefined);
     const tail = (await Promise.race([stderr.done, delay(200)]), stderr.tail()).trim();
     const reason = error instanceof Error ? error.message : String(error);
+    // A full disk has its own code: the application frees space and resumes, nothing else is wrong.
+    const diskFull = /ENOSPC/.test(tail) || /ENOSPC/.test(reason);
     const failure = new BridgeSessionError(
-      'bridge-start-failed',
+      diskFull ? 'disk-full' : 'bridge-start-failed',
       `bridge did not become ready (${reason})${tail ? `; stderr tail:\n${tail}` : ''}`,
       error,
     );

@@ -64,6 +64,7 @@ export type ChannelRequestErrorCode = (typeof channelRequestErrorCodes)[number];
  * - bad-launch: the adapter's launch spec for a turn is invalid (e.g. io.maxLineBytes outside the protocol's range); nothing was sent.
  * - fenced: another host drives this session (it resumed from the same or a newer state): this one stops.
  * - session-live: doStart without a resume state for a session whose bridge is alive (resume it from a checkpoint or state instead).
+ * - disk-full: the bridge could not start because the state dir's disk is full (ENOSPC); free space and resume again.
  */
 export const sessionErrorCodes = [
   'bridge-start-failed',
@@ -77,6 +78,7 @@ export const sessionErrorCodes = [
   'bad-launch',
   'session-live',
   'fenced',
+  'disk-full',
 ] as const;
 export type SessionErrorCode = (typeof sessionErrorCodes)[number];
 

@@ -6,13 +6,16 @@
 // - past HARNESS_BRIDGE_DISK_FULL_EXIT_MS it exits 70, closing the owner's socket with 4005 and the
 //   cause, so the host kit's channel fails at once (bridge-failed naming ENOSPC, no reconnect).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, closeSync, rmSync, writeSync, chmodSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeSync, chmodSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BridgeFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
 import { createBridgeChannel } from '../../host/channel/index.ts';
+import { createBridgeHarness } from '../../host/harness.ts';
+import { createLocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
+import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 import { connectClient, eventually, fixtureLaunch, seqProblem, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
 
 /** Mounts a tmpfs of `size` at a fresh dir; the reason it cannot, or the dir. */
@@ -164,5 +167,43 @@ describe.skipIf(skip !== undefined)('the journal on a full disk (tmpfs)', () => 
     const reconnects = statuses.filter((state) => state === 'reconnecting').length;
     expect(reconnects).toBe(0);
     console.log(`[figures] disk-full exit: bridge exit ${exit.code}, channel ${error?.code} after ${records} records, ${reconnects} reconnect attempts; message: ${error?.message}; a restart on the full disk: exit 70 before ready naming ENOSPC`);
+  });
+  it('a session resumed on a still-full disk fails up front with the typed disk-full, and resumes once space returns', { timeout: 90_000 }, async () => {
+    const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
+    const harness = createBridgeHarness(fixtureAdapter(), { probeTimeoutMs: 1_500 });
+    const sandbox = await provider.createSession({ sessionId: 'full' });
+    const workDir = join(sandbox.defaultWorkingDirectory, 'work');
+    mkdirSync(workDir, { recursive: true });
+    const session = await harness.doStart({ sessionId: 'full', sandboxSession: sandbox, sessionWorkDir: workDir });
+    const first = await session.doPromptTurn({ prompt: 'one LINES:2', emit: () => undefined });
+    await first.done;
+    const state = await session.doDetach();
+    const { stateDir } = state.data as { stateDir: string };
+    const { pid } = JSON.parse(readFileSync(join(stateDir, 'bridge.json'), 'utf8')) as { pid: number };
+    process.kill(pid, 'SIGKILL');
+    await eventually(() => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    // Some space is left (a start's own files fit), less than a start needs for a turn's records.
+    const filler = join(root, 'filler3');
+    fill(filler, 256 * 1024, () => freeBytesOf(root));
+    const failure = await harness
+      .doStart({ sessionId: 'full', sandboxSession: await provider.resumeSession({ sessionId: 'full' }), sessionWorkDir: workDir, resumeFrom: state })
+      .then(() => null, (error: { code?: string; message?: string }) => error);
+    rmSync(filler);
+    expect(failure?.code).toBe('disk-full');
+    expect(failure?.message).toMatch(/ENOSPC/);
+    const resumed = await harness.doStart({ sessionId: 'full', sandboxSession: await provider.resumeSession({ sessionId: 'full' }), sessionWorkDir: workDir, resumeFrom: state });
+    const deltas: string[] = [];
+    const again = await resumed.doPromptTurn({ prompt: 'two LINES:2', emit: (part) => void (part.type === 'text-delta' && deltas.push(part.delta)) });
+    await again.done;
+    expect(deltas).toHaveLength(2);
+    await resumed.doDestroy();
+    console.log(`[figures] disk-full resume: ${failure?.code} up front with 256 KiB free; resumed after space returned`);
   });
 });
