@@ -54,9 +54,9 @@ export const CHANNEL_LIMITS = {
   /** The window maxRevives counts in. */
   reviveWindowMs: 60_000,
   /**
-   * The bound on one revival (the ladder's climb: read the state dir, probe, spawn a bridge to its ready
-   * line, probe it): past it the channel ends with `bridge-gone`. Covers probeTimeoutMs (3 s) twice and
-   * readyTimeoutMs (20 s) of HOST_SESSION_LIMITS; a local revival takes a few hundred ms.
+   * The bound on one revival (host/reach/revive.ts: start a bridge on the state dir to its ready line, probe
+   * it, look again longer if the probe timed out): past it the channel ends with `bridge-gone`. Covers
+   * readyTimeoutMs (20 s) and probeTimeoutMs (3 s) of HOST_SESSION_LIMITS; a local revival takes a few hundred ms.
    */
   reviveTimeoutMs: 30_000,
 } as const;
