@@ -12,6 +12,9 @@ import { loadSource } from '../../host/replay/source.ts';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
+import { mkdir } from 'node:fs/promises';
+import { createBridgeHarness } from '../../host/harness.ts';
+import { echoUpperTool, mcpClientAdapter } from '../fixtures/mcp-client-adapter.ts';
 import { createKit, startTurn, type Kit } from './session-helpers.ts';
 
 const ownerlessToolTimeoutMs = 300;
@@ -67,6 +70,35 @@ describe('checkpoints at host waits the CLI asks for over its own stdio', () => 
     await control.done;
     expect(events.at(-1) === 'finish' || events.at(-2) === 'finish').toBe(true);
     await session.doDetach();
+  });
+});
+
+describe('checkpoints at host waits over MCP', () => {
+  it('MCP host tool call: a checkpoint comes right after the tool-call part, before the answer', async () => {
+    const events: string[] = [];
+    const sandbox = await kit.provider.createSession({ sessionId: 'cp-mcp' });
+    const workDir = join(sandbox.defaultWorkingDirectory, 'mcp');
+    await mkdir(workDir, { recursive: true });
+    const harness = createBridgeHarness(mcpClientAdapter(), { probeTimeoutMs: 1_500, checkpointEveryRecords: 100_000, onCheckpoint: () => events.push('checkpoint') });
+    const session = await harness.doStart({ sessionId: 'cp-mcp', sandboxSession: sandbox, sessionWorkDir: workDir });
+    let answer: (() => void) | undefined;
+    const control = await session.doPromptTurn({
+      prompt: 'call',
+      tools: [echoUpperTool],
+      emit: (part) => {
+        events.push(part.type);
+        if (part.type === 'tool-call') answer = () => void control.submitToolResult({ toolCallId: part.toolCallId, output: 'X' });
+      },
+    });
+    const checkpointed = () => events.includes('tool-call') && events.slice(events.indexOf('tool-call')).includes('checkpoint');
+    for (let polls = 0; !checkpointed(); polls++) {
+      if (polls > 2_000) throw new Error(`no checkpoint after the tool-call part: ${events.join(',')}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    answer!();
+    await control.done;
+    expect(events.filter((e) => e === 'finish')).toHaveLength(1);
+    await session.doDestroy();
   });
 });
 
