@@ -9,6 +9,7 @@
 import { posix } from 'node:path';
 import type { JSONValue } from '@ai-sdk/provider';
 import { z } from 'zod';
+import type { HarnessV1BootstrapFile } from '../../../protocol/harness-v1/bootstrap.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
@@ -49,6 +50,20 @@ export type AcpAgentOptions = {
   clientFs?: boolean;
   /** Launch `survive` (default true), as the reference adapters take it (CliAdapterOptions). */
   survive?: boolean;
+  /** Files the bootstrap recipe writes (a relative path lands under bootstrapDir; LaunchContext.bootstrapDir says where). */
+  files?: ReadonlyArray<HarnessV1BootstrapFile>;
+  /**
+   * Files for the agent's HOME (its config: `.qwen/settings.json`, `.gemini/settings.json`), path relative to HOME.
+   * The recipe writes them under `<bootstrapDir>/acp-home-files`; every launch copies them into HOME before the agent
+   * starts (over the agent's own changes to them).
+   */
+  homeFiles?: ReadonlyArray<HarnessV1BootstrapFile>;
+  /**
+   * Shell run before the agent, in the agent's env and cwd (`sh -c '<prelude>\nexec "$@"' <agent argv>`): export a
+   * variable computed from another, write a file that must name the bridge's MCP env (HARNESS_BRIDGE_MCP_URL is set).
+   * The agent's argv (with `binPath` as argv[0]) stays the positional arguments, so neither is written by hand.
+   */
+  prelude?: string;
 };
 
 /** What a snapshot holds: the state but `modelId` (configuration: restore takes the adapter's own). */
@@ -62,7 +77,10 @@ const snapshotShape = {
   /** The prompt said allow-all: the responder answers permission requests, no approval part. */
   allowAll: z.boolean(),
   /** The agent's own calls by toolCallId, until their result: name and input so far, whether the call part went out, the files an edit touches. */
-  tools: z.record(z.string(), z.strictObject({ name: z.string(), input: z.json(), emitted: z.boolean(), paths: z.array(z.string()) })),
+  tools: z.record(
+    z.string(),
+    z.strictObject({ name: z.string(), input: z.json(), emitted: z.boolean(), paths: z.array(z.string()), created: z.array(z.string()).optional() }),
+  ),
   /** Tool call ids of the bridge's own MCP server in this turn. */
   hostCalls: z.record(z.string(), z.literal(true)),
   /** approvalId → the request's JSON-RPC id and the options to pick. */
@@ -80,9 +98,17 @@ const hostServerPrefix = 'mcp__host__';
 const isHostCall = (u: Pick<rpc.AcpUpdate, 'kind' | 'title' | 'content'>) =>
   acpToolName(u).startsWith(hostServerPrefix) || ((u.kind == null || u.kind === 'other') && /^Tool: host\//.test(u.title ?? ''));
 
+/** Where the recipe puts homeFiles, relative to bootstrapDir. */
+const homeFilesDir = 'acp-home-files';
+
 function launchOf(o: AcpAgentOptions, ctx: LaunchContext): LaunchSpecInput {
-  const argv = [...o.command, ...(o.launchArgs?.(ctx) ?? [])];
-  if (o.binPath) argv[0] = o.binPath;
+  const agent = [...o.command, ...(o.launchArgs?.(ctx) ?? [])];
+  if (o.binPath) agent[0] = o.binPath;
+  const prelude = [
+    ...(o.homeFiles?.length ? [`mkdir -p "$HOME" && cp -R ${shellQuote(posix.join(ctx.bootstrapDir, homeFilesDir))}/. "$HOME"/ || exit 126`] : []),
+    ...(o.prelude ? [o.prelude] : []),
+  ];
+  const argv = prelude.length === 0 ? agent : ['sh', '-c', `${prelude.join('\n')}\nexec "$@"`, 'acp-agent', ...agent];
   const model = ctx.modelId ?? o.modelId;
   const home = posix.join(ctx.stateDir, 'acp-home');
   const steps: NonNullable<LaunchSpecInput['start']> = [{ input: rpc.initialize(o.clientFs !== false), until: [{ path: ['id'], equals: rpc.acpIds.initialize }] }];
@@ -101,6 +127,8 @@ function launchOf(o: AcpAgentOptions, ctx: LaunchContext): LaunchSpecInput {
     ...(o.survive !== false ? { survive: true } : {}),
   };
 }
+
+const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 const finishOf = (stopReason: string | undefined) =>
   stopReason === 'end_turn'
@@ -159,7 +187,11 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     // The responder allows it: allow-all, or a call of the bridge's own MCP server (the host answers the call itself).
     if (s.allowAll || isHostCall(params.toolCall as rpc.AcpUpdate)) return { state: s, parts };
     const toolCallId = params.toolCall.toolCallId;
-    const call = (s.tools[toolCallId] ??= { name: acpToolName(params.toolCall as rpc.AcpUpdate), input: (params.toolCall.rawInput as ToolCall['input']) ?? {}, emitted: false, paths: [] });
+    const asked = params.toolCall as rpc.AcpUpdate;
+    const call = (s.tools[toolCallId] ??= { name: acpToolName(asked), input: {}, emitted: false, paths: [] });
+    // The request names the call again, often with its input (an agent may send it nowhere else): the call part says it.
+    learn(call, asked);
+    if (!call.emitted && JSON.stringify(call.input) === '{}') call.input = (describedInput(asked) ?? {}) as ToolCall['input'];
     emitCall(s, out, toolCallId, call);
     const options = params.options ?? [];
     // The first kind listed that the agent offers: once before always (the host approves this call, not the tool for good).
@@ -189,6 +221,28 @@ function resultOf(text: string, raw: JSONValue | undefined): NonNullable<JSONVal
   return raw ?? '';
 }
 
+/** What an update (or a permission request's toolCall) says about a call not yet emitted, and the files its diffs touch. */
+function learn(call: ToolCall, u: rpc.AcpUpdate): void {
+  // The files an edit call touches: its diff content (ACP's `locations` may also name files it only reads).
+  for (const c of Array.isArray(u.content) ? u.content : []) {
+    if (c.type !== 'diff' || !c.path) continue;
+    if (!call.paths.includes(c.path)) call.paths.push(c.path);
+    if (!c.oldText && !(call.created ??= []).includes(c.path)) call.created.push(c.path);
+  }
+  if (call.emitted) return;
+  if (u.kind || u.title) call.name = acpToolName(u);
+  if (u.rawInput !== undefined && JSON.stringify(u.rawInput) !== '{}') call.input = u.rawInput as ToolCall['input'];
+}
+
+/** A call's input when the agent sends no rawInput: what its diff, locations or title say (ACP requires none of them). */
+function describedInput(u: rpc.AcpUpdate): NonNullable<JSONValue> | undefined {
+  const diff = Array.isArray(u.content) ? u.content.find((c) => c.type === 'diff' && c.path) : undefined;
+  if (diff) return { path: diff.path!, ...(diff.oldText ? { oldText: diff.oldText } : {}), ...(diff.newText === undefined ? {} : { newText: diff.newText }) };
+  const locations = ((u as { locations?: Array<{ path?: unknown }> }).locations ?? []).map((l) => l.path).filter((p): p is string => typeof p === 'string');
+  if (locations.length > 0) return { paths: locations };
+  return u.title ? { title: u.title } : undefined;
+}
+
 function emitCall(s: AcpState, out: ReturnType<typeof partWriter>, toolCallId: string, call: ToolCall): void {
   if (call.emitted) return;
   call.emitted = true;
@@ -209,21 +263,15 @@ function update(s: AcpState, out: ReturnType<typeof partWriter>, u: rpc.AcpUpdat
     if (isHostCall(u)) s.hostCalls[u.toolCallId] = true;
     if (s.hostCalls[u.toolCallId]) return;
     const call = (s.tools[u.toolCallId] ??= { name, input: {}, emitted: false, paths: [] });
-    // The files an edit call touches: its diff content (ACP's `locations` may also name files it only reads).
-    for (const c of Array.isArray(u.content) ? u.content : []) if (c.type === 'diff' && c.path && !call.paths.includes(c.path)) call.paths.push(c.path);
-    if (!call.emitted) {
-      if (u.kind || u.title) call.name = name;
-      if (u.rawInput !== undefined && JSON.stringify(u.rawInput) !== '{}') call.input = u.rawInput;
-    }
+    learn(call, u);
     const status = u.status ?? (kind === 'tool_call' ? 'pending' : undefined);
     // Announced while its input still streams (pending, input {}): the call part waits for its input or its run.
     if (JSON.stringify(call.input) !== '{}' || status === 'in_progress' || status === 'completed' || status === 'failed') emitCall(s, out, u.toolCallId, call);
     if (status === 'completed' || status === 'failed') {
       const text = Array.isArray(u.content) ? u.content.map((c) => c.content?.text ?? '').join('') : '';
       out.push({ type: 'tool-result', toolCallId: u.toolCallId, toolName: call.name, result: resultOf(text, u.rawOutput as JSONValue | undefined), isError: status === 'failed' });
-      if (status === 'completed' && (call.name === 'write' || call.name === 'edit')) {
-        for (const path of call.paths) out.push({ type: 'file-change', event: call.name === 'write' ? 'create' : 'modify', path });
-      }
+      // A diff without old text made the file: create; any other diff changed it (whatever the call's name).
+      if (status === 'completed') for (const path of call.paths) out.push({ type: 'file-change', event: call.created?.includes(path) ? 'create' : 'modify', path });
       delete s.tools[u.toolCallId];
     }
   } else if (!noise.has(kind)) out.raw({ sessionUpdate: kind, ...(u as object) });
@@ -266,6 +314,18 @@ export function acpResponder(): Responder {
   };
 }
 
+/** The recipe's part: the agent's npm install (none with a binPath), its files and its home files. */
+function installOf(o: AcpAgentOptions): Pick<CliAdapter<AcpState>, 'cli' | 'install'> {
+  const home = (o.homeFiles ?? []).map((f) => {
+    const path = posix.normalize(f.path);
+    if (path.startsWith('/') || path === '..' || path.startsWith('../') || path === '.') throw new RangeError(`acp ${o.id}: homeFiles path ${JSON.stringify(f.path)} must be relative to HOME and stay inside it`);
+    return { path: posix.join(homeFilesDir, path), content: f.content };
+  });
+  const files = [...(o.files ?? []), ...home];
+  if (o.cli) return npmCli(o.cli, files.length > 0 ? files : undefined, o.binPath);
+  return files.length > 0 ? { install: { files } } : {};
+}
+
 /** Any ACP agent over the bridge. */
 export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
   return defineCliAdapter<AcpState>({
@@ -273,7 +333,7 @@ export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
     builtinTools: acpBuiltinTools,
     supportsBuiltinToolApprovals: true,
     ...(o.modelId === undefined ? {} : { modelId: o.modelId }),
-    ...(o.cli ? npmCli(o.cli, undefined, o.binPath) : {}),
+    ...installOf(o),
     launch: (ctx) => launchOf(o.cli && !o.binPath ? { ...o, binPath: cliBinPath(o.cli, ctx) } : o, ctx),
     encodeThreadStart: (context) => {
       if (!context) throw new Error('acp: session/new needs the thread-start context (the kit always passes it)');
