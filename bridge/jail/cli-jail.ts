@@ -46,7 +46,8 @@ export const NO_JAIL: CliJail = {
 };
 
 /** Wraps a prepared launch in a namespace (srt.ts); absent in the modes without one. */
-export type NamespaceWrap = (launch: LaunchSpec, dirs: { areas: string[]; project: string | undefined }) => Promise<Jailed>;
+/** `user`: the uid the CLI runs as (undefined: the bridge's), which its jail helper runs as too. */
+export type NamespaceWrap = (launch: LaunchSpec, dirs: { areas: string[]; project: string | undefined; user: AgentUser | undefined }) => Promise<Jailed>;
 
 export type JailOptions = {
   readonly report: IsolationReport;
@@ -86,12 +87,15 @@ export function createJail(options: JailOptions): CliJail {
       const found = cliDirs(launch, stateDir);
       if (!found.ok) return refuse(found.message);
       const { areas, project, env } = found.dirs;
-      // The CLI's uid must reach its cwd, its binary and its areas. Where it cannot (a project under a
-      // 0700 dir of root's), a namespace still isolates it: that spawn runs without the uid of its own,
-      // with a warning; with no namespace to fall back on, the spawn is refused.
+      // The CLI's uid must reach its cwd, its binary and its areas, and in a namespace the bridge file (its
+      // jail helper runs from it as that uid). Where it cannot (a sandbox under a 0700 dir of root's, as
+      // mkdtemp makes), a namespace still isolates it: that spawn runs without the uid of its own, with a
+      // warning (a diagnostic to the host); with no namespace to fall back on, the spawn is refused.
       let asUser = user;
       if (user) {
         const needed = [launch.cwd, isAbsolute(launch.argv[0]!) ? launch.argv[0] : undefined, ...areas];
+        // The bridge file is read, not entered: its dir chain must be passable.
+        if (options.wrap) needed.push(dirname(resolve(options.bridgeFile)));
         for (const path of needed) {
           if (path === undefined) continue;
           const blocked = blockedAncestor(resolve(path, 'x'), user);
@@ -126,7 +130,7 @@ export function createJail(options: JailOptions): CliJail {
       const jailed: LaunchSpec = { ...launch, env: { ...launch.env, ...env, ...names } };
       const credentials = asUser ? { uid: asUser.uid, gid: asUser.gid } : undefined;
       if (options.wrap) {
-        const wrapped = await options.wrap(jailed, { areas, project });
+        const wrapped = await options.wrap(jailed, { areas, project, user: asUser });
         if (!wrapped.ok) return refuse(wrapped.message);
         return { ...wrapped, ...(credentials ? { credentials } : {}) };
       }

@@ -9,6 +9,11 @@ import { createJail, modeHasNamespace, modeHasUid, type CliJail, type NamespaceW
 import type { EgressProxy } from './egress-proxy.ts';
 import type { PolicyState } from './policy.ts';
 import type { NamespaceSupport } from './srt.ts';
+import { blockedAncestor } from './cli-dirs.ts';
+import { resolve } from 'node:path';
+
+/** How a reason says the CLI lost its uid to a dir it cannot pass (the host warns on it: host/reach/bridge-isolation.ts). */
+export const NO_UID_OF_ITS_OWN = 'runs in the namespace without a uid of its own';
 
 export type IsolationOptions = {
   readonly requested: IsolationRequest;
@@ -47,6 +52,19 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
     const support = await options.namespace(user);
     if (support.ok) ({ wrap, egress, close: closeNamespace } = support);
     else reasons.push(support.reason);
+  }
+  // The jail helper runs from the bridge file as the CLI's uid: a bridge under a dir that uid cannot pass
+  // (a sandbox in a 0700 mkdtemp dir of root's) gives its CLIs the namespace without a uid of their own.
+  if (user && wrap && requested !== 'uid') {
+    const bridgeFile = resolve(options.bridgeFile);
+    const blocked = blockedAncestor(bridgeFile, user);
+    if (blocked) {
+      reasons.push(
+        `uid ${user.uid} cannot reach the bridge file ${bridgeFile} (${blocked.dir} is mode ${blocked.mode.toString(8)}), so the CLI ${NO_UID_OF_ITS_OWN}; ` +
+          `make it passable (chmod o+x ${blocked.dir}) or keep the sandbox where that user can reach it`,
+      );
+      user = undefined;
+    }
   }
   const available: IsolationMode = user && wrap ? 'uid+namespace' : wrap ? 'namespace' : user ? 'uid' : 'none';
   if (requested === 'auto') return jail(available, user, wrap);

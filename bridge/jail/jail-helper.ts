@@ -25,6 +25,8 @@ export class JailHelper {
   readonly exited: Promise<void>;
   #next = 0;
   #failed: Error | null = null;
+  #exited = false;
+  #wasReady = false;
   /** Jailed processes still running: srt's clean-up (its mount-point files) waits until none is. */
   #active = 0;
 
@@ -37,7 +39,7 @@ export class JailHelper {
       ...options.credentials,
     });
     let stderr = '';
-    this.#child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
+    this.#child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = keepTail(stderr + chunk)));
     this.#child.stdin!.on('error', () => undefined);
     this.exited = new Promise<void>((resolve) => this.#child.once('close', () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
@@ -48,7 +50,11 @@ export class JailHelper {
         this.#pending.clear();
       };
       this.#child.once('error', (error) => fail(new Error(`the jail helper did not start: ${error.message}`)));
-      this.#child.once('exit', (code, signal) => fail(new Error(`the jail helper exited (${code ?? signal})${stderr.trim() ? `: ${stderr.trim().slice(-500)}` : ''}`)));
+      this.#child.once('exit', (code, signal) => {
+        this.#exited = true;
+        const said = errorLines(stderr);
+        fail(new Error(`the jail helper exited (${code ?? signal})${said ? `: ${said}` : ''}`));
+      });
       createInterface({ input: this.#child.stdout! }).on('line', (line) => {
         let reply: JailHelperReply;
         try {
@@ -56,7 +62,10 @@ export class JailHelper {
         } catch {
           return;
         }
-        if (reply.t === 'ready') resolve();
+        if (reply.t === 'ready') {
+          this.#wasReady = true;
+          resolve();
+        }
         else if (reply.t === 'wrapped') this.#settle(reply.id, (w) => w.resolve(reply.command));
         else if (reply.id === undefined) fail(new Error(reply.message));
         else this.#settle(reply.id, (w) => w.reject(new Error(reply.message)));
@@ -78,6 +87,16 @@ export class JailHelper {
     const wrapped = new Promise<string>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
     this.#send({ t: 'wrap', id, command, filesystem, ...(cwd === undefined ? {} : { cwd }), ...(kept === undefined ? {} : { kept }) });
     return wrapped;
+  }
+
+  /** The helper process has exited (killed, or failed to start): it wraps nothing more; start another. */
+  get exitedAlready(): boolean {
+    return this.#exited;
+  }
+
+  /** The helper said ready once: it ran, so its exit was done to it, not a failure to start. */
+  get wasReady(): boolean {
+    return this.#wasReady;
   }
 
   /** A jailed process started (its wrap is in use). */
@@ -107,4 +126,21 @@ export class JailHelper {
     this.#pending.delete(id);
     act(waiter);
   }
+}
+
+/** The helper's stderr kept for its exit message: the last lines, whole (never cut mid-line), at most ~4 KB. */
+function keepTail(text: string): string {
+  if (text.length <= 4096) return text;
+  const tail = text.slice(-4096);
+  const newline = tail.indexOf('\n');
+  return newline === -1 ? tail : tail.slice(newline + 1);
+}
+
+/** What the helper said as it failed, without Node's stack frames (`    at …`): the error line(s) whole. */
+export function errorLines(stderr: string): string {
+  return stderr
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/^\s+at /.test(line) && !/^\s*\^+\s*$/.test(line))
+    .join('\n')
+    .trim();
 }

@@ -109,18 +109,28 @@ export async function namespaceSupport(options: {
   const hidden = hiddenDirs(stateDir, options.policyFile);
   const bootstrap = dirname(resolve(options.bridgeFile));
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
-  // srt as a library, once (jail-helper.ts): each CLI spawn then costs a wrap and bubblewrap, not srt's start.
-  // Started by the first spawn: a bridge that only serves replays and resumes never pays its start (a second of
-  // CPU on a small machine). A helper that fails makes every spawn fail, saying why.
-  let started: JailHelper | undefined;
-  const jailHelperOf = (): JailHelper =>
-    (started ??= new JailHelper({
+  // srt as a library, once per CLI uid (jail-helper.ts): each CLI spawn then costs a wrap and bubblewrap, not srt's
+  // start. A helper runs as the uid of the CLIs it wraps (srt's relay sockets are theirs): the CLI user's, or the
+  // bridge's own for a CLI that runs in the namespace without a uid of its own (cli-jail.ts: a project that uid
+  // cannot reach). Started by the first spawn: a bridge that only serves replays and resumes never pays its start
+  // (a second of CPU on a small machine). A helper that exits (killed) is replaced at the next spawn, saying so in
+  // the log; one that fails makes that spawn fail with its whole error.
+  const helpers = new Map<number | 'bridge', JailHelper>();
+  const jailHelperOf = (asUser: AgentUser | undefined): JailHelper => {
+    const key = asUser?.uid ?? 'bridge';
+    const current = helpers.get(key);
+    if (current !== undefined && !current.exitedAlready) return current;
+    if (current !== undefined) options.log.warn({ uid: asUser?.uid ?? process.getuid?.() }, 'jail: the jail helper exited; starting a new one for this spawn');
+    const helper = new JailHelper({
       bridgeFile: resolve(options.bridgeFile),
       srtIndex: join(found.pkg, 'dist', 'index.js'),
       config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] } },
-      ...(user ? { credentials: { uid: user.uid, gid: user.gid } } : {}),
+      ...(asUser ? { credentials: { uid: asUser.uid, gid: asUser.gid } } : {}),
       env: { ...process.env, TMPDIR: tmpdir() },
-    }));
+    });
+    helpers.set(key, helper);
+    return helper;
+  };
   let counter = 0;
 
   const wrap: NamespaceWrap = async (launch: LaunchSpec, dirs): Promise<Jailed> => {
@@ -159,12 +169,19 @@ export async function namespaceSupport(options: {
     // bridge, so its model stream and its MCP requests survive a crash: the helper's wrap with srt's relay
     // socket (the helper's, which ends with the bridge) swapped for one the keeper listens on.
     const keptSocket = launch.survive === true ? join(tmpdir(), `hb-kept-${randomBytes(8).toString('hex')}.sock`) : undefined;
-    const jailHelper = jailHelperOf();
+    let jailHelper = jailHelperOf(dirs.user);
     let wrapped: string;
     try {
       wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd, keptSocket);
     } catch (error) {
-      return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
+      // A helper that was killed before this spawn noticed is replaced once; one that fails on its own start fails the spawn.
+      if (!jailHelper.exitedAlready || !jailHelper.wasReady) return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
+      jailHelper = jailHelperOf(dirs.user);
+      try {
+        wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd, keptSocket);
+      } catch (again) {
+        return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(again as Error).message}` };
+      }
     }
     jailHelper.started();
     let released = false;
@@ -200,7 +217,14 @@ export async function namespaceSupport(options: {
       keptEgress: keptEgressOf({ port: keptPort }),
     };
   };
-  return { ok: true, wrap, egress, close: () => started?.close() };
+  return {
+    ok: true,
+    wrap,
+    egress,
+    close: () => {
+      for (const helper of helpers.values()) helper.close();
+    },
+  };
 }
 
 /**

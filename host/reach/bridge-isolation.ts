@@ -41,7 +41,12 @@ export function mergeIsolation(settings: BridgeIsolation | undefined, sandbox: B
  */
 export function isolationWarning(hello: HelloFrame): string | undefined {
   const report = hello.isolation;
-  if (report === undefined || report.mode !== 'none') return undefined;
+  if (report === undefined) return undefined;
+  // A root bridge whose CLI user cannot reach the bridge file (a sandbox under a 0700 dir): the namespace
+  // alone holds (bridge/jail/isolation.ts words the reason).
+  const noUid = report.mode === 'namespace' ? report.reasons.find((reason) => reason.includes('runs in the namespace without a uid of its own')) : undefined;
+  if (noUid !== undefined) return `the CLI has no uid of its own, only the namespace separates it from the bridge: ${noUid} (docs/security.md#modes)`;
+  if (report.mode !== 'none') return undefined;
   const why = report.reasons.length > 0 ? ` (${report.reasons.join('; ')})` : '';
   return report.required
     ? `the bridge refuses to run the CLI: isolation is required and none is available${why}`

@@ -2,8 +2,9 @@
 // session-id sanitising, and resolving a caller's path against a session dir.
 // Leaves file I/O and processes to files.ts and process.ts.
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** Directory names stay short enough for any filesystem (255 bytes) with room for suffixes. */
 export const maxSessionDirNameChars = 100;
@@ -49,4 +50,27 @@ export function isInside(dir: string, path: string): boolean {
   const d = resolve(dir);
   const p = resolve(path);
   return p === d || p.startsWith(d.endsWith('/') ? d : `${d}/`);
+}
+
+/**
+ * The first existing dir from `/` down to `dir` (itself included) that a user of no group of its own cannot pass
+ * (no o+x), or undefined: where a root host's CLI user (docs/security.md#modes) would be stopped. Dirs that do not
+ * exist yet are created by root with the default mode, which is passable.
+ */
+export function unpassableAncestor(dir: string): { dir: string; mode: number } | undefined {
+  const chain: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    chain.unshift(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of chain) {
+    let mode: number;
+    try {
+      mode = statSync(d).mode;
+    } catch {
+      return undefined;
+    }
+    if ((mode & 0o001) === 0) return { dir: d, mode: mode & 0o777 };
+  }
+  return undefined;
 }

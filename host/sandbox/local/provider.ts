@@ -13,7 +13,7 @@ import type { HarnessV1SandboxProvider } from '../../../protocol/harness-v1/inde
 import { onPathOf, type LocalIsolation } from './isolation-options.ts';
 import { errnoCode } from './errno.ts';
 import { LocalSandboxError } from './errors.ts';
-import { defaultSandboxesRoot, defaultTemplatesRoot, pidFileName, sanitizeId } from './paths.ts';
+import { defaultSandboxesRoot, defaultTemplatesRoot, pidFileName, sanitizeId, unpassableAncestor } from './paths.ts';
 import { createLocalSession, type LocalSandboxSession, type LocalSessionOrigin } from './session.ts';
 import { startFromTemplate, type OnFirstCreate } from './templates.ts';
 
@@ -76,8 +76,22 @@ export function createLocalSandboxProvider(options: LocalSandboxProviderOptions 
     return createLocalSession({ id, dir, isolation: cli, ports: options.ports ?? [], origin });
   };
 
-  /** An explicit namespace mode with no bubblewrap installed fails here, before anything is created. */
+  /**
+   * An explicit namespace mode with no bubblewrap installed fails here, before anything is created; so does a root
+   * whose sandboxes the CLI's user could not reach where the mode needs it to (its uid modes as root: the bridge would
+   * refuse the first spawn). auto falls back to the namespace alone there, and the host gets a warning diagnostic.
+   */
   const checkIsolation = (): void => {
+    const blocked = process.getuid?.() === 0 && isolation !== 'none' && isolation !== 'namespace' ? unpassableAncestor(root) : undefined;
+    if (blocked !== undefined && (isolation !== 'auto' || onPathOf('bwrap', searchPath()) === undefined)) {
+      throw new LocalSandboxError(
+        'invalid-option',
+        `isolation '${isolation}' runs the CLI as a user of its own (${options.cliUser ?? 'harness-agent'}), which cannot pass ${blocked.dir} ` +
+          `(mode ${blocked.mode.toString(8)}) on the way to the sandboxes root ${root}: make it passable (chmod o+x ${blocked.dir}), ` +
+          `choose a root that user can reach (the default is ${defaultSandboxesRoot()})` +
+          (isolation === 'auto' ? ', or install bubblewrap so the CLI runs in a namespace instead' : ", or ask for isolation 'auto'"),
+      );
+    }
     if ((isolation === 'uid+namespace' || isolation === 'namespace') && onPathOf('bwrap', searchPath()) === undefined) {
       throw new LocalSandboxError(
         'bwrap-missing',
