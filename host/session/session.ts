@@ -274,8 +274,10 @@ export class BridgeSession<S> implements HarnessV1Session {
       await this.openChannel(restored ? this.cursor : turn.firstSeq !== undefined ? turn.firstSeq - 1 : this.cursor);
       if (turn.firstSeq === undefined) await this.restartIfNeverStarted(turn, tools);
       // Redeliveries go out after the caller holds the control handle (it may answer them at once),
-      // and before any record of this slice (TurnConsumer.record flushes them first if records win the race).
-      if (restored) setImmediate(() => this.consumer.flushOwed(turn));
+      // and before any record of this slice (TurnConsumer.record flushes them first if records win the race),
+      // but only once the bridge admitted this host: a resumer fenced off by another delivers nothing.
+      const channel = this.channel;
+      if (restored && channel) void channel.whenLive().then(() => setImmediate(() => this.consumer.flushOwed(turn)), () => undefined);
     }
     this.consumer.watchAbort(options.abortSignal);
     return control;

@@ -125,3 +125,41 @@ describe('fencing', () => {
     await (outcomes[0]!.error === null ? a : b).session.doDestroy();
   });
 });
+
+describe('fencing from a checkpoint state', () => {
+  it('two hosts resume one mid-turn checkpoint (a host tool call unanswered): the loser delivers 0 parts before fenced', async () => {
+    let checkpoint: HarnessV1ResumeState | undefined;
+    const { session } = await kit.start('checkpoint', { settings: { checkpointEveryRecords: 100_000, onCheckpoint: (state) => (checkpoint = state) } });
+    await runTurn(session, 'warm LINES:1');
+    let atCall!: () => void;
+    const called = new Promise<void>((resolve) => (atCall = resolve));
+    await session.doPromptTurn({ prompt: 'held LINES:3 TOOL:gate', tools: [gate], emit: (part) => void (part.type === 'tool-call' && atCall()) });
+    await called;
+    const state = checkpoint!; // cut at the tool call (a milestone), the call unanswered
+    expect((state.data as { turn?: { redeliver: string[] } }).turn?.redeliver).toHaveLength(1);
+    await session.doSuspendTurn(); // the first host is gone; the turn waits at the bridge
+    const [a, b] = [await kit.resume('checkpoint', state), await kit.resume('checkpoint', state)];
+    const outcomes = await Promise.all(
+      [a, b].map(async ({ session: s }): Promise<Outcome> => {
+        const parts: HarnessV1StreamPart[] = [];
+        try {
+          const control = await s.doContinueTurn({
+            emit: (part) => {
+              parts.push(part);
+              if (part.type === 'tool-call') void control.submitToolResult({ toolCallId: part.toolCallId, output: 'open' }).then(undefined, () => undefined);
+            },
+          });
+          await control.done;
+          return { parts, error: null };
+        } catch (error) {
+          return { parts, error: error as { code?: string } };
+        }
+      }),
+    );
+    const losers = outcomes.filter((o) => o.error !== null);
+    expect(outcomes.filter((o) => o.error === null), 'exactly one winner').toHaveLength(1);
+    expect(losers.map((o) => o.error?.code)).toEqual(['fenced']);
+    expect(losers[0]!.parts.map((p) => p.type), 'the loser delivered nothing').toEqual([]);
+    await (outcomes[0]!.error === null ? a : b).session.doDestroy();
+  });
+});
