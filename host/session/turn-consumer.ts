@@ -292,6 +292,11 @@ export class TurnConsumer<S> {
       // A taken-over turn whose producer is gone (the bridge does not run it): keep the answer for the
       // re-driven turn (TurnState.held). A turn the bridge still runs (an adopted CLI) refuses for real.
       const code = (error as { cause?: { code?: string } }).cause?.code;
+      // The journal answered it already (the owner-less timeout failed it while no host was attached):
+      // refused for good, never kept for a re-driven turn.
+      if (call?.answered === true && code === 'unknown-call') {
+        throw new BridgeSessionError('bridge-refused', `call ${input.toolCallId} was already answered in the journal (failed by the owner-less timeout while no host was attached); this answer is not delivered`, error);
+      }
       if (!turn.restored || (code !== 'unknown-turn' && code !== 'unknown-call') || this.hooks.turnRunning(turn.turnId)) throw error;
       turn.held.set(input.toolCallId, { output: input.output, isError: input.isError ?? false });
       this.hooks.report('info', `the bridge no longer runs the turn that asked for ${input.toolCallId}; its result is kept for the re-driven turn`, {

@@ -131,10 +131,25 @@ describe('the owner-less timeout covers waits over the CLI stdio', () => {
     // A resuming host gets the rest of the turn, ending once.
     const second = await kit.resume(sessionId, state, { settings: { ownerlessToolTimeoutMs } });
     const rest: HarnessV1StreamPart[] = [];
-    const control2 = await second.session.doContinueTurn({ emit: (part) => rest.push(part) });
+    const late: Array<Promise<string>> = [];
+    const control2 = await second.session.doContinueTurn({
+      emit: (part) => {
+        rest.push(part);
+        // A late answer to the failed call (were it delivered again) is refused, never kept.
+        const answer =
+          part.type === 'tool-call' && !part.providerExecuted
+            ? () => control2.submitToolResult({ toolCallId: part.toolCallId, output: 'too late' })
+            : part.type === 'tool-approval-request'
+              ? () => control2.submitToolApproval!({ approvalId: part.approvalId, approved: true })
+              : undefined;
+        if (answer) late.push(Promise.resolve().then(answer).then(() => 'kept', (error: Error) => error.message));
+      },
+    });
     await control2.done;
     expect(rest.filter((p) => p.type === 'finish')).toHaveLength(1);
+    for (const outcome of await Promise.all(late)) expect(outcome).toMatch(/unknown-call|already answered|no turn is in flight/);
+    expect(kit.diagnostics.some((d) => /its result is kept for the re-driven turn/.test(d.message)), 'no late answer kept').toBe(false);
     await second.session.doDetach();
-    console.log(`[figures] host-waits ${answerKind}: ownerlessToolTimeoutMs=${ownerlessToolTimeoutMs} failed=${failed.length} written=${wrote.length}`);
+    console.log(`[figures] host-waits ${answerKind}: ownerlessToolTimeoutMs=${ownerlessToolTimeoutMs} failed=${failed.length} written=${wrote.length} redelivered=${late.length} late-answers-refused=${late.length}`);
   });
 });
