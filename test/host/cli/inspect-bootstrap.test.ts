@@ -84,6 +84,6 @@ describe('bootstrap --print', () => {
     const text = await runCli(['bootstrap', '--print', '--adapter', id]);
     expect(text.stdout).toContain(`identity ${printed.identity}`);
     expect(text.stdout).toMatch(/B {2}\.harness-bridge\/[a-z-]+\/bridge\.mjs/);
-    if (id === 'claude-code') expect(text.stdout).toMatch(/\$ npm install .*@anthropic-ai\/claude-code@/);
+    if (id === 'claude-code') expect(text.stdout).toMatch(/\$ .*\|\| npm install .*@anthropic-ai\/claude-code@[0-9.]+$/m);
   });
 });
