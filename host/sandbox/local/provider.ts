@@ -82,6 +82,13 @@ export function createLocalSandboxProvider(options: LocalSandboxProviderOptions 
    * refuse the first spawn). auto falls back to the namespace alone there, and the host gets a warning diagnostic.
    */
   const checkIsolation = (): void => {
+    if ((isolation === 'uid+namespace' || isolation === 'namespace') && onPathOf('bwrap', searchPath()) === undefined) {
+      throw new LocalSandboxError(
+        'bwrap-missing',
+        `isolation '${isolation}' was requested but no bwrap executable is on PATH; install it (scripts/ensure-apt.sh bubblewrap socat ripgrep) ` +
+          "or ask for isolation 'auto'. Refusing to run unisolated.",
+      );
+    }
     const blocked = process.getuid?.() === 0 && isolation !== 'none' && isolation !== 'namespace' ? unpassableAncestor(root) : undefined;
     if (blocked !== undefined && (isolation !== 'auto' || onPathOf('bwrap', searchPath()) === undefined)) {
       throw new LocalSandboxError(
@@ -90,13 +97,6 @@ export function createLocalSandboxProvider(options: LocalSandboxProviderOptions 
           `(mode ${blocked.mode.toString(8)}) on the way to the sandboxes root ${root}: make it passable (chmod o+x ${blocked.dir}), ` +
           `choose a root that user can reach (the default is ${defaultSandboxesRoot()})` +
           (isolation === 'auto' ? ', or install bubblewrap so the CLI runs in a namespace instead' : ", or ask for isolation 'auto'"),
-      );
-    }
-    if ((isolation === 'uid+namespace' || isolation === 'namespace') && onPathOf('bwrap', searchPath()) === undefined) {
-      throw new LocalSandboxError(
-        'bwrap-missing',
-        `isolation '${isolation}' was requested but no bwrap executable is on PATH; install it (scripts/ensure-apt.sh bubblewrap socat ripgrep) ` +
-          "or ask for isolation 'auto'. Refusing to run unisolated.",
       );
     }
   };
