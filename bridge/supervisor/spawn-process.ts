@@ -9,7 +9,7 @@ import type { RelaySpec } from '../survive/mcp-relay.ts';
 import type { SpareKeepers } from '../survive/spare-keeper.ts';
 import { newEntry, survivorKey, type EntryHandlers, type ProcEntry } from './proc-entry.ts';
 import type { PtyModule } from './pty.ts';
-import { spawnPipes, spawnPty, type ProcessOptions } from './supervised-process.ts';
+import { childEnvNames, spawnPipes, spawnPty, type ProcessOptions } from './supervised-process.ts';
 
 export type SpawnPlan = {
   /** The host's launch: what is journaled, saved for adoption and compared for reuse. */
@@ -26,6 +26,8 @@ export type SpawnPlan = {
 
 export async function spawnProcess(plan: SpawnPlan): Promise<{ ok: true; entry: ProcEntry } | { ok: false; message: string }> {
   const { launch, spawnAs, options, kept } = plan;
+  // Names only, never values (docs/security.md#cli-env).
+  options.log.debug({ env: childEnvNames(spawnAs) }, 'spawn: the CLI env (base, passed by name, named but unset, set by the launch)');
   const shell = newEntry(launch, plan.handlers);
   if (kept) {
     const spawned = await spawnKept(kept.keepers, kept.keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, kept.relay, kept.egress);

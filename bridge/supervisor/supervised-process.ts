@@ -58,13 +58,35 @@ export interface SupervisedProcess {
   resume(): void;
 }
 
-/** Variables of the bridge's own environment that a CLI must never inherit (docs/design.md#d8: the token is never passed on). */
+/**
+ * The base every CLI gets from the bridge's own environment (docs/security.md#cli-env): what locates
+ * programs and describes the user and terminal, never a credential. Everything else comes by name
+ * (`launch.passEnv`, the adapter's credential variables) or by value (`launch.env`).
+ */
+const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'TMPDIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HARNESS_BRIDGE_PROCESS_MARK'];
+/** Variables of the bridge's own environment that a CLI must never get, even by name (docs/design.md#d8: the token is never passed on). */
 const PRIVATE_ENV = ['HARNESS_BRIDGE_TOKEN'];
 
 export function childEnv(launch: LaunchSpec): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !PRIVATE_ENV.includes(k)) env[k] = v;
+  const passed = new Set(launch.passEnv ?? []);
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || PRIVATE_ENV.includes(k)) continue;
+    if (BASE_ENV.includes(k) || k.startsWith('LC_') || passed.has(k)) env[k] = v;
+  }
   return launch.env ? Object.assign(env, launch.env) : env;
+}
+
+/** What the CLI's env was made of, by name only (never values): for the spawn's log line. */
+export function childEnvNames(launch: LaunchSpec): { base: string[]; passed: string[]; missing: string[]; launch: string[] } {
+  const base = Object.keys(process.env).filter((k) => process.env[k] !== undefined && !PRIVATE_ENV.includes(k) && (BASE_ENV.includes(k) || k.startsWith('LC_')));
+  const wanted = launch.passEnv ?? [];
+  return {
+    base: base.sort(),
+    passed: wanted.filter((k) => process.env[k] !== undefined && !PRIVATE_ENV.includes(k)),
+    missing: wanted.filter((k) => process.env[k] === undefined),
+    launch: Object.keys(launch.env ?? {}).sort(),
+  };
 }
 
 /** Signals a CLI's whole process group; false when it is gone already (logged at debug). */

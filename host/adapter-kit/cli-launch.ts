@@ -44,18 +44,35 @@ export function cliBinPath(cli: CliPackage, ctx: Pick<LaunchContext, 'bootstrapD
   return binPath ?? posix.join(ctx.bootstrapDir, 'cli/node_modules/.bin', cli.bin);
 }
 
+/**
+ * The credential variables a CLI takes from the sandbox's environment, by name (launch `passEnv`,
+ * docs/security.md#cli-env): the CLI's environment is otherwise minimal, and nothing else of the
+ * host's reaches it. A value in `extraEnv` wins over the sandbox's.
+ */
+export const CREDENTIAL_ENV = {
+  anthropic: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_OAUTH_TOKEN'],
+  openai: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_ORG_ID', 'CODEX_API_KEY'],
+  /** pi's providers (each reads its own key). */
+  pi: [
+    'ANTHROPIC_API_KEY', 'ANTHROPIC_OAUTH_TOKEN', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GROQ_API_KEY', 'CEREBRAS_API_KEY', 'XAI_API_KEY',
+    'OPENROUTER_API_KEY', 'MISTRAL_API_KEY', 'ZAI_API_KEY', 'AZURE_OPENAI_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'AWS_PROFILE', 'AWS_REGION',
+    'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'COPILOT_GITHUB_TOKEN',
+  ],
+} as const;
+
 /** The adapter's half of a sessionLaunch spec. */
-export type SessionLaunchParts = Pick<LaunchSpecInput, 'argv' | 'env' | 'io' | 'turnEnd' | 'inputAck' | 'interrupt'>;
+export type SessionLaunchParts = Pick<LaunchSpecInput, 'argv' | 'env' | 'io' | 'turnEnd' | 'inputAck' | 'interrupt'> & { passEnv?: ReadonlyArray<string> };
 
 /**
  * A launch spec for a long-lived CLI fed over stdin (lifetime 'session', stdin a pipe), run in the
  * session's work dir; `survive` as in CliAdapterOptions (on unless `false`), on pipes and on a pty alike.
  */
 export function sessionLaunch(ctx: Pick<LaunchContext, 'sessionWorkDir'>, survive: boolean | undefined, parts: SessionLaunchParts): LaunchSpecInput {
-  const { argv, env, io, turnEnd, inputAck, interrupt } = parts;
+  const { argv, env, passEnv, io, turnEnd, inputAck, interrupt } = parts;
   return {
     argv,
     ...(env === undefined ? {} : { env }),
+    ...(passEnv === undefined ? {} : { passEnv: [...passEnv] }),
     cwd: ctx.sessionWorkDir,
     stdin: 'pipe',
     ...(io === undefined ? {} : { io }),

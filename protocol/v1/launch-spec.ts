@@ -83,7 +83,14 @@ export type IoSpec = z.infer<typeof ioSpecSchema>;
 
 export const launchSpecSchema = z.object({
   argv: z.array(z.string()).min(1),
+  /**
+   * The CLI's environment is explicit (docs/security.md#cli-env): a minimal base of the bridge's own
+   * (PATH, HOME, USER, LANG, LC_*, TERM, TZ, …), plus `passEnv`, plus `env`. Nothing else of the
+   * bridge's environment (the host's, for a local sandbox) reaches the CLI.
+   */
   env: z.record(z.string(), z.string()).optional(),
+  /** Names of the bridge's environment variables the CLI gets as they are there (its credentials, e.g. ANTHROPIC_API_KEY); unset ones are skipped. */
+  passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).max(128)).max(64).optional(),
   cwd: z.string().optional(),
   /** 'null' gives the CLI /dev/null (CLIs block on an open, silent pipe). */
   stdin: z.enum(['pipe', 'null']).default('null'),

@@ -282,6 +282,21 @@ describe('Supervisor: lifetime turn', () => {
     ]);
   });
 
+  it("the CLI's env is explicit: the base (PATH), what the launch passes by name and sets; nothing else of the bridge's (docs/security.md#cli-env)", async () => {
+    const { sup, rec } = create();
+    const names = ['HOST_SECRET_CANARY', 'HB_TEST_CREDENTIAL', 'HB_TEST_UNSET', 'HARNESS_BRIDGE_TOKEN', 'PATH', 'EXTRA'];
+    Object.assign(process.env, { HOST_SECRET_CANARY: 'leaked', HB_TEST_CREDENTIAL: 'sk-passed', HARNESS_BRIDGE_TOKEN: 'secret-token' });
+    try {
+      const args = ['--json', ...names.flatMap((name) => ['--print-env', name])];
+      await sup.start('t1', launch(args, { env: { EXTRA: 'yes' }, passEnv: ['HB_TEST_CREDENTIAL', 'HB_TEST_UNSET', 'HARNESS_BRIDGE_TOKEN'] }));
+    } finally {
+      for (const name of ['HOST_SECRET_CANARY', 'HB_TEST_CREDENTIAL', 'HARNESS_BRIDGE_TOKEN']) delete process.env[name];
+    }
+    await rec.turnEnd('t1');
+    const env = Object.fromEntries(rec.stdoutJson('t1').filter((o) => o.type === 'env').map((o) => [o.name, o.value]));
+    expect(env).toEqual({ HOST_SECRET_CANARY: null, HB_TEST_CREDENTIAL: 'sk-passed', HB_TEST_UNSET: null, HARNESS_BRIDGE_TOKEN: null, PATH: process.env.PATH, EXTRA: 'yes' });
+  });
+
   it('pause() stops reading output (the CLI blocks) and resume() delivers all of it', async () => {
     const { sup, rec } = create();
     sup.pause();

@@ -35,6 +35,8 @@ export type AcpAgentOptions = {
   cli?: CliPackage;
   /** Env for the agent (its model endpoint and key go here). HOME defaults to `<stateDir>/acp-home`. */
   env?: Record<string, string>;
+  /** Variables of the sandbox's environment the agent gets by name (its credentials; launch passEnv, docs/security.md#cli-env). */
+  passEnv?: ReadonlyArray<string>;
   /** Env vars set to the agent's home dir too (CODEX_HOME for codex-acp): the bridge creates it, the agent may need it to exist. */
   homeVars?: ReadonlyArray<string>;
   /** The model to report on stream-start, and to pass in `modelEnvVar` when set. */
@@ -117,6 +119,7 @@ function launchOf(o: AcpAgentOptions, ctx: LaunchContext): LaunchSpecInput {
   return {
     argv,
     env: { HOME: home, ...Object.fromEntries((o.homeVars ?? []).map((name) => [name, home])), ...(o.modelEnvVar && model ? { [o.modelEnvVar]: model } : {}), ...o.env },
+    ...(o.passEnv ? { passEnv: [...o.passEnv] } : {}),
     cwd: ctx.sessionWorkDir,
     stdin: 'pipe',
     lifetime: 'session',

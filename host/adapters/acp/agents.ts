@@ -1,6 +1,7 @@
 // The ACP agents the kit is tested on (docs/acp.md), as presets of acpAdapter: their npm package
 // pinned, their command and how each takes its model endpoint. Any other agent: acpAdapter itself.
 import type { CliAdapter, CliPackage } from '../../adapter-kit/adapter.ts';
+import { CREDENTIAL_ENV } from '../../adapter-kit/cli-launch.ts';
 import { acpAdapter, type AcpState } from './acp.ts';
 
 export type AcpPresetOptions = {
@@ -23,6 +24,7 @@ export function claudeCodeAcpAdapter(options: AcpPresetOptions = {}): CliAdapter
     cli: claudeCodeAcpCli,
     ...(options.binPath ? { binPath: options.binPath } : {}),
     env: { ...options.extraEnv },
+    passEnv: CREDENTIAL_ENV.anthropic,
     ...(options.modelId ? { modelId: options.modelId } : {}),
     modelEnvVar: 'ANTHROPIC_MODEL',
     ...(options.survive === undefined ? {} : { survive: options.survive }),
@@ -52,6 +54,7 @@ export function codexAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpS
     launchArgs: (ctx) => ['-c', `approval_policy=${JSON.stringify(ctx.permissionMode === 'allow-all' ? 'never' : 'untrusted')}`],
     ...(options.binPath ? { binPath: options.binPath } : {}),
     env: { ...options.extraEnv },
+    passEnv: CREDENTIAL_ENV.openai,
     ...(options.modelId ? { modelId: options.modelId } : {}),
     ...(options.survive === undefined ? {} : { survive: options.survive }),
   });

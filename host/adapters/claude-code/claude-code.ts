@@ -14,7 +14,7 @@
 // (docs/bridge-internals.md#input-ack).
 import { posix } from 'node:path';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
-import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
+import { cliBinPath, CREDENTIAL_ENV, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
 import type { PartWriter } from '../../adapter-kit/part-writer.ts';
 import { skillDirectoryFiles } from '../../adapter-kit/skill-files.ts';
 import { promptText } from '../../adapter-kit/stdin-encoders.ts';
@@ -61,7 +61,7 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
     ...{ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
     ...options.extraEnv,
   };
-  return sessionLaunch(ctx, options.survive, { argv, env, ...streamJsonLaunch, inputAck: streamJsonInputAck });
+  return sessionLaunch(ctx, options.survive, { argv, env, passEnv: CREDENTIAL_ENV.anthropic, ...streamJsonLaunch, inputAck: streamJsonInputAck });
 }
 
 /** A file tool's successful result (Write, Edit, NotebookEdit: toolUseKind 'edit') names the file it created or changed. */

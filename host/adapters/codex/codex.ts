@@ -7,7 +7,7 @@ import { posix } from 'node:path';
 import { z } from 'zod';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
-import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
+import { cliBinPath, CREDENTIAL_ENV, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
 import { createLineBuffers, readJsonLine } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, writerStep } from '../../adapter-kit/part-writer.ts';
 import { lineBuffersSchema, snapshotCodec, streamStateSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
@@ -45,6 +45,7 @@ export function codexLaunch(options: CodexOptions, ctx: LaunchContext): LaunchSp
   return sessionLaunch(ctx, options.survive, {
     argv: ['sh', '-c', script, cliBinPath(cli, ctx, options.binPath), 'app-server', ...Object.entries(config).flatMap(([key, value]) => ['-c', `${key}=${toml(value)}`])],
     env: { HOME: home, CODEX_HOME: posix.join(home, '.codex'), ...options.extraEnv },
+    passEnv: CREDENTIAL_ENV.openai,
     turnEnd: [
       { prefix: '{"method":"turn/completed"' }, // a prefix also fires on a split line (it repeats the turn's items)
       { prefix: `{"id":"${rpc.rpcIds.threadStart}",` }, // the kit's thread-start exchange

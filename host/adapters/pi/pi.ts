@@ -7,7 +7,7 @@ import { posix } from 'node:path';
 import { z } from 'zod';
 import type { LaunchSpecInput } from '../../../protocol/v1/launch-spec.ts';
 import { defineCliAdapter, type CliAdapter, type LaunchContext } from '../../adapter-kit/adapter.ts';
-import { cliBinPath, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
+import { cliBinPath, CREDENTIAL_ENV, npmCli, sessionLaunch, type CliAdapterOptions } from '../../adapter-kit/cli-launch.ts';
 import { createLineBuffers, parseJsonObject, readJsonLine, wholeStdoutJson } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, writerStep } from '../../adapter-kit/part-writer.ts';
 import { skillDirectoryFiles } from '../../adapter-kit/skill-files.ts';
@@ -53,6 +53,7 @@ function launch(options: PiOptions, ctx: LaunchContext): LaunchSpecInput {
   // The turn's model (a per-turn choice, else options.modelId), else the custom provider's first.
   const model = ctx.modelId ?? options.modelId ?? (options.provider ? z.object({ id: z.string() }).array().safeParse(options.provider.models).data?.[0]?.id : undefined);
   return sessionLaunch(ctx, options.survive, {
+    passEnv: CREDENTIAL_ENV.pi,
     argv: [
       cliBinPath(cli, ctx, options.binPath),
       ...['--mode', 'rpc', '-e', posix.join(ctx.bootstrapDir, piExtensionFile)],
