@@ -16,6 +16,8 @@ export {
   type AdapterConformanceCase,
   type AdapterConformanceContext,
 } from './conformance/adapter-conformance.ts';
+export { adapterPartConformance, partCaseKeys, type AdapterPartContext, type PartCaseKey } from './conformance/part-cases.ts';
+export { checkBuiltinToolCall, checkDenialReply, checkHostToolCall, checkModelError, checkReasoning, checkStepsAndUsage } from './conformance/part-checks.ts';
 export {
   ConformanceFailure,
   createConformanceContext,

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Translator } from '../../../host/adapter-kit/adapter.ts';
 import { claudeCodeAdapter } from '../../../host/adapters/claude-code/claude-code.ts';
 import { checkBuiltinToolCall, checkDenialReply, checkModelError, checkStepsAndUsage } from '../../../host/testing/conformance/part-checks.ts';
+import { adapterPartConformance, partCaseKeys, type AdapterPartContext } from '../../../host/testing/conformance/part-cases.ts';
 import { ConformanceFailure } from '../../../host/testing/conformance/sandbox-provider-conformance.ts';
 import type { HarnessV1StreamPart as Part } from '../../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
@@ -101,6 +102,43 @@ describe('conformance part checks, mutation-tested on the reference stream-json 
     for (const { m, message } of outcomes) {
       expect(message, `mutation "${m.name}" passed the checks`).toBeDefined();
       expect(message, `mutation "${m.name}"`).toMatch(m.names);
+    }
+  });
+});
+
+describe('part cases that cannot apply are declared and listed, never skipped silently', () => {
+  const base = {
+    harness: () => {
+      throw new Error('no turn runs: every case here is declared or refused before it starts');
+    },
+    createSandbox: () => Promise.reject(new Error('unused')),
+    resumeSandbox: () => Promise.reject(new Error('unused')),
+    prompts: { text: 'x', long: 'x', minParts: 1 },
+    defer: () => undefined,
+  };
+
+  it('each declared case is skipped with its reason', async () => {
+    const notApplicable = Object.fromEntries(partCaseKeys.map((key) => [key, `the test CLI has no ${key}`]));
+    const outcomes = await Promise.all(adapterPartConformance.map((c) => c.run({ ...base, notApplicable } as AdapterPartContext)));
+    expect(outcomes.map((o) => (o.status === 'skip' ? o.reason : o.status))).toEqual([
+      'declared not applicable (builtin-shell): the test CLI has no builtin-shell',
+      'declared not applicable (builtin-write): the test CLI has no builtin-write',
+      'declared not applicable (steps-usage): the test CLI has no steps-usage',
+      'declared not applicable (model-error): the test CLI has no model-error',
+      'declared not applicable (reasoning): the test CLI has no reasoning',
+      'declared not applicable (denial-reply): the test CLI has no denial-reply',
+      'declared not applicable (host-tool-result): the test CLI has no host-tool-result',
+    ]);
+  });
+
+  it('a case neither given its prompt nor declared fails, naming the declaration it lacks', async () => {
+    const notApplicable = { 'steps-usage': 'declared, so this one case would start a session' };
+    const failures = await Promise.all(
+      adapterPartConformance.map((c) => c.run({ ...base, notApplicable } as AdapterPartContext).then((o) => o.status, (e: Error) => e.message)),
+    );
+    expect(failures[2]).toBe('skip');
+    for (const [i, key] of ['builtin-shell', 'builtin-write', '', 'model-error', 'reasoning', 'denial-reply', 'host-tool-result'].entries()) {
+      if (key) expect(failures[i]).toContain(`did not declare the case not applicable (notApplicable['${key}']`);
     }
   });
 });
