@@ -199,10 +199,12 @@ describe('the published package, installed in a fresh project', () => {
     else rmSync(work, { recursive: true, force: true });
   });
 
-  it('the tarball holds lib/, the bridge, the CLI and its fixture CLI, README and package.json: no tests, no sources', () => {
+  it('the tarball holds lib/, the bridge, the CLI and its fixture CLI, README, the docs it links and package.json: no tests, no sources', () => {
     const paths = pack.files.map((file) => file.path).sort();
     const top = [...new Set(paths.map((path) => (path.includes('/') ? `${path.split('/')[0]}/` : path)))].sort();
-    expect(top).toEqual(['README.md', 'dist/', 'lib/', 'package.json']);
+    expect(top).toEqual(['README.md', 'dist/', 'docs/', 'host/', 'lib/', 'package.json']);
+    expect(paths).toEqual(expect.arrayContaining(['docs/writing-an-adapter.md', 'docs/acp.md', 'host/testing/scripted-model/README.md']));
+    expect(paths.filter((path) => path.startsWith('host/'))).toEqual(['host/testing/scripted-model/README.md']);
     expect(paths.filter((path) => path.startsWith('dist/'))).toEqual(['dist/bridge-snapshot.cjs', 'dist/bridge.mjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs']);
     expect(paths.filter((path) => /(^|\/)test\//.test(path) || /\.test\./.test(path)), 'test files').toEqual([]);
     expect(paths.filter((path) => /\.m?ts$/.test(path) && !/\.d\.m?ts$/.test(path)), '.ts sources').toEqual([]);

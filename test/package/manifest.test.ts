@@ -5,14 +5,16 @@
 // nothing else; lib/ is ignored by git; the build makes both dist/ and lib/,
 // and `npm pack` builds first; the consumer test runs in `npm test`.
 // The built package itself is test/package/consumer.test.ts's.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { entries } from '../../esbuild.config.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+/** What the README's and the docs' relative links name, shipped so they resolve in the installed package. */
+const docsShipped = ['docs/', 'host/testing/scripted-model/README.md'];
 type Target = { types: string; default: string };
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   main: string;
@@ -58,9 +60,16 @@ describe('package.json', () => {
     expect(buildConfig.compilerOptions).toMatchObject({ noEmit: false, outDir: 'lib', rootDir: '.', declaration: true, rewriteRelativeImportExtensions: true, noEmitOnError: true });
   });
 
-  it('files: lib/ and the esbuild outputs (the bin among them), nothing else', () => {
+  it('files: lib/, the esbuild outputs (the bin among them) and the docs the README links, nothing else', () => {
     const built = entries.flatMap((entry) => [entry.outfile, ...(entry.snapshot ? [entry.snapshot.outfile] : []), ...(entry.assets ?? []).map((asset) => asset.to)]);
-    expect([...manifest.files].sort()).toEqual(['lib/', ...built].sort());
+    expect([...manifest.files].sort()).toEqual(['lib/', ...built, ...docsShipped].sort());
+    // Every relative link of the README (and of the docs) names a file the tarball holds.
+    const shipped = (path: string) => docsShipped.some((entry) => (entry.endsWith('/') ? path.startsWith(entry) : path === entry));
+    const links = (file: string) => [...readFileSync(join(root, file), 'utf8').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((href) => !/^[a-z]+:/.test(href));
+    for (const href of links('README.md')) expect(shipped(href), `README links ${href}`).toBe(true);
+    for (const doc of readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md'))) {
+      for (const href of links(`docs/${doc}`)) expect(shipped(posix.normalize(posix.join('docs', href))), `docs/${doc} links ${href}`).toBe(true);
+    }
     for (const bin of Object.values(manifest.bin)) expect(built, `bin ${bin} is built by esbuild.config.mjs`).toContain(bin);
     // bootstrap/recipe.ts finds the bridge at ../dist/bridge.mjs; scripts/build-lib.mjs re-points that from lib/.
     expect(built).toContain('dist/bridge.mjs');
