@@ -191,6 +191,14 @@ describe('Anthropic Messages', () => {
     expect(msg.content[0]).toMatchObject({ type: 'tool_use', name: 'mcp__host__echo_upper', input: { text: 'hello mcp' } });
   });
 
+  it('TOOL: picks the MCP tool by its full name, its bare name or its server', async () => {
+    const other = { ...mcpTool, name: 'mcp__host__other_tool' };
+    for (const marker of ['TOOL:mcp__host__echo_upper', 'TOOL:echo_upper']) {
+      const msg = assembleAnthropic(await sse('/v1/messages', claudeBody(`SCENARIO:mcp ${marker}`, { tools: [...claudeTools, other, mcpTool] })));
+      expect(msg.content[0], marker).toMatchObject({ type: 'tool_use', name: 'mcp__host__echo_upper' });
+    }
+  });
+
   it('goes through ToolSearch when the MCP tool is deferred', async () => {
     const toolSearch = {
       name: 'ToolSearch',

@@ -144,7 +144,8 @@ export function isSearchName(name: string, profiles: ReadonlyArray<CliProfile>):
 export function mcpTool(conv: Conversation, wanted: string | undefined): ToolDef | undefined {
   const mcp = conv.tools.filter((t) => isMcp(t) && t.variant === 'function');
   if (wanted === undefined) return mcp[0];
-  const found = mcp.find((t) => fullName(t) === wanted || t.name === wanted || t.namespace === wanted || t.namespace === `mcp__${wanted}`);
+  // Full name, bare tool name (`echo_upper`: the full name `mcp__<server>__echo_upper`), or server.
+  const found = mcp.find((t) => fullName(t) === wanted || t.name === wanted || fullName(t).endsWith(`__${wanted}`) || t.namespace === wanted || t.namespace === `mcp__${wanted}`);
   if (found || mcp.length > 0) return found;
   // A CLI that names host tools its own way (`host_echo_upper`, `host.echo_upper`): the tool the marker names, by suffix.
   return conv.tools.find((t) => t.variant === 'function' && (t.name === wanted || /[_.:/-]$/.test(t.name.slice(0, -wanted.length)) && t.name.endsWith(wanted)));
