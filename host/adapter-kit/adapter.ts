@@ -138,7 +138,8 @@ export type CliAdapterDefinition<S> = {
   readonly modelId?: string;
   /**
    * The CLI this adapter drives, as an npm package pinned to one version: what the kit installs and caches
-   * on the host (`harness-bridge run` installs it into ~/.cache/harness-bridge/clis before the first turn,
+   * on the host (`harness-bridge run` installs it into the CLI cache before the first turn: $HARNESS_BRIDGE_CLI_CACHE, else
+   * /var/cache/harness-bridge/clis as root, else ~/.cache/harness-bridge/clis;
    * host/cli/install-clis.mjs `ensureCli(cli)`). Absent for a CLI that is not on npm (the fixture CLI).
    * The in-sandbox install stays `install.commands`.
    */

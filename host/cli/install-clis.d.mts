@@ -14,7 +14,7 @@ export interface CliPackageSpec {
 /** A reference CLI by name, or any CLI by its spec (`pkg` is accepted for `package`). */
 export type CliRef = CliName | CliPackageSpec | CliSpec;
 export declare const CLIS: Readonly<Record<CliName, CliSpec>>;
-/** $HARNESS_BRIDGE_CLI_CACHE or ~/.cache/harness-bridge/clis. */
+/** $HARNESS_BRIDGE_CLI_CACHE, else /var/cache/harness-bridge/clis as root, else ~/.cache/harness-bridge/clis. */
 export declare function cacheRoot(): string;
 /** Where the CLI lives once installed (does not install). */
 export declare function cliPaths(cli: CliRef): { dir: string; binPath: string; markerPath: string };
