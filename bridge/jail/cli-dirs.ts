@@ -5,7 +5,7 @@
 // the bridge's (token, journal, bridge.json, bridge.lock, bridge.log, keepers/, jail/) and a
 // launch naming one of those is refused. With a CLI uid, these dirs are handed to that uid;
 // the state dir itself becomes 0711 (traversable, not listable) so the CLI reaches its areas.
-import { chmodSync, lchownSync, lstatSync, mkdirSync, opendirSync, statSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchownSync, fstatSync, mkdirSync, opendirSync, openSync, statSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { AgentUser } from './agent-user.ts';
@@ -85,48 +85,64 @@ export function handOverRefusal(dir: string, keep: readonly string[]): string | 
  * Makes `dir` and everything below it owned by `user`, without following symlinks and without
  * entering `skip` paths or `.harness-bridge` dirs. A regular file with more than one hard link is
  * left alone: it may be another name for a file outside the tree.
+ *
+ * Race-free against a CLI that swaps entries under it (docs/security.md#what-the-cli-may-write): the
+ * walk holds each directory open and reaches a child only through its parent's fd
+ * (`/proc/self/fd/<dir>/<name>`, the openat(2) Node lacks: the magic link is the open directory
+ * itself, not a path looked up again), opened with O_NOFOLLOW, and changes the owner of the fd it
+ * opened (fchown). A name swapped for a symlink fails the open (ELOOP) and is skipped; a directory
+ * swapped for a symlink to elsewhere is never entered. Only directories and regular files are
+ * opened (O_NONBLOCK: a file swapped for a FIFO does not block); symlinks, sockets and FIFOs keep
+ * their owner (a symlink's owner gives no rights; the CLI can replace them in its own dirs).
  */
 export function handOver(dir: string, user: AgentUser, skip: readonly string[]): { changed: number } {
   let changed = 0;
-  // Entries may vanish while we walk (a running CLI's, or the mount-point files a jail makes and removes).
-  const gone = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
-  const visit = (path: string, info: Stats) => {
-    if (info.uid !== user.uid || info.gid !== user.gid) {
-      if (!(info.isFile() && info.nlink > 1)) {
-        try {
-          lchownSync(path, user.uid, user.gid);
-          changed++;
-        } catch (error) {
-          if (!gone(error)) throw error;
-        }
-      }
-    }
-    if (!info.isDirectory()) return;
-    let handle: ReturnType<typeof opendirSync>;
-    try {
-      handle = opendirSync(path);
-    } catch (error) {
-      if (gone(error)) return;
-      throw error;
-    }
+  // Entries may vanish or change while we walk (a running CLI's, or the mount-point files a jail makes and removes).
+  const skipped = (error: unknown) => ['ENOENT', 'ELOOP', 'ENOTDIR', 'ENXIO', 'EOPNOTSUPP'].includes((error as NodeJS.ErrnoException).code ?? '');
+  const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+  const take = (fd: number, info: Stats) => {
+    if (info.uid === user.uid && info.gid === user.gid) return;
+    if (info.isFile() && info.nlink > 1) return;
+    fchownSync(fd, user.uid, user.gid);
+    changed++;
+  };
+  const visit = (dirFd: number, path: string) => {
+    const names: string[] = [];
+    const handle = opendirSync(`/proc/self/fd/${dirFd}`);
     try {
       for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) {
-        const child = join(path, entry.name);
-        if (entry.name === '.harness-bridge' || skip.some((s) => inside(s, child) || inside(child, s))) continue;
-        let childInfo: Stats;
-        try {
-          childInfo = lstatSync(child);
-        } catch (error) {
-          if (gone(error)) continue;
-          throw error;
-        }
-        visit(child, childInfo);
+        if (entry.isDirectory() || entry.isFile()) names.push(entry.name);
       }
     } finally {
       handle.closeSync();
     }
+    for (const name of names) {
+      const child = join(path, name);
+      if (name === '.harness-bridge' || skip.some((s) => inside(s, child) || inside(child, s))) continue;
+      let fd: number;
+      try {
+        fd = openSync(`/proc/self/fd/${dirFd}/${name}`, flags);
+      } catch (error) {
+        if (skipped(error)) continue;
+        throw error;
+      }
+      try {
+        const info = fstatSync(fd);
+        if (!info.isDirectory() && !info.isFile()) continue;
+        take(fd, info);
+        if (info.isDirectory()) visit(fd, child);
+      } finally {
+        closeSync(fd);
+      }
+    }
   };
-  visit(dir, lstatSync(dir));
+  const rootFd = openSync(dir, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  try {
+    take(rootFd, fstatSync(rootFd));
+    visit(rootFd, dir);
+  } finally {
+    closeSync(rootFd);
+  }
   return { changed };
 }
 
