@@ -5,7 +5,7 @@ import { fixtureAdapter } from 'harness-bridge/testing';
 
 const agent = new HarnessAgent({
   harness: createBridgeHarness(fixtureAdapter()), // or claudeCodeAdapter()
-  sandbox: createLocalSandboxProvider(), // sessions are directories under ~/.cache/harness-bridge
+  sandbox: createLocalSandboxProvider(), // sessions: directories under ~/.cache/harness-bridge/sandboxes (as root /var/cache/harness-bridge/sandboxes)
 });
 
 const session = await agent.createSession();
