@@ -1,0 +1,217 @@
+#!/usr/bin/env node
+// Runs the test lanes in order and prints, at the end, per lane: the count of tests, the chaos
+// schedules and other [figures] counts its files printed, and the time. A vitest lane that ran no
+// test fails the run (a lane that silently ran nothing shows). Lanes pick files by directory/glob,
+// so a new test file lands in one without editing this list.
+//
+//   node scripts/test-lanes.mjs [all|quick|<lane>…]
+//
+//   all (npm test): build, typecheck, unit, heavy, chaos-hog, then the leftover-process check
+//   quick (npm run test:quick): the unit files that need no real CLI; among them the E2E case on the
+//   fixture CLI (test/host/adapter-conformance.test.ts: the conformance suite, real bridge and sandbox)
+//
+// Per-file durations come from vitest's JSON reporter (written under the OS temp dir); the slowest
+// files of each lane are listed so the time can be traced to them.
+import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'node_modules', '.bin');
+// Every process this run starts inherits RUN_ENV, so the final leftover check counts this run's
+// processes only, never those of another suite running on the same machine.
+const RUN_ENV = 'HARNESS_BRIDGE_TEST_RUN';
+const runId = randomBytes(8).toString('hex');
+const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, [RUN_ENV]: runId };
+
+// Files run by test:heavy (serial: they saturate the CPU), and the chaos suite run under the CPU hog.
+const heavyDirs = ['test/chaos', 'test/e2e'];
+const heavyFiles = ['test/package/consumer.test.ts'];
+const chaosHogFile = 'test/chaos/chaos.test.ts';
+// Unit files that start a real CLI (installed by scripts/install-clis.mjs): left out of test:quick.
+const realCliUnitFiles = [
+  'test/host/cli/**',
+  'test/bridge/mcp-claude.test.ts',
+  'test/model-server/claude-smoke.test.ts',
+  'test/fixtures/**',
+];
+const unitExcludes = [...heavyDirs.map((d) => `${d}/**`), ...heavyFiles];
+const excludeArgs = (globs) => globs.flatMap((g) => ['--exclude', g]);
+
+/** @type {Record<string, { kind: 'vitest' | 'cmd' | 'leftover'; args: string[] }>} */
+const lanes = {
+  build: { kind: 'cmd', args: ['npm', 'run', 'build'] },
+  typecheck: { kind: 'cmd', args: ['npm', 'run', 'typecheck'] },
+  unit: { kind: 'vitest', args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs(unitExcludes)] },
+  heavy: {
+    kind: 'vitest',
+    args: ['vitest', 'run', ...heavyDirs, ...heavyFiles, '--no-file-parallelism', '--exclude', chaosHogFile],
+  },
+  'chaos-hog': { kind: 'vitest', args: ['node', 'scripts/with-cpu-hog.mjs', 'vitest', 'run', chaosHogFile] },
+  'quick-unit': {
+    kind: 'vitest',
+    args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs([...unitExcludes, ...realCliUnitFiles])],
+  },
+  // The leftover-process check (scripts/leftover-processes.mjs), scoped to this run: see leftovers().
+  leftover: { kind: 'leftover', args: ['scripts/leftover-processes.mjs'] },
+};
+const plans = {
+  all: ['build', 'typecheck', 'unit', 'heavy', 'chaos-hog', 'leftover'],
+  quick: ['build', 'quick-unit', 'leftover'],
+};
+
+const requested = process.argv.slice(2);
+const order = requested.length === 0 ? plans.all : requested.flatMap((name) => plans[name] ?? [name]);
+for (const name of order) {
+  if (!lanes[name]) {
+    process.stderr.write(`test-lanes: unknown lane ${name} (lanes: ${Object.keys(lanes).join(', ')}; plans: ${Object.keys(plans).join(', ')})\n`);
+    process.exit(2);
+  }
+}
+
+const reportDir = mkdtempSync(join(tmpdir(), 'hb-test-lanes-'));
+const results = [];
+
+// eslint-disable-next-line no-control-regex -- the reporter's colour codes
+const plain = (line) => line.replace(/\u001b\[[0-9;]*m/g, '').trim();
+
+/** Runs argv, forwarding its output, and collects the [figures] lines it prints. */
+function run(argv) {
+  return new Promise((resolveRun) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd: root, env, stdio: ['inherit', 'pipe', 'pipe'] });
+    const figures = [];
+    let pending = '';
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      pending += chunk.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) if (line.includes('[figures]')) figures.push(plain(line));
+    });
+    child.stderr.on('data', (chunk) => process.stderr.write(chunk));
+    const stop = (signal) => child.kill(signal);
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    child.on('close', (code, signal) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      if (pending.includes('[figures]')) figures.push(plain(pending));
+      resolveRun({ code: code ?? (signal ? 1 : 0), figures });
+    });
+  });
+}
+
+/**
+ * Marked processes (scripts/leftover-processes.mjs) this run started: those carrying RUN_ENV=runId, and
+ * those sharing a test file's mark with one of them (spare keepers are spawned with a bare environment
+ * and get only the mark). Looks again, 100 ms apart, while some are still exiting; SIGKILLs what is left.
+ */
+async function leftovers() {
+  const { markedProcesses, killAll } = await import(join(root, 'scripts', 'leftover-processes.mjs'));
+  const ours = () => {
+    const all = markedProcesses();
+    const marks = new Set();
+    for (const p of all) {
+      try {
+        if (readFileSync(`/proc/${p.pid}/environ`, 'latin1').split('\0').includes(`${RUN_ENV}=${runId}`)) marks.add(p.mark);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return all.filter((p) => marks.has(p.mark));
+  };
+  let left = ours();
+  for (let i = 0; i < 50 && left.length > 0; i++) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    left = ours();
+  }
+  for (const p of left) process.stdout.write(`${JSON.stringify(p)}\n`);
+  process.stdout.write(`leftover-processes: ${left.length} process(es) this run started still running\n`);
+  killAll(left);
+  return { code: left.length > 0 ? 1 : 0, figures: [] };
+}
+
+/** Totals and per-file durations from vitest's JSON report. */
+function readReport(path) {
+  if (!existsSync(path)) return undefined;
+  const report = JSON.parse(readFileSync(path, 'utf8'));
+  const files = (report.testResults ?? []).map((file) => ({
+    name: relative(root, file.name),
+    ms: Math.max(0, (file.endTime ?? 0) - (file.startTime ?? 0)),
+    tests: (file.assertionResults ?? []).length,
+  }));
+  return {
+    total: report.numTotalTests ?? 0,
+    passed: report.numPassedTests ?? 0,
+    failed: report.numFailedTests ?? 0,
+    skipped: (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0),
+    files,
+  };
+}
+
+/** Schedules (schedules=N) and other counts the lane's [figures] lines name. */
+function scheduleCount(figures) {
+  let schedules = 0;
+  for (const line of figures) {
+    const match = /\bschedules=(\d+)/.exec(line);
+    if (match) schedules += Number(match[1]);
+  }
+  return schedules;
+}
+
+let failed = false;
+for (const name of order) {
+  const lane = lanes[name];
+  // After a failure only the leftover-process check still runs (the next run must not inherit them).
+  if (failed && name !== 'leftover') continue;
+  if (lane.kind === 'leftover' && !existsSync(join(root, lane.args[0]))) {
+    results.push({ name, note: `skipped: ${lane.args[0]} not present` });
+    continue;
+  }
+  process.stdout.write(`\n[lane] ${name}: ${lane.args.join(' ')}\n`);
+  const reportPath = join(reportDir, `${name}.json`);
+  const argv = lane.kind === 'vitest' ? [...lane.args, '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`] : lane.args;
+  const started = Date.now();
+  const { code, figures } = lane.kind === 'leftover' ? await leftovers() : await run(argv);
+  const seconds = (Date.now() - started) / 1000;
+  const result = { name, code, seconds, figures };
+  if (lane.kind === 'vitest') {
+    result.report = readReport(reportPath);
+    const ran = result.report ? result.report.passed + result.report.failed : 0;
+    if (ran === 0) {
+      result.code = result.code || 1;
+      result.note = 'ran no test';
+    }
+  }
+  results.push(result);
+  if (result.code !== 0) failed = true;
+}
+rmSync(reportDir, { recursive: true, force: true });
+
+// The summary: one line per lane, its [figures] lines, and its slowest files.
+const out = ['', '[lanes] summary'];
+for (const r of results) {
+  if (r.seconds === undefined) {
+    out.push(`[lane] ${r.name.padEnd(10)} ${r.note}`);
+    continue;
+  }
+  const status = r.code === 0 ? 'ok' : `FAILED (exit ${r.code}${r.note ? `, ${r.note}` : ''})`;
+  let counts = '';
+  if (r.report) {
+    counts = ` tests=${r.report.total} passed=${r.report.passed} failed=${r.report.failed} skipped=${r.report.skipped} files=${r.report.files.length}`;
+  } else if (lanes[r.name].kind === 'vitest') counts = ' tests=0 (no report)';
+  const schedules = scheduleCount(r.figures);
+  out.push(`[lane] ${r.name.padEnd(10)} ${status} time=${r.seconds.toFixed(1)}s${counts}${schedules ? ` schedules=${schedules}` : ''}`);
+  for (const line of r.figures) out.push(`         ${line}`);
+  if (r.report && r.report.files.length > 1) {
+    const slow = [...r.report.files].sort((a, b) => b.ms - a.ms).slice(0, 5);
+    out.push(`         slowest: ${slow.map((f) => `${f.name} ${(f.ms / 1000).toFixed(1)}s (${f.tests})`).join(', ')}`);
+  }
+}
+const total = results.reduce((sum, r) => sum + (r.seconds ?? 0), 0);
+out.push(`[lanes] ${failed ? 'FAILED' : 'ok'} total=${total.toFixed(1)}s`);
+process.stdout.write(`${out.join('\n')}\n`);
+process.exit(failed ? 1 : 0);
