@@ -78,6 +78,13 @@ function normalizeHost(host: string): string {
 
 export type EgressCounts = { allowed: number; refused: number; byReason: Record<string, number> };
 
+/**
+ * Live connections this proxy (one session's CLIs) may hold to one address:port of this machine (loopback or a
+ * local interface), the MCP endpoint aside: a local service another session runs (a bridge takes 64) keeps
+ * slots for its own clients however many tunnels a CLI opens (docs/security.md#network-policy).
+ */
+export const MAX_LOCAL_CONNECTIONS_PER_DESTINATION = 16;
+
 export class EgressProxy {
   readonly #log: EgressLog;
   readonly #server: Server;
@@ -89,6 +96,7 @@ export class EgressProxy {
   #localAddresses: BlockList | null = null;
   readonly counts: EgressCounts = { allowed: 0, refused: 0, byReason: {} };
   readonly #sockets = new Set<Socket>();
+  readonly #localLive = new Map<string, number>();
 
   constructor(log: EgressLog) {
     this.#log = log;
@@ -202,6 +210,23 @@ export class EgressProxy {
     socket.on('error', () => socket.destroy());
   }
 
+  /** A slot for one connection to `address:port`: a release function, or null when a local destination is at its cap. */
+  #reserve(address: string, port: number): (() => void) | null {
+    if (port === this.#mcpPort || !this.#isLocal(address)) return () => undefined;
+    const key = `${address}:${port}`;
+    const live = this.#localLive.get(key) ?? 0;
+    if (live >= MAX_LOCAL_CONNECTIONS_PER_DESTINATION) return null;
+    this.#localLive.set(key, live + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#localLive.get(key) ?? 1) - 1;
+      if (left <= 0) this.#localLive.delete(key);
+      else this.#localLive.set(key, left);
+    };
+  }
+
   /** Serves one client connection (accepted by this proxy's server, or by a server a keeper listened on itself). */
   accept(socket: Socket): void {
     this.#track(socket);
@@ -217,7 +242,10 @@ export class EgressProxy {
   /** Connects to `address:port` (what decide() allowed). */
   #dial(address: string, port: number): Promise<Socket> {
     return new Promise((resolve, reject) => {
+      const release = this.#reserve(address, port);
+      if (release === null) return reject(Object.assign(new Error('local connection cap'), { code: 'local-connection-cap' }));
       const upstream = connect({ host: address, port });
+      upstream.once('close', release);
       upstream.once('connect', () => {
         upstream.off('error', reject);
         resolve(upstream);
@@ -241,6 +269,7 @@ export class EgressProxy {
     try {
       upstream = await this.#dial(decision.address, port);
     } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'local-connection-cap') this.#refused(host, port, 'local-connection-cap');
       return void client.end(`HTTP/1.1 502 Bad Gateway\r\nx-proxy-error: ${(error as NodeJS.ErrnoException).code ?? 'connect-failed'}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
     }
     this.counts.allowed++;
@@ -267,11 +296,17 @@ export class EgressProxy {
       const body = `blocked by the harness-bridge network policy (${decision.reason}): ${url.hostname}:${port}\n`;
       return void res.writeHead(403, { 'x-proxy-error': 'blocked-by-harness-bridge', 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) }).end(body);
     }
+    const release = this.#reserve(decision.address, port);
+    if (release === null) {
+      this.#refused(url.hostname, port, 'local-connection-cap');
+      return void res.writeHead(503, { 'x-proxy-error': 'local-connection-cap', 'content-length': 0 }).end();
+    }
     this.counts.allowed++;
     const headers = { ...req.headers };
     delete headers['proxy-authorization'];
     delete headers['proxy-connection'];
     const upstream = httpRequest({ host: decision.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false });
+    upstream.once('close', release);
     upstream.on('response', (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
       answer.pipe(res);
@@ -315,7 +350,10 @@ export class EgressProxy {
         this.#refused(host, port, decision.reason);
         return void socket.end(Buffer.from([5, 2, 0, 1, 0, 0, 0, 0, 0, 0]));
       }
-      const upstream = await this.#dial(decision.address, port).catch(() => null);
+      const upstream = await this.#dial(decision.address, port).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'local-connection-cap') this.#refused(host, port, 'local-connection-cap');
+        return null;
+      });
       if (upstream === null) return void socket.end(Buffer.from([5, 5, 0, 1, 0, 0, 0, 0, 0, 0]));
       this.counts.allowed++;
       this.#track(upstream);
