@@ -6,7 +6,8 @@
 //
 //   node scripts/test-lanes.mjs [all|quick|<lane>…]
 //
-//   all (npm test): build, typecheck, unit, heavy, chaos-hog, then the leftover-process check
+//   all (npm test): build, typecheck, runtimes (the bridge bundle on Node 22 and 24), unit, heavy,
+//   chaos-hog, then the leftover-process check
 //   quick (npm run test:quick): the unit files that need no real CLI; among them the E2E case on the
 //   fixture CLI (test/host/adapter-conformance.test.ts: the conformance suite, real bridge and sandbox)
 //
@@ -45,6 +46,8 @@ const excludeArgs = (globs) => globs.flatMap((g) => ['--exclude', g]);
 const lanes = {
   build: { kind: 'cmd', args: ['npm', 'run', 'build'] },
   typecheck: { kind: 'cmd', args: ['npm', 'run', 'typecheck'] },
+  // The bridge bundle starts on each pinned Node runtime (22, 24; installed into a cache outside the repo).
+  runtimes: { kind: 'cmd', args: ['node', 'scripts/check-runtimes.mjs', 'all'] },
   unit: { kind: 'vitest', args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs(unitExcludes)] },
   heavy: {
     kind: 'vitest',
@@ -59,7 +62,7 @@ const lanes = {
   leftover: { kind: 'leftover', args: ['scripts/leftover-processes.mjs'] },
 };
 const plans = {
-  all: ['build', 'typecheck', 'unit', 'heavy', 'chaos-hog', 'leftover'],
+  all: ['build', 'typecheck', 'runtimes', 'unit', 'heavy', 'chaos-hog', 'leftover'],
   quick: ['build', 'quick-unit', 'leftover'],
 };
 
