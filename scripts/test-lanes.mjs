@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, relative } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -42,7 +42,7 @@ const realCliUnitFiles = [
 const unitExcludes = [...heavyDirs.map((d) => `${d}/**`), ...heavyFiles];
 const excludeArgs = (globs) => globs.flatMap((g) => ['--exclude', g]);
 
-/** @type {Record<string, { kind: 'vitest' | 'cmd' | 'leftover'; args: string[] }>} */
+/** @type {Record<string, { kind: 'vitest' | 'cmd' | 'leftover'; args: string[]; node?: string }>} */
 const lanes = {
   build: { kind: 'cmd', args: ['npm', 'run', 'build'] },
   typecheck: { kind: 'cmd', args: ['npm', 'run', 'typecheck'] },
@@ -59,11 +59,16 @@ const lanes = {
     args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs([...unitExcludes, ...realCliUnitFiles])],
   },
   // The leftover-process check (scripts/leftover-processes.mjs), scoped to this run: see leftovers().
+  // The runtime matrix (not yet in `all`: its cost on CI is unmeasured): the bridge's and the host kit's
+  // unit files under the pinned Node 22 and 24 (vitest itself runs on that node).
+  'unit-node22': { kind: 'vitest', node: '22', args: ['vitest', 'run', '--maxWorkers=2', 'test/bridge', 'test/host', ...excludeArgs(realCliUnitFiles)] },
+  'unit-node24': { kind: 'vitest', node: '24', args: ['vitest', 'run', '--maxWorkers=2', 'test/bridge', 'test/host', ...excludeArgs(realCliUnitFiles)] },
   leftover: { kind: 'leftover', args: ['scripts/leftover-processes.mjs'] },
 };
 const plans = {
   all: ['build', 'typecheck', 'runtimes', 'unit', 'heavy', 'chaos-hog', 'leftover'],
   quick: ['build', 'quick-unit', 'leftover'],
+  matrix: ['build', 'unit-node22', 'unit-node24', 'leftover'],
 };
 
 const requested = process.argv.slice(2);
@@ -81,10 +86,12 @@ const results = [];
 // eslint-disable-next-line no-control-regex -- the reporter's colour codes
 const plain = (line) => line.replace(/\u001b\[[0-9;]*m/g, '').trim();
 
-/** Runs argv, forwarding its output, and collects the [figures] lines it prints. */
-function run(argv) {
+/** Runs argv (with `node` first on PATH when given), forwarding its output, and collects the [figures] lines it prints. */
+function run(argv, node) {
   return new Promise((resolveRun) => {
-    const child = spawn(argv[0], argv.slice(1), { cwd: root, env, stdio: ['inherit', 'pipe', 'pipe'] });
+    const laneEnv = node ? { ...env, PATH: `${dirname(node)}${delimiter}${env.PATH}` } : env;
+    const [command, ...rest] = node && argv[0] === 'vitest' ? [node, join(root, 'node_modules', 'vitest', 'vitest.mjs'), ...argv.slice(1)] : argv;
+    const child = spawn(command, rest, { cwd: root, env: laneEnv, stdio: ['inherit', 'pipe', 'pipe'] });
     const figures = [];
     let pending = '';
     child.stdout.on('data', (chunk) => {
@@ -178,7 +185,12 @@ for (const name of order) {
   const reportPath = join(reportDir, `${name}.json`);
   const argv = lane.kind === 'vitest' ? [...lane.args, '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`] : lane.args;
   const started = Date.now();
-  const { code, figures } = lane.kind === 'leftover' ? await leftovers() : await run(argv);
+  let node;
+  if (lane.node) {
+    const { ensureNode } = await import(join(root, 'scripts', 'install-node.mjs'));
+    node = ensureNode(lane.node);
+  }
+  const { code, figures } = lane.kind === 'leftover' ? await leftovers() : await run(argv, node);
   const seconds = (Date.now() - started) / 1000;
   const result = { name, code, seconds, figures };
   if (lane.kind === 'vitest') {
