@@ -56,7 +56,8 @@ const lanes = {
   'chaos-hog': { kind: 'vitest', args: ['node', 'scripts/with-cpu-hog.mjs', 'vitest', 'run', chaosHogFile] },
   'quick-unit': {
     kind: 'vitest',
-    args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs([...unitExcludes, ...realCliUnitFiles])],
+    // The viewer's browser test (chromium, the slowest unit file) stays in unit only.
+    args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs([...unitExcludes, ...realCliUnitFiles, 'test/host/view/view-browser.test.ts'])],
   },
   // The leftover-process check (scripts/leftover-processes.mjs), scoped to this run: see leftovers().
   // The runtime matrix (not yet in `all`: its cost on CI is unmeasured): the bridge's and the host kit's
