@@ -46,11 +46,13 @@ export class CliWaits {
   }
 
   /** The host answers `callId` (an `input` frame naming it): null to go on and write, or why not. */
-  answer(callId: string): CommandResult | null {
+  answer(callId: string, turnId: string, result?: { output: unknown; isError: boolean }): CommandResult | null {
     if (this.#failed.has(callId)) {
       return { ok: false, code: 'unknown-call', message: `call ${callId} was failed by the owner-less timeout (no host was attached); the CLI already read its error answer` };
     }
     this.#waits.delete(callId);
+    // The result the bytes encode, journaled before them (input.ts `answer`): the journal names the answer as for an MCP call.
+    if (result) this.#record?.({ kind: 'tool-result', turnId, data: { callId, output: result.output ?? null, isError: result.isError } });
     return null;
   }
 

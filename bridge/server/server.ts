@@ -289,7 +289,7 @@ export class BridgeServer {
         );
       case 'input': {
         // An answer to a call the owner-less timeout already failed is refused, never written (cli-waits.ts).
-        const refused = frame.callId === undefined ? null : this.cliWaits.answer(frame.callId);
+        const refused = frame.callId === undefined ? null : this.cliWaits.answer(frame.callId, frame.turnId, frame.answer);
         // Held by a launch handshake, the write settles once written: only this frame's ack waits (#received does not await #route).
         return this.#settle(connection, frame, refused ?? supervisor.write(frame.turnId, frame.text));
       }

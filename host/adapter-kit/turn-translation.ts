@@ -15,7 +15,7 @@ export type TranslationSnapshot = {
   /** The last record the snapshot includes (the slice's cursor). */
   seq: number;
   adapter: JSONValue;
-  toolCalls: Array<[string, { source: 'bridge' | 'cli'; answered: boolean }]>;
+  toolCalls: Array<[string, { source: 'bridge' | 'cli'; answered: boolean; toolName?: string }]>;
   approvals: Array<[string, { source: 'bridge' | 'cli'; answered: boolean }]>;
   /** The tool-call / approval-request parts still unanswered (as JSON): a restored slice delivers them once more itself. */
   unansweredParts: JSONValue[];
@@ -25,6 +25,8 @@ export type HostToolCall = {
   /** 'bridge': the CLI called it over the bridge's MCP endpoint; 'cli': the CLI asked on stdout. */
   readonly source: 'bridge' | 'cli';
   answered: boolean;
+  /** The tool's name, for the tool-result part that echoes the host's answer (absent in snapshots from older versions). */
+  readonly toolName?: string;
 };
 
 export class TurnTranslation<S> {
@@ -100,7 +102,10 @@ export class TurnTranslation<S> {
         const json: JSONValue = part ? JSON.parse(JSON.stringify(part)) : null;
         return json === null ? [] : [json];
       }),
-      toolCalls: [...this.toolCalls].map(([id, call]) => [id, { source: call.source, answered: call.answered }]),
+      toolCalls: [...this.toolCalls].map(([id, call]) => [
+        id,
+        { source: call.source, answered: call.answered, ...(call.toolName === undefined ? {} : { toolName: call.toolName }) },
+      ]),
       approvals: [...this.approvals].map(([id, approval]) => [id, { source: approval.source, answered: approval.answered }]),
     };
   }
@@ -123,7 +128,7 @@ export class TurnTranslation<S> {
       // A call an earlier slice delivered and did not list for redelivery was answered there.
       if (part.type === 'tool-call' && part.providerExecuted !== true && !this.toolCalls.has(part.toolCallId)) {
         const answered = replayed && !this.redeliver.has(part.toolCallId);
-        this.toolCalls.set(part.toolCallId, { source: record.kind === 'tool-call' ? 'bridge' : 'cli', answered });
+        this.toolCalls.set(part.toolCallId, { source: record.kind === 'tool-call' ? 'bridge' : 'cli', answered, toolName: part.toolName });
       }
       if (part.type === 'tool-approval-request' && !this.approvals.has(part.approvalId)) {
         const answered = replayed && !this.redeliver.has(part.approvalId);
@@ -169,9 +174,12 @@ export class TurnTranslation<S> {
           },
         ];
       case 'tool-result': {
+        // The host's answer as journaled: echoed as the tool-result part the AI SDK waits for to settle the call
+        // (docs/guarantees.md#ui). A call this turn never showed (an earlier version's journal) has nothing to settle.
         const call = this.toolCalls.get(record.data.callId);
-        if (call) call.answered = true;
-        return [];
+        if (!call) return [];
+        call.answered = true;
+        return [hostToolResult(record.data.callId, call.toolName ?? '', record.data.output, record.data.isError)];
       }
       case 'approval-request':
         return [
@@ -193,6 +201,17 @@ export class TurnTranslation<S> {
       }
     }
   }
+}
+
+/**
+ * The tool-result part that settles a host tool call in the AI SDK's view: @ai-sdk/harness runs the host's
+ * tool, submits its output, and expects the harness to echo it back as this part (its UI tool part and
+ * generate()'s toolResults come from the echo). JSON null or undefined has no place in a part's result: ''.
+ */
+export function hostToolResult(toolCallId: string, toolName: string, output: unknown, isError: boolean): Extract<HarnessV1StreamPart, { type: 'tool-result' }> {
+  const json: unknown = output === undefined ? null : JSON.parse(JSON.stringify(output) ?? 'null');
+  const result = (json === null ? '' : json) as Extract<HarnessV1StreamPart, { type: 'tool-result' }>['result'];
+  return { type: 'tool-result', toolCallId, toolName, result, ...(isError ? { isError: true } : {}) };
 }
 
 function requestId(part: HarnessV1StreamPart): string | undefined {

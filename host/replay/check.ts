@@ -213,7 +213,8 @@ class TurnRule {
   }
 }
 
-type Call = { id: string; turnId: string; seq: number; source: 'bridge' | 'cli'; answers: number };
+/** `journaled`: a CLI-side call whose answer has a tool-result / approval record and whose stdin bytes for it are still to come (they are that answer, not a second). */
+type Call = { id: string; turnId: string; seq: number; source: 'bridge' | 'cli'; answers: number; journaled?: boolean };
 
 /**
  * Bridge calls (tool-call / approval-request records) are answered by
@@ -271,14 +272,19 @@ class ToolCallRule<S> {
     if (record.kind === 'tool-result' || record.kind === 'approval') {
       const id = record.data.callId;
       const call = (turnId === null ? undefined : this.#calls.get(`${turnId}\u0000${id}`)) ?? this.#byId.get(id);
-      if (!call || call.source !== 'bridge') {
+      if (!call) {
         this.add({ rule: 'tool-call', seq: record.seq, message: `seq ${record.seq}: ${record.kind} for ${id}, which no tool call asked for` });
         return;
       }
+      // A CLI-side call's answer is journaled when the host named it (an input frame's `answer`, the owner-less
+      // timeout's failure): that record is the answer, and the first stdin bytes naming it after it are the same answer.
+      if (call.source === 'cli') call.journaled = true;
       this.#answer(call, record);
     } else if (record.kind === 'stdin' && turnId !== null) {
       for (const call of this.#byTurn.get(turnId) ?? []) {
-        if (call.source === 'cli' && call.seq < record.seq && record.data.text.includes(JSON.stringify(call.id))) this.#answer(call, record);
+        if (call.source !== 'cli' || call.seq >= record.seq || !record.data.text.includes(JSON.stringify(call.id))) continue;
+        if (call.journaled) call.journaled = false; // the bytes of the answer its record named
+        else this.#answer(call, record);
       }
     } else if (record.kind === 'turn-end' && turnId !== null && (record.data.reason === 'matched' || record.data.reason === 'exit')) {
       for (const call of this.#byTurn.get(turnId) ?? []) {

@@ -23,7 +23,7 @@ import { ResumeStateError } from './errors.ts';
 
 export const RESUME_DATA_VERSION = 1;
 
-const callState = z.object({ source: z.enum(['bridge', 'cli']), answered: z.boolean() });
+const callState = z.object({ source: z.enum(['bridge', 'cli']), answered: z.boolean(), toolName: z.string().max(1024).optional() });
 
 const inFlightTurnSchema = z.object({
   turnId: z.string().min(1),

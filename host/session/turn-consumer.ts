@@ -10,7 +10,7 @@ import type { HarnessV1PromptControl, HarnessV1ToolSpec } from '../../protocol/h
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import type { AckFrame, JournalRecord } from '../../protocol/v1/index.ts';
 import type { CliAdapter } from '../adapter-kit/adapter.ts';
-import { markRecomputed, TurnTranslation, type TranslationSnapshot } from '../adapter-kit/turn-translation.ts';
+import { hostToolResult, markRecomputed, TurnTranslation, type TranslationSnapshot } from '../adapter-kit/turn-translation.ts';
 import type { ChannelRequest } from '../channel/index.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
 import { abortError } from './abort-error.ts';
@@ -284,7 +284,12 @@ export class TurnConsumer<S> {
     try {
       if (call?.source === 'cli' && encode) {
         const text = encode({ toolCallId: input.toolCallId, output: input.output, isError: input.isError ?? false }, turn.translation!.adapterState);
-        await this.hooks.send({ type: 'input', turnId: turn.turnId, text, ...this.answering(input.toolCallId) });
+        await this.hooks.send({
+          type: 'input',
+          turnId: turn.turnId,
+          text,
+          ...this.answering(input.toolCallId, { output: input.output ?? null, isError: input.isError ?? false }),
+        });
       } else {
         await this.hooks.send({ type: 'tool-result', callId: input.toolCallId, output: input.output ?? null, isError: input.isError ?? false });
       }
@@ -307,6 +312,12 @@ export class TurnConsumer<S> {
     }
     if (call) call.answered = true;
     turn.redeliverSet.delete(input.toolCallId);
+    // The answer is echoed from its journaled tool-result record (TurnTranslation): the bridge journals the host's
+    // result for a call over MCP, and for a stdin call when the input frame carries it (protocol 1.1). A bridge
+    // older than that journals only the stdin bytes: the echo goes out from here.
+    if (call?.source === 'cli' && !this.hooks.hostWaits?.() && this.turn === turn) {
+      this.slice?.emit(hostToolResult(input.toolCallId, call.toolName ?? '', input.output, input.isError ?? false));
+    }
   }
 
   private async submitToolApproval(input: { approvalId: string; approved: boolean; reason?: string }): Promise<void> {
@@ -334,8 +345,9 @@ export class TurnConsumer<S> {
   }
 
   /** The `input` answering a CLI-side call names it (protocol 1.1): the bridge stops waiting, or refuses once the owner-less timeout failed it. */
-  private answering(callId: string): { callId?: string } {
-    return this.hooks.hostWaits?.() ? { callId } : {};
+  private answering(callId: string, answer?: { output: unknown; isError: boolean }): { callId?: string; answer?: { output: unknown; isError: boolean } } {
+    if (!this.hooks.hostWaits?.()) return {};
+    return answer === undefined ? { callId } : { callId, answer };
   }
 
   private requireTurn(): TurnState<S> {
