@@ -84,9 +84,12 @@ describe('package.json', () => {
   });
 
   it('npm test runs the consumer test (in the serial heavy pass, not the parallel unit pass)', () => {
-    expect(manifest.scripts.test).toContain('npm run test:heavy');
-    expect(manifest.scripts['test:heavy']).toContain('test/package/consumer.test.ts');
-    expect(manifest.scripts['test:unit']).toContain('--exclude "test/package/consumer.test.ts"');
+    // npm test is the lane runner; its heavy lane runs heavyFiles, which the unit lane excludes.
+    expect(manifest.scripts.test).toBe('node scripts/test-lanes.mjs all');
+    const runner = readFileSync(fileURLToPath(new URL('../../scripts/test-lanes.mjs', import.meta.url)), 'utf8');
+    expect(runner).toContain("const heavyFiles = ['test/package/consumer.test.ts'];");
+    expect(runner).toMatch(/all: \[[^\]]*'heavy'/);
+    expect(runner).toContain('const unitExcludes = [...heavyDirs.map((d) => `${d}/**`), ...heavyFiles];');
   });
 });
 
