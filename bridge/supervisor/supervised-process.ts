@@ -60,10 +60,11 @@ export interface SupervisedProcess {
 
 /**
  * The base every CLI gets from the bridge's own environment (docs/security.md#cli-env): what locates
- * programs and describes the user and terminal, never a credential. Everything else comes by name
- * (`launch.passEnv`, the adapter's credential variables) or by value (`launch.env`).
+ * programs and describes the user and terminal, and the caller's own malloc tuning (the bridge's own is
+ * removed at its start), never a credential. Everything else comes by name (`launch.passEnv`, the
+ * adapter's credential variables) or by value (`launch.env`).
  */
-const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'TMPDIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HARNESS_BRIDGE_PROCESS_MARK'];
+const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'COLORTERM', 'TZ', 'TMPDIR', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'GLIBC_TUNABLES', 'HARNESS_BRIDGE_PROCESS_MARK'];
 /** Variables of the bridge's own environment that a CLI must never get, even by name (docs/design.md#d8: the token is never passed on). */
 const PRIVATE_ENV = ['HARNESS_BRIDGE_TOKEN'];
 

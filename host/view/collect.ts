@@ -148,7 +148,8 @@ function timelineMarks(source: ReplayInput): { marks: MarkRow[]; answeredIn: Map
         }
       } else {
         endRun();
-        if (source.kind === 'recording' && row.text.startsWith('stdin ') && stdinIn.size < viewBounds.maxHostCalls) {
+        // stdin bytes, and the tool-result record a stdin call's answer is journaled as (input.answer), by journal and seq.
+        if (source.kind === 'recording' && (row.text.startsWith('stdin ') || row.text.startsWith('tool-result ')) && stdinIn.size < viewBounds.maxHostCalls) {
           const key = `${journal}:${seq}`;
           if (!stdinIn.has(key)) stdinIn.set(key, segment);
         }
@@ -364,7 +365,9 @@ class Collector<S> {
     if (record.kind === 'tool-result' || record.kind === 'approval') {
       const call = this.#calls.get(record.data.callId);
       if (!call) return false;
-      if (record.kind === 'tool-result') settle(call, record.data.isError ? 'error' : 'ok', `host, over the bridge${segment(call.id)}`);
+      // A CLI-side call's answer is journaled as a tool-result record before its stdin bytes: the host wrote it on the CLI's stdin.
+      const onStdin = `host, on the CLI's stdin${segmentOf(this.answers.stdinIn.get(`${this.journal}:${record.seq}`))}`;
+      if (record.kind === 'tool-result') settle(call, record.data.isError ? 'error' : 'ok', call.source === 'cli' ? onStdin : `host, over the bridge${segment(call.id)}`);
       else settle(call, record.data.approved ? 'approved' : `denied${record.data.reason ? `: ${record.data.reason}` : ''}`, `host, over the bridge${segment(call.id)}`);
       return true;
     }
