@@ -150,6 +150,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   });
   mcp.bindCalls(running.pendingCalls); // host tool-result frames reach waiting calls through the server's routing
   mcp.adoptCalls(adoptedCalls); // before any host frame is read: a re-delivered answer finds its call
+  for (const call of adoptedCalls) if (call.result !== undefined) running.answeredCalls.add(call.callId, call.result);
   if (relayPort !== undefined) supervisor.relayMcpTo(mcp.port); // the keeper's held requests come here now
   recordPath.connectServer(running);
   ctx.listener.off('connection', ctx.hold);

@@ -20,6 +20,7 @@ import { resolveServerLimits, type ServerLimits } from '../limits.ts';
 import type { Logger } from '../logger.ts';
 import { Connection, delay } from './connection.ts';
 import { CliWaits } from './cli-waits.ts';
+import { AnsweredCalls } from './answered-calls.ts';
 import { OwnerWatch } from './owner-watch.ts';
 import { RecordStream, type DurableBatch } from './record-stream.ts';
 import type { BridgeServerOptions, CommandResult, PendingCall } from './server-seams.ts';
@@ -39,6 +40,11 @@ export class BridgeServer {
   readonly pendingCalls = new Map<string, PendingCall>();
   /** Calls the CLI waits on over its own stdio, as the host named them (host-wait frames). */
   readonly cliWaits: CliWaits;
+  /**
+   * Host answers to MCP tool calls this bridge journaled or adopted from the journal, by callId: a
+   * re-sent `tool-result` (at-least-once, host/channel/requests.ts) that repeats one is acked, not refused.
+   */
+  readonly answeredCalls = new AnsweredCalls();
 
   readonly #options: BridgeServerOptions;
   readonly #limits: ServerLimits;
@@ -421,10 +427,18 @@ export class BridgeServer {
     const call = this.pendingCalls.get(frame.callId);
     const wanted = frame.type === 'tool-result' ? 'tool-call' : 'approval-request';
     if (call === undefined || call.kind !== wanted) {
+      // The same answer again (the host re-sent it after losing the ack, perhaps to a bridge that adopted the call):
+      // it is journaled once already, so it is acked; a different answer to an answered call stays refused.
+      if (frame.type === 'tool-result' && this.answeredCalls.repeats(frame)) {
+        this.#log.info({ callId: frame.callId }, 're-sent tool-result repeats the journaled answer; acked');
+        await this.#settle(connection, frame, { ok: true });
+        return;
+      }
       connection.error('unknown-call', `no pending ${wanted} with callId ${frame.callId}`, frame.id);
       return;
     }
     this.pendingCalls.delete(frame.callId);
+    if (frame.type === 'tool-result') this.answeredCalls.add(frame.callId, frame);
     if (call.kind === 'tool-call' && frame.type === 'tool-result') call.answer(frame);
     else if (call.kind === 'approval-request' && frame.type === 'approval') call.answer(frame);
     await this.#settle(connection, frame, { ok: true });

@@ -22,8 +22,10 @@ export type ChannelRequest = DistributiveOmit<Extract<z.input<typeof hostFrameSc
  * dropped. (A request still queued — never sent — is always sent after the
  * re-attach, in order; that is safe for every type.)
  * - at-least-once: re-sent after re-attach with the same id. Safe because the
- *   bridge refuses a duplicate by state: a second tool-result/approval for an
- *   answered call gets unknown-call, a second abort of an ended turn
+ *   bridge settles a duplicate by state: the same tool-result again for an MCP
+ *   call whose answer it journaled is acked (bridge/server/answered-calls.ts);
+ *   another answer, or a second approval, for an answered call gets
+ *   unknown-call, a second abort of an ended turn
  *   unknown-turn, stop/destroy/diagnostics are idempotent. A rejection of a
  *   re-sent request carries `resent: true` so the caller can read such a code
  *   as "the first copy probably landed".

@@ -507,8 +507,11 @@ describe('MCP endpoint through the real bridge', () => {
     expect(records.find((r) => r.kind === 'tool-result')).toMatchObject({ turnId: 't1', data: { callId: call.data.callId, output: 'HELLO MCP', isError: false } });
     expect(records.find((r) => r.kind === 'turn-end')).toMatchObject({ data: { reason: 'exit', code: 0 } });
 
-    // Answered already, or never asked: unknown-call.
+    // The same answer re-sent (the host lost the ack): acked, journaled once. Another answer, or a call never asked: unknown-call.
+    expect(await client.request({ type: 'tool-result', id: 'r1b', callId: call.data.callId, output: 'HELLO MCP' })).toMatchObject({ type: 'ack' });
     expect(await client.request({ type: 'tool-result', id: 'r2', callId: call.data.callId, output: 'again' })).toMatchObject({ type: 'error', code: 'unknown-call' });
+    expect(await client.request({ type: 'tool-result', id: 'r2b', callId: call.data.callId, output: 'HELLO MCP', isError: true })).toMatchObject({ type: 'error', code: 'unknown-call' });
+    expect(client.records().filter((r) => r.kind === 'tool-result')).toHaveLength(1);
     expect(await client.request({ type: 'tool-result', id: 'r3', callId: 'mcp-999', output: 'x' })).toMatchObject({ type: 'error', code: 'unknown-call' });
 
     // The endpoint: loopback only even with the ws on 0.0.0.0, its own token (the host's is refused), nowhere on disk.
