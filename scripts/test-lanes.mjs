@@ -154,7 +154,17 @@ function readReport(path) {
     ms: Math.max(0, (file.endTime ?? 0) - (file.startTime ?? 0)),
     tests: (file.assertionResults ?? []).length,
   }));
+  // What failed, named in the summary: the summary is the tail of the log, the part a truncated CI log keeps.
+  const failures = [];
+  for (const file of report.testResults ?? []) {
+    const name = relative(root, file.name);
+    for (const test of file.assertionResults ?? []) {
+      if (test.status === 'failed') failures.push(`${name} > ${test.fullName}: ${firstLines(test.failureMessages?.[0])}`);
+    }
+    if (file.status === 'failed' && !(file.assertionResults ?? []).some((test) => test.status === 'failed')) failures.push(`${name}: ${firstLines(file.message)}`);
+  }
   return {
+    failures,
     total: report.numTotalTests ?? 0,
     passed: report.numPassedTests ?? 0,
     failed: report.numFailedTests ?? 0,
@@ -162,6 +172,9 @@ function readReport(path) {
     files,
   };
 }
+
+/** The first lines of a failure message, colour codes out, for the summary. */
+const firstLines = (message) => (message ? plain(String(message)).split('\n').slice(0, 4).map((line) => line.trim()).filter(Boolean).join(' | ').slice(0, 600) : 'no message');
 
 /** Schedules (schedules=N) and other counts the lane's [figures] lines name. */
 function scheduleCount(figures) {
@@ -222,6 +235,7 @@ for (const r of results) {
   const schedules = scheduleCount(r.figures);
   out.push(`[lane] ${r.name.padEnd(10)} ${status} time=${r.seconds.toFixed(1)}s${counts}${schedules ? ` schedules=${schedules}` : ''}`);
   for (const line of r.figures) out.push(`         ${line}`);
+  for (const failure of r.report?.failures ?? []) out.push(`         FAILED ${failure}`);
   if (r.report && r.report.files.length > 1) {
     const slow = [...r.report.files].sort((a, b) => b.ms - a.ms).slice(0, 5);
     out.push(`         slowest: ${slow.map((f) => `${f.name} ${(f.ms / 1000).toFixed(1)}s (${f.tests})`).join(', ')}`);
