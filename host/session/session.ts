@@ -224,7 +224,11 @@ export class BridgeSession<S> implements HarnessV1Session {
   async doPromptTurn(options: HarnessV1PromptTurnOptions): Promise<HarnessV1PromptControl> {
     this.assertOpen();
     const inFlight = this.consumer.turn;
-    if (inFlight) throw new BridgeSessionError('turn-busy', `turn ${inFlight.turnId} is still in flight; continue or suspend it first`);
+    if (inFlight && this.endedByStop(inFlight)) {
+      // A stopped turn is over (docs/guarantees.md#stop): a new prompt lets go of it; what it showed stays shown.
+      this.report('info', `turn ${inFlight.turnId} was stopped; the new prompt leaves it as it ended`, { turnId: inFlight.turnId });
+      this.consumer.turn = null;
+    } else if (inFlight) throw new BridgeSessionError('turn-busy', `turn ${inFlight.turnId} is still in flight; continue or suspend it first`);
     this.fromSuspend = false;
     const responseFormat = this.jsonFormat(options.responseFormat);
     const text = promptText(options.prompt);
@@ -350,6 +354,12 @@ export class BridgeSession<S> implements HarnessV1Session {
       this.consumer.turn = null;
       this.closed = true;
     }
+  }
+
+  /** A turn taken over from a resume state that the journal lists as ended by a stop (the session's stop, or its sandbox's). */
+  private endedByStop(turn: TurnState<S>): boolean {
+    if (!turn.restored) return false;
+    return (this.channel?.hello ?? this.link.hello).turns.some((known) => known.turnId === turn.turnId && known.status === 'stopped');
   }
 
   // ---- internals: starting turns ---------------------------------------------

@@ -29,10 +29,10 @@ export type TurnState<S> = InFlightTurn & {
   interruptPending?: boolean;
   redeliverSet: Set<string>;
   /**
-   * The turn came from a resume payload: this host took it over after another let go. If the replay
-   * shows it ended `stopped` (its sandbox or bridge was stopped after the suspend: @ai-sdk/harness
-   * 1.0.x's session.stop() with a turn in flight suspends it, then stops the sandbox), its producer is
-   * gone and the turn is re-driven like an interrupted one, never finished as stopped.
+   * The turn came from a resume payload: this host took it over after another let go. A turn the
+   * replay shows ended `stopped` is over (docs/guarantees.md#stop: @ai-sdk/harness 1.0.x's
+   * session.stop() with a turn in flight suspends it, then stops the sandbox): the slice gets what
+   * the last host did not receive and its finish, nothing re-driven.
    */
   restored: boolean;
   /**
@@ -126,13 +126,8 @@ export class TurnConsumer<S> {
    * ask the host to act (a host tool call or an approval request, whatever the CLI's channel: MCP or
    * its own stdout): the session's checkpoint milestone.
    */
-  record(turn: TurnState<S>, given: JournalRecord, cursor: number): boolean {
+  record(turn: TurnState<S>, record: JournalRecord, cursor: number): boolean {
     this.flushOwed(turn);
-    // A taken-over turn stopped under its suspended host: translated and handled as interrupted (TurnState.restored).
-    const record: JournalRecord =
-      given.kind === 'turn-end' && given.data.reason === 'stopped' && turn.restored && !turn.abortRequested
-        ? { ...given, data: { ...given.data, reason: 'interrupted' } }
-        : given;
     if (!turn.translation) {
       if (record.kind === 'turn-start') turn.firstSeq = record.seq;
       turn.translation = new TurnTranslation(this.adapter, { turnId: turn.turnId, rerun: turn.rerun }, cursor, turn.redeliverSet);
