@@ -21,7 +21,7 @@ const bridgeFile = join(import.meta.dirname, '../../dist/bridge.mjs');
 
 let kit: Kit;
 beforeAll(async () => {
-  kit = await createKit('exec');
+  kit = await createKit('exec', { survive: false }); // the rerun rung: a CLI that dies with its bridge
 });
 afterAll(async () => {
   await kit.cleanup();

@@ -13,7 +13,7 @@ import { createKit, startTurn, textOf, type Kit } from './session-helpers.ts';
 let kit: Kit;
 const proxies: TestProxy[] = [];
 beforeAll(async () => {
-  kit = await createKit('faults');
+  kit = await createKit('faults', { survive: false }); // the rerun rung: a CLI that dies with its bridge
 });
 afterAll(async () => {
   for (const proxy of proxies) await proxy.close();
