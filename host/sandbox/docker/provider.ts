@@ -3,7 +3,8 @@
 // no registry), with `--network none` — the host reaches the bridge through
 // the exec stream. A session created with an `identity` starts from that
 // identity's snapshot: onFirstCreate runs once in a builder container, which
-// is `docker commit`ted as harness-bridge-snapshot:<hash of the identity>;
+// is `docker commit`ted as harness-bridge-snapshot:<hash of the identity and
+// the base image id>;
 // every later session with the identity starts from that image
 // (docs/remote-providers.md#docker).
 import { createHash, randomUUID } from 'node:crypto';
@@ -34,9 +35,9 @@ export interface DockerSandboxProvider extends HarnessV1SandboxProvider {
   readonly providerId: 'docker';
   readonly createSession: (options?: { sessionId?: string; abortSignal?: AbortSignal; identity?: string; onFirstCreate?: OnFirstCreate }) => Promise<DockerSandboxSession>;
   readonly resumeSession: (options: { sessionId: string; abortSignal?: AbortSignal }) => Promise<DockerSandboxSession>;
-  /** The snapshot image an identity maps to (it may not exist yet). */
-  snapshotImage(identity: string): string;
-  /** Removes an identity's snapshot image, so the next session with it builds a new one. */
+  /** The snapshot image an identity maps to on this provider's base image (it may not exist yet). */
+  snapshotImage(identity: string): Promise<string>;
+  /** Removes an identity's snapshot image (of this provider's base image), so the next session with it builds a new one. */
   dropSnapshot(identity: string): Promise<void>;
 }
 
@@ -54,7 +55,17 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
     return options.image ?? ensureBaseImage(command);
   };
   const containerName = (id: string) => `${prefix}-${id.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 60)}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
-  const snapshotImage = (identity: string) => `${snapshotRepository}:${createHash('sha256').update(identity).digest('hex').slice(0, 40)}`;
+  /**
+   * A snapshot is the recipe applied ON a base image: its tag hashes the identity and the base's image id,
+   * so another base (another image option, a new Node binary) never reuses a snapshot built on the old one.
+   */
+  const snapshotImage = async (identity: string, base?: string) => {
+    const from = base ?? (await baseImage());
+    const inspected = await docker(command, ['image', 'inspect', '--format', '{{.Id}}', from]);
+    if (inspected.code !== 0) throw new DockerSandboxError('docker-failed', `base image ${from} not found: ${inspected.stderr.trim()}`);
+    const baseId = inspected.stdout.toString('utf8').trim();
+    return `${snapshotRepository}:${createHash('sha256').update(`${identity}\0${baseId}`).digest('hex').slice(0, 40)}`;
+  };
 
   /** `docker run` of a session container; resolves once it runs. */
   const runContainer = async (name: string, id: string, image: string): Promise<void> => {
@@ -83,8 +94,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
    * container named for the image (a name docker grants once), and removes it when done; the others wait
    * for the image or the lock's end. A lock older than snapshotLockStaleMs is a dead builder's and is taken over.
    */
-  const snapshotOnce = async (identity: string, base: string, onFirstCreate: OnFirstCreate | undefined, abortSignal: AbortSignal | undefined) => {
-    const image = snapshotImage(identity);
+  const snapshotOnce = async (image: string, identity: string, base: string, onFirstCreate: OnFirstCreate | undefined, abortSignal: AbortSignal | undefined) => {
     const lock = `hb-snapshot-lock-${image.split(':')[1]!.slice(0, 24)}`;
     for (;;) {
       abortSignal?.throwIfAborted();
@@ -107,11 +117,11 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
 
   /** Concurrent creates in this process share one snapshotOnce per identity. */
   const snapshots = new Map<string, Promise<{ image: string; built: boolean }>>();
-  const ensureSnapshot = (identity: string, base: string, onFirstCreate: OnFirstCreate | undefined, abortSignal: AbortSignal | undefined) => {
-    const image = snapshotImage(identity);
+  const ensureSnapshot = async (identity: string, base: string, onFirstCreate: OnFirstCreate | undefined, abortSignal: AbortSignal | undefined) => {
+    const image = await snapshotImage(identity, base);
     const pending = snapshots.get(image);
     if (pending) return pending.then(({ image: built }) => ({ image: built, built: false }));
-    const started = snapshotOnce(identity, base, onFirstCreate, abortSignal);
+    const started = snapshotOnce(image, identity, base, onFirstCreate, abortSignal);
     snapshots.set(image, started);
     // A failed onFirstCreate leaves no snapshot: the next create runs it again. A built one is asked of docker again next time.
     started.then(
@@ -126,7 +136,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
     providerId: 'docker',
     snapshotImage,
     dropSnapshot: async (identity) => {
-      await docker(command, ['image', 'rm', '--force', snapshotImage(identity)]);
+      await docker(command, ['image', 'rm', '--force', await snapshotImage(identity)]);
     },
 
     createSession: async ({ sessionId, abortSignal, identity, onFirstCreate } = {}) => {

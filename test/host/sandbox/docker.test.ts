@@ -103,6 +103,39 @@ describe.skipIf(unavailable !== undefined)('snapshots: the bridge recipe baked i
     }
   });
 
+  it('a provider on another base image builds its own snapshot of the same identity: the base\'s files are there', { timeout: 180_000 }, async () => {
+    const { docker, dockerOk } = await import('../../../host/sandbox/docker/docker-cli.ts');
+    const identity = `base-${process.pid}-${Date.now()}`;
+    // Another base: the default one with one more file (as a new image option or a new Node binary would differ).
+    const marker = `${prefix}-base-marker-${Date.now()}`;
+    const otherBase = `${prefix}-other-base:${Date.now()}`;
+    const seed = await provider.createSession({ sessionId: `base-seed-${Date.now()}` });
+    let runs = 0;
+    const onFirstCreate = async () => {
+      runs++;
+    };
+    const sessions: Array<{ destroy(): Promise<void> }> = [seed];
+    const other = createDockerSandboxProvider({ namePrefix: prefix, image: otherBase });
+    try {
+      await seed.writeTextFile({ path: '/base-marker', content: marker });
+      await dockerOk('docker', ['commit', '--change', `LABEL harness-bridge.provider=${prefix}`, seed.container, otherBase]);
+      const onDefault = await provider.createSession({ sessionId: `base-a-${Date.now()}`, identity, onFirstCreate });
+      sessions.push(onDefault);
+      const onOther = await other.createSession({ sessionId: `base-b-${Date.now()}`, identity, onFirstCreate });
+      sessions.push(onOther);
+      expect(runs, 'onFirstCreate ran once per base image').toBe(2);
+      expect(await provider.snapshotImage(identity)).not.toBe(await other.snapshotImage(identity));
+      expect(onOther.origin).toMatchObject({ image: await other.snapshotImage(identity), builtSnapshot: true });
+      expect(await onOther.readTextFile({ path: '/base-marker' }), "the other base's file is in its snapshot's session").toBe(marker);
+      expect((await onDefault.run({ command: 'test -e /base-marker' })).exitCode, 'the default base has no such file').not.toBe(0);
+    } finally {
+      for (const session of sessions) await session.destroy();
+      await provider.dropSnapshot(identity);
+      await other.dropSnapshot(identity).catch(() => {});
+      await docker('docker', ['image', 'rm', '--force', otherBase]);
+    }
+  });
+
   it('prewarm applies the recipe once and commits it under the recipe identity; sessions start from it with the recipe applied', { timeout: 300_000 }, async () => {
     // A recipe of this run only (its own install command), so the snapshot is built here, not found from an earlier run.
     const stamp = `built-${process.pid}-${Date.now()}`;
@@ -118,7 +151,7 @@ describe.skipIf(unavailable !== undefined)('snapshots: the bridge recipe baked i
       for (let i = 0; i < 2; i++) {
         const sandbox = await provider.createSession({ sessionId: `snap-${i}-${Date.now()}`, identity, onFirstCreate: async () => { throw new Error('the snapshot exists: onFirstCreate must not run'); } });
         sessions.push(sandbox);
-        expect(sandbox.origin).toMatchObject({ image: provider.snapshotImage(identity), fromSnapshot: true });
+        expect(sandbox.origin).toMatchObject({ image: await provider.snapshotImage(identity), fromSnapshot: true });
         expect(await sandbox.readTextFile({ path: '/work/applied.log' }), 'the install command ran once, in the snapshot').toBe(`${stamp}\n`);
         const again = await applyBootstrap(sandbox.restricted(), await harness.getBootstrap!());
         expect(again.applied, 'the recipe is already applied in a session from the snapshot').toBe(false);
