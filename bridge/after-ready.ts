@@ -18,6 +18,7 @@ import { withMcp } from './mcp/with-mcp.ts';
 import { ownerPolicyFromEnv } from './server/owner-watch.ts';
 import { createBridgeServer } from './server/server.ts';
 import { Supervisor } from './supervisor/supervisor.ts';
+import { registerBridgePorts } from './jail/bridge-ports.ts';
 import { resolveIsolation } from './jail/isolation.ts';
 import { namespaceSupport } from './jail/srt.ts';
 import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
@@ -56,7 +57,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     cliUser: ctx.jail.cliUser,
     stateDir: ctx.stateDir,
     bridgeFile,
-    namespace: (user) => namespaceSupport({ user, srt: ctx.jail.srt, stateDir: ctx.stateDir, bridgeFile, policyFile: policy.file, log: jailLog }),
+    namespace: (user) => namespaceSupport({ user, srt: ctx.jail.srt, stateDir: ctx.stateDir, bridgeFile, policyFile: policy.file, sessionsRoot: ctx.jail.sessionsRoot, log: jailLog }),
     policy: () => policy.reload(),
     log: jailLog,
   });
@@ -106,6 +107,8 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   mcp.setTurnTools(adoptedTools);
   await mcp.listen();
   egress?.setMcpPort(mcp.port); // the CLI's host tools: reachable through the egress proxy whatever the policy
+  // Every session's egress proxy on this machine refuses these two ports (bridge-ports.ts), whatever its policy.
+  registerBridgePorts([ctx.boundPort, mcp.port]);
   const running = await createBridgeServer({
     host: ctx.host,
     port: ctx.boundPort,

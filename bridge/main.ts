@@ -4,7 +4,7 @@
 //
 //   node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID] [--token-file NAME]
 //                   [--isolation auto|uid+namespace|namespace|uid|none] [--require-isolation]
-//                   [--cli-user NAME|UID:GID] [--network-policy FILE] [--srt CLI_JS]
+//                   [--cli-user NAME|UID:GID] [--network-policy FILE] [--srt CLI_JS] [--sessions-root DIR]
 //   node bridge.mjs --version
 //   node --snapshot-blob BLOB bridge.mjs …   (the same, started from a snapshot: startup-snapshot.ts)
 //
@@ -37,12 +37,12 @@ import { prepareRandom, randomUUID } from './random.ts';
 import { RecordPath } from './record-path.ts';
 import { StopSignals } from './stop-signals.ts';
 import { TurnLog, recoverTurns } from './journal/turn-log.ts';
-import { DEFAULT_JAIL_ARGS, isolationImpossible, setJailArg, type JailArgs } from './jail/jail-args.ts';
+import { DEFAULT_JAIL_ARGS, isolationImpossible, JAIL_FLAGS, setJailArg, type JailArgs, type JailFlag } from './jail/jail-args.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
 const usage =
   'usage: node bridge.mjs --state-dir DIR [--port N] [--host H] [--recipe-identity ID] [--token-file NAME] ' +
-  '[--isolation auto|uid+namespace|namespace|uid|none] [--require-isolation] [--cli-user NAME|UID:GID] [--network-policy FILE] [--srt CLI_JS]';
+  '[--isolation auto|uid+namespace|namespace|uid|none] [--require-isolation] [--cli-user NAME|UID:GID] [--network-policy FILE] [--srt CLI_JS] [--sessions-root DIR]';
 const readyFileName = 'bridge.json';
 
 /** sysexits: bad usage, bad configuration, internal software error. */
@@ -52,7 +52,7 @@ const exitSoftware = 70;
 
 type BridgeArgs = { stateDir: string; port: number; host: string; recipeIdentity?: string; tokenFile?: string; jail: JailArgs };
 
-const valueFlags = ['--state-dir', '--port', '--host', '--recipe-identity', '--token-file', '--isolation', '--cli-user', '--network-policy', '--srt'];
+const valueFlags: readonly string[] = ['--state-dir', '--port', '--host', '--recipe-identity', '--token-file', ...JAIL_FLAGS];
 
 function parseArgs(argv: readonly string[]): { ok: true; args: BridgeArgs } | { ok: false; message: string } {
   let stateDir: string | undefined;
@@ -78,8 +78,8 @@ function parseArgs(argv: readonly string[]): { ok: true; args: BridgeArgs } | { 
     else if (flag === '--token-file') {
       if (!/^token\.new\.[A-Za-z0-9_-]{1,64}$/.test(value)) return { ok: false, message: '--token-file must be token.new.<id>, a file in the state dir' };
       tokenFile = value;
-    } else if (flag === '--isolation' || flag === '--cli-user' || flag === '--network-policy' || flag === '--srt') {
-      const problem = setJailArg(jail, flag, value);
+    } else if ((JAIL_FLAGS as readonly string[]).includes(flag)) {
+      const problem = setJailArg(jail, flag as JailFlag, value);
       if (problem) return { ok: false, message: problem };
     } else {
       port = Number(value);

@@ -4,13 +4,15 @@
 // 127.0.0.1. Every connection is decided by the network policy in force (policy.ts): HTTP CONNECT,
 // absolute-form HTTP and SOCKS5 CONNECT, one port for all three. Always, whatever the policy:
 // the bridge's MCP endpoint is reachable (127.0.0.1:<its port>: the CLI's host tools) and the
-// bridge's own host socket is not (any local address on the bridge's port). A name is resolved
+// bridge's own host socket is not (any local address on the bridge's port), nor any other live
+// bridge's host socket or MCP endpoint on this machine (bridge-ports.ts). A name is resolved
 // once, here, and the connection goes to an address that passed the check (no second lookup).
 import { lookup } from 'node:dns/promises';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BlockList, connect, createServer, isIP, type Server, type Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { NetworkPolicy } from '../../protocol/v1/network-policy.ts';
+import { isBridgePort } from './bridge-ports.ts';
 
 export type EgressLog = { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 
@@ -93,13 +95,16 @@ export class EgressProxy {
   #mcpPort: number | undefined;
   readonly #bridgePorts = new Set<number>();
   #bridgePortNow: (() => number | undefined) | null = null;
+  readonly #otherBridge: (port: number) => boolean;
   #localAddresses: BlockList | null = null;
   readonly counts: EgressCounts = { allowed: 0, refused: 0, byReason: {} };
   readonly #sockets = new Set<Socket>();
   readonly #localLive = new Map<string, number>();
 
-  constructor(log: EgressLog) {
+  /** `otherBridge`: whether a port is another live bridge's on this machine (default: the machine's list, bridge-ports.ts). */
+  constructor(log: EgressLog, otherBridge: (port: number) => boolean = isBridgePort) {
     this.#log = log;
+    this.#otherBridge = otherBridge;
     this.#server = createServer((socket) => this.accept(socket));
     this.#server.maxConnections = 1024;
     this.#http.on('request', (req: IncomingMessage, res: ServerResponse) => void this.#forward(req, res));
@@ -173,9 +178,10 @@ export class EgressProxy {
         return { ok: false, reason: 'unresolvable' };
       }
     }
-    // The current bridge's port (a file read, for a keeper's proxy) only matters for a local destination.
+    // The current bridge's port (a file read, for a keeper's proxy) and the machine's other bridges (bridge-ports.ts:
+    // another session's host socket or MCP endpoint, under any policy) only matter for a local destination.
     const local = addresses.filter((a) => this.#isLocal(a));
-    if (local.length > 0 && (this.#bridgePorts.has(port) || this.#bridgePortNow?.() === port)) addresses = addresses.filter((a) => !local.includes(a));
+    if (local.length > 0 && (this.#bridgePorts.has(port) || this.#bridgePortNow?.() === port || this.#otherBridge(port))) addresses = addresses.filter((a) => !local.includes(a));
     if (addresses.length === 0) return { ok: false, reason: 'bridge-socket' };
     if (policy.mode === 'allow-all') return { ok: true, address: addresses[0]! };
     const surviving = addresses.filter((a) => !policy.addressDenied(a));

@@ -15,6 +15,8 @@ export type JailArgs = {
   networkPolicy?: string;
   /** sandbox-runtime's CLI (dist/cli.js); default: resolved next to the bridge file. */
   srt?: string;
+  /** The dir holding every session's dir on this machine (the local provider's root): the jail hides it but its own project and areas. */
+  sessionsRoot?: string;
 };
 
 export const DEFAULT_JAIL_ARGS: Readonly<JailArgs> = Object.freeze({ requested: 'auto', required: false, cliUser: { name: DEFAULT_CLI_USER } });
@@ -22,7 +24,10 @@ export const DEFAULT_JAIL_ARGS: Readonly<JailArgs> = Object.freeze({ requested: 
 const requests: readonly IsolationRequest[] = ['auto', 'uid+namespace', 'namespace', 'uid', 'none'];
 
 /** Applies one flag; a problem message for a bad value. */
-export function setJailArg(args: JailArgs, flag: '--isolation' | '--cli-user' | '--network-policy' | '--srt', value: string): string | undefined {
+export type JailFlag = '--isolation' | '--cli-user' | '--network-policy' | '--srt' | '--sessions-root';
+export const JAIL_FLAGS: readonly JailFlag[] = ['--isolation', '--cli-user', '--network-policy', '--srt', '--sessions-root'];
+
+export function setJailArg(args: JailArgs, flag: JailFlag, value: string): string | undefined {
   if (flag === '--isolation') {
     if (!(requests as readonly string[]).includes(value)) return `--isolation must be one of ${requests.join(', ')}, got ${value}`;
     args.requested = value as IsolationRequest;
@@ -33,6 +38,9 @@ export function setJailArg(args: JailArgs, flag: '--isolation' | '--cli-user' | 
   } else if (flag === '--network-policy') {
     if (!value.startsWith('/')) return '--network-policy must be an absolute path';
     args.networkPolicy = value;
+  } else if (flag === '--sessions-root') {
+    if (!value.startsWith('/') || value === '/') return '--sessions-root must be an absolute path other than /';
+    args.sessionsRoot = value;
   } else {
     if (!value.startsWith('/')) return '--srt must be an absolute path';
     args.srt = value;

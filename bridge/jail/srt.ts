@@ -85,6 +85,8 @@ export async function namespaceSupport(options: {
   bridgeFile: string;
   /** The network policy file (hidden from the CLI). */
   policyFile: string | undefined;
+  /** The dir holding every session's dir on this machine (--sessions-root): hidden but the CLI's own project and areas. */
+  sessionsRoot?: string | undefined;
   log: EgressLog;
 }): Promise<NamespaceSupport> {
   const { user } = options;
@@ -106,7 +108,7 @@ export async function namespaceSupport(options: {
   const stateDir = resolve(options.stateDir);
   const settingsDir = join(stateDir, 'jail');
   await egress.listen();
-  const hidden = hiddenDirs(stateDir, options.policyFile);
+  const hidden = hiddenDirs(stateDir, options.policyFile, options.sessionsRoot);
   const bootstrap = dirname(resolve(options.bridgeFile));
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
   // srt as a library, once per CLI uid (jail-helper.ts): each CLI spawn then costs a wrap and bubblewrap, not srt's
@@ -275,14 +277,17 @@ function mcpPortOf(launch: LaunchSpec): number | undefined {
   }
 }
 
-/** What the jail hides: the kit's `.harness-bridge` dir above the state dir (every session's state), else the state dir; and the policy's dir. */
-function hiddenDirs(stateDir: string, policyFile: string | undefined): string[] {
+/**
+ * What the jail hides: the kit's `.harness-bridge` dir above the state dir (every session of this project's
+ * state), else the state dir; the policy's dir; and the sessions root (every other session's dir on this
+ * machine; the wrap binds the CLI's own project and areas back).
+ */
+function hiddenDirs(stateDir: string, policyFile: string | undefined, sessionsRoot: string | undefined): string[] {
   const parts = stateDir.split(sep);
   const at = parts.lastIndexOf('.harness-bridge');
   const dirs = [at > 0 ? parts.slice(0, at + 1).join(sep) : stateDir];
-  if (policyFile !== undefined) {
-    const policyDir = dirname(resolve(policyFile));
-    if (!dirs.some((d) => policyDir === d || policyDir.startsWith(d + sep))) dirs.push(policyDir);
+  for (const extra of [policyFile === undefined ? undefined : dirname(resolve(policyFile)), sessionsRoot === undefined ? undefined : resolve(sessionsRoot)]) {
+    if (extra !== undefined && !dirs.some((d) => extra === d || extra.startsWith(d + sep))) dirs.push(extra);
   }
   return dirs;
 }

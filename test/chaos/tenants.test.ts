@@ -1,0 +1,150 @@
+// The cross-tenant attack suite (issue 34; docs/security.md#multi-session): several sessions on one
+// machine, laid out as the local provider lays them out (one dir per session under a sessions root,
+// the session dir the CLI's project, the bridge's state in its `.harness-bridge`), each bridge started
+// the way the kit starts it (token handed over in a file). Every session's CLI runs
+// test/chaos/tenants/attack.mjs through the fixture CLI's shell, concurrently, against all the
+// others (files, /proc, signals, stdin, ports direct / through its egress proxy / through another
+// session's relay socket, attach, a connection flood while the victim's host connects) and checks
+// the host's secret variable stayed out of its environment. One [figures] line per mode; the test
+// fails on any success in the default modes. Root only (the CLIs' uid and the namespaces); `namespace`
+// runs the jail without a uid of its own, so every session's bridge and CLI share root's uid and only
+// the mount namespace (the sessions root hidden) keeps them apart, as for a non-root bridge.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RecordOf } from '../../protocol/v1/index.ts';
+import { connectClient, fixtureCli, repoRoot, startBridge, tempDir, type RunningBridge, type TestClient } from '../bridge/helpers.ts';
+import { alive, figuresLine, type Attempt } from './insider/figures.ts';
+
+const attackScript = join(repoRoot, 'test/chaos/tenants/attack.mjs');
+const root = process.getuid?.() === 0;
+const SESSIONS = 3;
+
+type TenantAttempt = Attempt & { victim: string };
+type Session = { name: string; dir: string; stateDir: string; home: string; bridge: RunningBridge; client: TestClient; mode: string };
+
+const bridges: RunningBridge[] = [];
+afterAll(async () => {
+  for (const bridge of bridges) await bridge.kill();
+});
+
+async function startSession(sessionsRoot: string, name: string, isolation: string | undefined): Promise<Session> {
+  const dir = join(sessionsRoot, name);
+  mkdirSync(dir, { mode: 0o755 });
+  // A file of the user's project, readable by anyone on the host (the usual 0644).
+  writeFileSync(join(dir, 'secret.txt'), `project secret of ${name}\n`, { mode: 0o644 });
+  const stateDir = join(dir, '.harness-bridge', 'sessions', `fixture-${name}`);
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const token = randomBytes(32).toString('hex');
+  const tokenFile = `token.new.${randomBytes(8).toString('hex')}`;
+  writeFileSync(join(stateDir, tokenFile), token, { mode: 0o600 });
+  const bridge = await startBridge({
+    stateDir,
+    token,
+    env: { HARNESS_BRIDGE_TOKEN: null, HOST_SECRET_CANARY: `canary-${name}` },
+    args: ['--token-file', tokenFile, '--sessions-root', sessionsRoot, ...(isolation ? ['--isolation', isolation] : [])],
+  });
+  bridges.push(bridge);
+  const { client, hello } = await connectClient(bridge);
+  await client.attach(hello.lastSeq);
+  return { name, dir, stateDir, home: join(stateDir, 'home'), bridge, client, mode: hello.isolation?.mode ?? 'none' };
+}
+
+/** A file the attacker writes in its project; failing, what its CLI's journal says (the shell's output, a spawn failure). */
+async function waitForFile(path: string, s: Session): Promise<string> {
+  for (let i = 0; i < 1200 && !existsSync(path); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  if (!existsSync(path)) throw new Error(`${s.name}'s attacker never wrote ${path}; its journal: ${JSON.stringify(s.client.records().slice(-6)).slice(-3000)}`);
+  return readFileSync(path, 'utf8');
+}
+
+/** SESSIONS sessions, each CLI attacking all the others; every attempt, with the victims' hosts' view of the flood. */
+async function tenants(isolation: string | undefined): Promise<{ modes: string[]; attempts: TenantAttempt[]; alive: boolean }> {
+  const sessionsRoot = tempDir('hb-tenants-'); // 0755, as the provider's root
+  chmodSync(sessionsRoot, 0o755);
+  const sessions: Session[] = [];
+  for (let i = 0; i < SESSIONS; i++) sessions.push(await startSession(sessionsRoot, `s${i}`, isolation));
+  for (const s of sessions) {
+    const hints = { name: s.name, root: sessionsRoot };
+    const shell = `exec ${process.execPath} ${attackScript} '${JSON.stringify(hints)}'`;
+    await s.client.request({
+      type: 'start',
+      id: 's',
+      turnId: 'tenant',
+      launch: {
+        argv: [process.execPath, fixtureCli, '--echo'],
+        cwd: s.dir,
+        stdin: 'pipe',
+        lifetime: 'session',
+        turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
+      },
+      input: `${JSON.stringify({ type: 'prompt', text: 'run the shell tool', lines: 0, shell })}\n`,
+    });
+  }
+  // Every attacker has its home secret written and says its MCP port; then each learns the others.
+  const mcpPorts = new Map<string, number>();
+  for (const s of sessions) mcpPorts.set(s.name, (JSON.parse(await waitForFile(join(s.home, 'ready.json'), s)) as { mcpPort: number }).mcpPort);
+  for (const s of sessions) {
+    const victims = sessions
+      .filter((v) => v !== s)
+      .map((v) => ({ name: v.name, sessionName: v.name, stateDir: v.stateDir, project: v.dir, bridgePid: v.bridge.ready.pid, port: v.bridge.port, mcpPort: mcpPorts.get(v.name) }));
+    writeFileSync(join(s.home, 'go.json'), JSON.stringify({ victims }));
+  }
+  // While every attacker holds what it could open, each victim's real host connects.
+  for (const s of sessions) await waitForFile(join(s.home, 'flood.json'), s);
+  const exhausted: TenantAttempt[] = [];
+  for (const v of sessions) {
+    const held = sessions.filter((s) => s !== v).reduce((sum, s) => sum + ((JSON.parse(readFileSync(join(s.home, 'flood.json'), 'utf8')) as Record<string, number>)[v.name] ?? 0), 0);
+    let refusedBy: string | null = 'host-connected';
+    try {
+      // A hello is a slot taken and the token checked; attaching would displace the session's own host.
+      const { client } = await connectClient(v.bridge);
+      await client.close();
+    } catch (error) {
+      refusedBy = null;
+      console.log(`[tenants] ${v.name}'s host could not connect while ${held} connections were held: ${(error as Error).message}`);
+    }
+    exhausted.push({ victim: v.name, attempt: 'exhaust-victim-connections', success: refusedBy === null, refusedBy, detail: `${held} held by the others` });
+  }
+  for (const s of sessions) writeFileSync(join(s.home, 'release'), '');
+  const attempts: TenantAttempt[] = [...exhausted];
+  for (const s of sessions) {
+    const end = (await s.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'tenant', 90_000)) as RecordOf<'turn-end'>;
+    expect(end.data.reason, `${s.name}'s turn: ${end.data.message ?? ''}`).toBe('matched');
+    const lines = readFileSync(join(s.home, 'attack-results.ndjson'), 'utf8').split('\n').filter((l) => l.trim());
+    for (const line of lines) {
+      const a = JSON.parse(line) as TenantAttempt;
+      // A file counts as planted only where the victim would find it (not in a tmpfs of the attacker's namespace).
+      attempts.push(a.onHost === undefined || existsSync(a.onHost) ? a : { ...a, success: false, refusedBy: 'mount-namespace' });
+    }
+  }
+  const allAlive = sessions.every((s) => alive(s.bridge.ready.pid));
+  for (const s of sessions) await s.client.close();
+  for (const s of sessions) await s.bridge.kill('SIGTERM');
+  return { modes: [...new Set(sessions.map((s) => s.mode))], attempts, alive: allAlive };
+}
+
+function report(label: string, result: { attempts: TenantAttempt[] }): void {
+  console.log(figuresLine(`tenants ${label} sessions=${SESSIONS}`, result.attempts).replace('[figures] insider ', '[figures] '));
+  const won = result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}: ${a.detail ?? ''}`);
+  if (won.length) console.log(`[tenants] ${label} successes:\n  ${won.join('\n  ')}`);
+}
+
+describe('cross-tenant attack suite: each session\'s CLI attacks the other sessions on this machine', () => {
+  it.skipIf(!root)('default mode (auto, the bridges as root): every attempt against another session is refused', { timeout: 240_000 }, async () => {
+    const result = await tenants(undefined);
+    report(`mode=${result.modes.join('+')}`, result);
+    expect(result.modes).toEqual(['uid+namespace']);
+    expect(result.attempts.length).toBeGreaterThan(SESSIONS * (SESSIONS - 1) * 20);
+    expect(result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}`)).toEqual([]);
+    expect(result.alive).toBe(true);
+  });
+
+  it.skipIf(!root)('namespace mode (one uid for every bridge and CLI): every attempt against another session is refused', { timeout: 240_000 }, async () => {
+    const result = await tenants('namespace');
+    report(`mode=${result.modes.join('+')}`, result);
+    expect(result.modes).toEqual(['namespace']);
+    expect(result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}`)).toEqual([]);
+    expect(result.alive).toBe(true);
+  });
+});
