@@ -1,13 +1,21 @@
 #!/usr/bin/env node
-// Runs the test lanes in order and prints, at the end, per lane: the count of tests, the chaos
-// schedules and other [figures] counts its files printed, and the time. A vitest lane that ran no
-// test fails the run (a lane that silently ran nothing shows). Lanes pick files by directory/glob,
-// so a new test file lands in one without editing this list.
+// Runs the test lanes and prints, at the end, per lane: the count of tests, the chaos schedules and
+// other [figures] counts its files printed, and the time. A vitest lane that ran no test fails the
+// run (a lane that silently ran nothing shows). Lanes pick files by directory/glob, so a new test
+// file lands in one without editing this list.
 //
-//   node scripts/test-lanes.mjs [all|quick|<lane>…]
+//   node scripts/test-lanes.mjs [all|quick|heavy|matrix|<lane>…]
 //
-//   all (npm test): build, typecheck, runtimes (the bridge bundle on Node 22 and 24), unit, heavy,
-//   chaos-hog, then the leftover-process check
+// A plan is a list of steps run one after another; a step is one lane, or a group of branches run at
+// the same time (each branch a lane or a list of lanes run in order). Lanes run together where they
+// wait more than they compute (measured: an E2E file uses ~25% of one core, most of it waiting on the
+// CLI, the scripted model and the bridge), so their waits overlap; a concurrent lane's output lines
+// carry its name. The chaos suite under the CPU hog runs alone: it proves the schedules hold with the
+// cores saturated, by the hog, not by whatever else happens to run.
+//
+//   all (npm test): build; typecheck, runtimes (the bridge bundle on Node 22 and 24) and unit at once;
+//   e2e (two files at a time), chaos (serial) and package (the consumer test on Node 20, 22, 24) at
+//   once; chaos-hog; then the leftover-process check
 //   quick (npm run test:quick): the unit files that need no real CLI; among them the E2E case on the
 //   fixture CLI (test/host/adapter-conformance.test.ts: the conformance suite, real bridge and sandbox)
 //
@@ -28,8 +36,12 @@ const RUN_ENV = 'HARNESS_BRIDGE_TEST_RUN';
 const runId = randomBytes(8).toString('hex');
 const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, [RUN_ENV]: runId };
 
-// Files run by test:heavy (serial: they saturate the CPU), and the chaos suite run under the CPU hog.
-const heavyDirs = ['test/chaos', 'test/e2e'];
+// The heavy files: real CLIs (test/e2e, two files at a time: they wait more than they compute), the
+// chaos and fuzz files (serial: they saturate a core), the package consumer test on each Node
+// runtime; and the chaos suite run under the CPU hog.
+const e2eDir = 'test/e2e';
+const chaosDir = 'test/chaos';
+const heavyDirs = [chaosDir, e2eDir];
 const heavyFiles = ['test/package/consumer.test.ts'];
 const chaosHogFile = 'test/chaos/chaos.test.ts';
 // Unit files that start a real CLI (installed by scripts/install-clis.mjs): left out of test:quick.
@@ -49,10 +61,13 @@ const lanes = {
   // The bridge bundle starts on each pinned Node runtime (22, 24; installed into a cache outside the repo).
   runtimes: { kind: 'cmd', args: ['node', 'scripts/check-runtimes.mjs', 'all'] },
   unit: { kind: 'vitest', args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs(unitExcludes)] },
-  heavy: {
-    kind: 'vitest',
-    args: ['vitest', 'run', ...heavyDirs, ...heavyFiles, '--no-file-parallelism', '--exclude', chaosHogFile],
-  },
+  // Each E2E file runs its own scripted model in its own network namespace and its own sandboxes: two at a time share nothing.
+  e2e: { kind: 'vitest', args: ['vitest', 'run', e2eDir, '--maxWorkers=2'] },
+  chaos: { kind: 'vitest', args: ['vitest', 'run', chaosDir, '--no-file-parallelism', '--exclude', chaosHogFile] },
+  // The packed tarball with the real HarnessAgent in a fresh project, on each runtime (vitest and the flows run on that node).
+  consumer: { kind: 'vitest', args: ['vitest', 'run', ...heavyFiles] },
+  'consumer-node22': { kind: 'vitest', node: '22', args: ['vitest', 'run', ...heavyFiles] },
+  'consumer-node24': { kind: 'vitest', node: '24', args: ['vitest', 'run', ...heavyFiles] },
   'chaos-hog': { kind: 'vitest', args: ['node', 'scripts/with-cpu-hog.mjs', 'vitest', 'run', chaosHogFile] },
   'quick-unit': {
     kind: 'vitest',
@@ -60,20 +75,25 @@ const lanes = {
     args: ['vitest', 'run', '--maxWorkers=2', ...excludeArgs([...unitExcludes, ...realCliUnitFiles, 'test/host/view/view-browser.test.ts'])],
   },
   // The leftover-process check (scripts/leftover-processes.mjs), scoped to this run: see leftovers().
-  // The runtime matrix (not yet in `all`: its cost on CI is unmeasured): the bridge's and the host kit's
-  // unit files under the pinned Node 22 and 24 (vitest itself runs on that node).
+  // The bridge's and the host kit's unit files under the pinned Node 22 and 24 (vitest itself runs on that node): plan matrix.
   'unit-node22': { kind: 'vitest', node: '22', args: ['vitest', 'run', '--maxWorkers=2', 'test/bridge', 'test/host', ...excludeArgs(realCliUnitFiles)] },
   'unit-node24': { kind: 'vitest', node: '24', args: ['vitest', 'run', '--maxWorkers=2', 'test/bridge', 'test/host', ...excludeArgs(realCliUnitFiles)] },
   leftover: { kind: 'leftover', args: ['scripts/leftover-processes.mjs'] },
 };
+// A step: a lane, or a group (an array) of branches run at the same time, each branch a lane or an array of lanes run in order.
+const heavyGroup = ['e2e', 'chaos', ['consumer', 'consumer-node22', 'consumer-node24']];
 const plans = {
-  all: ['build', 'typecheck', 'runtimes', 'unit', 'heavy', 'chaos-hog', 'leftover'],
+  all: ['build', ['typecheck', 'runtimes', 'unit'], heavyGroup, 'chaos-hog', 'leftover'],
   quick: ['build', 'quick-unit', 'leftover'],
+  heavy: ['build', heavyGroup],
   matrix: ['build', 'unit-node22', 'unit-node24', 'leftover'],
 };
 
 const requested = process.argv.slice(2);
-const order = requested.length === 0 ? plans.all : requested.flatMap((name) => plans[name] ?? [name]);
+const steps = requested.length === 0 ? plans.all : requested.flatMap((name) => plans[name] ?? [name]);
+/** Every lane a step names, in plan order. */
+const lanesOf = (step) => (Array.isArray(step) ? step.flatMap(lanesOf) : [step]);
+const order = steps.flatMap(lanesOf);
 for (const name of order) {
   if (!lanes[name]) {
     process.stderr.write(`test-lanes: unknown lane ${name} (lanes: ${Object.keys(lanes).join(', ')}; plans: ${Object.keys(plans).join(', ')})\n`);
@@ -87,29 +107,46 @@ const results = [];
 // eslint-disable-next-line no-control-regex -- the reporter's colour codes
 const plain = (line) => line.replace(/\u001b\[[0-9;]*m/g, '').trim();
 
-/** Runs argv (with `node` first on PATH when given), forwarding its output, and collects the [figures] lines it prints. */
-function run(argv, node) {
+/**
+ * Runs argv (with `node` first on PATH when given), forwarding its output (each line led by `[label]`
+ * when a label is given: lanes running at once), and collects the [figures] lines it prints.
+ */
+function run(argv, node, label) {
   return new Promise((resolveRun) => {
     const laneEnv = node ? { ...env, PATH: `${dirname(node)}${delimiter}${env.PATH}` } : env;
     const [command, ...rest] = node && argv[0] === 'vitest' ? [node, join(root, 'node_modules', 'vitest', 'vitest.mjs'), ...argv.slice(1)] : argv;
     const child = spawn(command, rest, { cwd: root, env: laneEnv, stdio: ['inherit', 'pipe', 'pipe'] });
     const figures = [];
-    let pending = '';
-    child.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
-      pending += chunk.toString('utf8');
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) if (line.includes('[figures]')) figures.push(plain(line));
-    });
-    child.stderr.on('data', (chunk) => process.stderr.write(chunk));
+    /** Splits a stream into whole lines: each goes to `out` (labelled) and to `onLine`. */
+    const lines = (stream, out, onLine) => {
+      let pending = '';
+      stream.on('data', (chunk) => {
+        if (!label) out.write(chunk);
+        pending += chunk.toString('utf8');
+        const whole = pending.split('\n');
+        pending = whole.pop() ?? '';
+        for (const line of whole) {
+          if (label) out.write(`[${label}] ${line}\n`);
+          onLine(line);
+        }
+      });
+      stream.on('end', () => {
+        if (pending === '') return;
+        if (label) out.write(`[${label}] ${pending}\n`);
+        onLine(pending);
+      });
+    };
+    const onStdout = (line) => {
+      if (line.includes('[figures]')) figures.push(plain(line));
+    };
+    lines(child.stdout, process.stdout, onStdout);
+    lines(child.stderr, process.stderr, () => undefined);
     const stop = (signal) => child.kill(signal);
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     child.on('close', (code, signal) => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      if (pending.includes('[figures]')) figures.push(plain(pending));
       resolveRun({ code: code ?? (signal ? 1 : 0), figures });
     });
   });
@@ -186,16 +223,14 @@ function scheduleCount(figures) {
   return schedules;
 }
 
-let failed = false;
-for (const name of order) {
+/** Runs one lane (labelled when others run beside it) and records its result. */
+async function runLane(name, label) {
   const lane = lanes[name];
-  // After a failure only the leftover-process check still runs (the next run must not inherit them).
-  if (failed && name !== 'leftover') continue;
   if (lane.kind === 'leftover' && !existsSync(join(root, lane.args[0]))) {
     results.push({ name, note: `skipped: ${lane.args[0]} not present` });
-    continue;
+    return 0;
   }
-  process.stdout.write(`\n[lane] ${name}: ${lane.args.join(' ')}\n`);
+  process.stdout.write(`\n[lane] ${name}: ${lane.args.join(' ')}${lane.node ? ` (node ${lane.node})` : ''}\n`);
   const reportPath = join(reportDir, `${name}.json`);
   const argv = lane.kind === 'vitest' ? [...lane.args, '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`] : lane.args;
   const started = Date.now();
@@ -204,7 +239,7 @@ for (const name of order) {
     const { ensureNode } = await import(join(root, 'scripts', 'install-node.mjs'));
     node = ensureNode(lane.node);
   }
-  const { code, figures } = lane.kind === 'leftover' ? await leftovers() : await run(argv, node);
+  const { code, figures } = lane.kind === 'leftover' ? await leftovers() : await run(argv, node, label);
   const seconds = (Date.now() - started) / 1000;
   const result = { name, code, seconds, figures };
   if (lane.kind === 'vitest') {
@@ -216,15 +251,43 @@ for (const name of order) {
     }
   }
   results.push(result);
-  if (result.code !== 0) failed = true;
+  process.stdout.write(`[lane] ${name} ${result.code === 0 ? 'ok' : 'FAILED'} after ${seconds.toFixed(1)}s\n`);
+  // dist/ and lib/ are built from this tree: the vitest lanes after it skip the global setup's rebuild (lanes
+  // running at once must not rewrite dist/bridge.mjs under each other's bridges), the consumer test its lib/ build.
+  if (name === 'build' && result.code === 0) env.HARNESS_BRIDGE_BUILT = '1';
+  return result.code;
+}
+
+/** Runs a step: a lane, or a group whose branches run at the same time (a branch stops at its first failure). */
+async function runStep(step) {
+  if (!Array.isArray(step)) return runLane(step);
+  const codes = await Promise.all(
+    step.map(async (branch) => {
+      for (const name of lanesOf(branch)) {
+        const code = await runLane(name, step.length > 1 ? name : undefined);
+        if (code !== 0) return code;
+      }
+      return 0;
+    }),
+  );
+  return codes.find((code) => code !== 0) ?? 0;
+}
+
+const startedAll = Date.now();
+let failed = false;
+for (const step of steps) {
+  // After a failure only the leftover-process check still runs (the next run must not inherit them).
+  if (failed && step !== 'leftover') continue;
+  if ((await runStep(step)) !== 0) failed = true;
 }
 rmSync(reportDir, { recursive: true, force: true });
+results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
 
 // The summary: one line per lane, its [figures] lines, and its slowest files.
 const out = ['', '[lanes] summary'];
 for (const r of results) {
   if (r.seconds === undefined) {
-    out.push(`[lane] ${r.name.padEnd(10)} ${r.note}`);
+    out.push(`[lane] ${r.name.padEnd(15)} ${r.note}`);
     continue;
   }
   const status = r.code === 0 ? 'ok' : `FAILED (exit ${r.code}${r.note ? `, ${r.note}` : ''})`;
@@ -233,7 +296,7 @@ for (const r of results) {
     counts = ` tests=${r.report.total} passed=${r.report.passed} failed=${r.report.failed} skipped=${r.report.skipped} files=${r.report.files.length}`;
   } else if (lanes[r.name].kind === 'vitest') counts = ' tests=0 (no report)';
   const schedules = scheduleCount(r.figures);
-  out.push(`[lane] ${r.name.padEnd(10)} ${status} time=${r.seconds.toFixed(1)}s${counts}${schedules ? ` schedules=${schedules}` : ''}`);
+  out.push(`[lane] ${r.name.padEnd(15)} ${status} time=${r.seconds.toFixed(1)}s${counts}${schedules ? ` schedules=${schedules}` : ''}`);
   for (const line of r.figures) out.push(`         ${line}`);
   for (const failure of r.report?.failures ?? []) out.push(`         FAILED ${failure}`);
   if (r.report && r.report.files.length > 1) {
@@ -241,7 +304,9 @@ for (const r of results) {
     out.push(`         slowest: ${slow.map((f) => `${f.name} ${(f.ms / 1000).toFixed(1)}s (${f.tests})`).join(', ')}`);
   }
 }
-const total = results.reduce((sum, r) => sum + (r.seconds ?? 0), 0);
-out.push(`[lanes] ${failed ? 'FAILED' : 'ok'} total=${total.toFixed(1)}s`);
+// Lanes run at once overlap: the run's time is the wall clock, the lanes' sum says how much they overlapped.
+const total = (Date.now() - startedAll) / 1000;
+const summed = results.reduce((sum, r) => sum + (r.seconds ?? 0), 0);
+out.push(`[lanes] ${failed ? 'FAILED' : 'ok'} total=${total.toFixed(1)}s (lanes summed ${summed.toFixed(1)}s)`);
 process.stdout.write(`${out.join('\n')}\n`);
 process.exit(failed ? 1 : 0);

@@ -83,12 +83,14 @@ describe('package.json', () => {
     expect(tsconfig.exclude).toEqual(expect.arrayContaining(['lib', 'test/package/consumer']));
   });
 
-  it('npm test runs the consumer test (in the serial heavy pass, not the parallel unit pass)', () => {
-    // npm test is the lane runner; its heavy lane runs heavyFiles, which the unit lane excludes.
+  it('npm test runs the consumer test on Node 20, 22 and 24 (its own lanes in the heavy group, not the parallel unit pass)', () => {
+    // npm test is the lane runner; its heavy group runs heavyFiles once per runtime, one after another (each packs this tree); the unit lane excludes them.
     expect(manifest.scripts.test).toBe('node scripts/test-lanes.mjs all');
     const runner = readFileSync(fileURLToPath(new URL('../../scripts/test-lanes.mjs', import.meta.url)), 'utf8');
     expect(runner).toContain("const heavyFiles = ['test/package/consumer.test.ts'];");
-    expect(runner).toMatch(/all: \[[^\]]*'heavy'/);
+    expect(runner).toContain("const heavyGroup = ['e2e', 'chaos', ['consumer', 'consumer-node22', 'consumer-node24']];");
+    expect(runner).toMatch(/all: \[[^\n]*heavyGroup/);
+    for (const major of ['22', '24']) expect(runner).toContain(`'consumer-node${major}': { kind: 'vitest', node: '${major}', args: ['vitest', 'run', ...heavyFiles] }`);
     expect(runner).toContain('const unitExcludes = [...heavyDirs.map((d) => `${d}/**`), ...heavyFiles];');
   });
 });
