@@ -1,6 +1,6 @@
 // Types for bridge-command.mjs (plain JS so the benchmark imports it without a TypeScript loader).
 /** The bridge's isolation flags (docs/security.md#settings); tokenFile names the file in the state dir holding the token. */
-export type BridgeIsolationArgs = { tokenFile?: string; isolation?: string; requireIsolation?: boolean; cliUser?: string; networkPolicy?: string; srt?: string };
+export type BridgeIsolationArgs = { tokenFile?: string; isolation?: string; requireIsolation?: boolean; cliUser?: string; networkPolicy?: string; srt?: string; sessionsRoot?: string };
 export type BridgeArgvOptions = { bridgeFile: string; stateDir: string; port: number; host?: string; recipeIdentity?: string; snapshotBlob?: string } & BridgeIsolationArgs;
 /** Node/V8 flags the bridge runs with. */
 export declare const BRIDGE_NODE_FLAGS: readonly string[];
@@ -14,7 +14,7 @@ export declare function snapshotBuildCommand(): string;
 export declare function bridgeEnv(env?: Record<string, string | undefined>): { GLIBC_TUNABLES: string };
 /** argv after the node binary: flags, the snapshot blob when given, bridge file, bridge arguments. */
 export declare function bridgeArgv(options: BridgeArgvOptions): string[];
-/** The same launch as one sh command; values from HB_NODE, HB_FILE, HB_STATE, HB_PORT (+ HB_HOST, HB_RECIPE, HB_TOKEN_FILE, HB_ISOLATION, HB_CLI_USER, HB_NETWORK_POLICY, HB_SRT when present). */
+/** The same launch as one sh command; values from HB_NODE, HB_FILE, HB_STATE, HB_PORT (+ HB_HOST, HB_RECIPE, HB_TOKEN_FILE, HB_ISOLATION, HB_CLI_USER, HB_NETWORK_POLICY, HB_SRT, HB_SESSIONS_ROOT when present). */
 export declare function bridgeShellCommand(present?: { host?: boolean; recipeIdentity?: boolean } & { [K in keyof BridgeIsolationArgs]?: boolean }): string;
 /** `GLIBC_TUNABLES=… node <flags> bridge.mjs --state-dir DIR --port 0`, for logs and bench output. */
 export declare function describeBridgeCommand(): string;

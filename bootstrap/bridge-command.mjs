@@ -69,7 +69,7 @@ for (const flag of BRIDGE_NODE_FLAGS) {
 /**
  * The bridge's isolation flags (docs/security.md#settings), in argv order. Each value is a name
  * from a fixed set or a path; `tokenFile` names the file in the state dir the host wrote the token to.
- * @typedef {{ tokenFile?: string, isolation?: string, requireIsolation?: boolean, cliUser?: string, networkPolicy?: string, srt?: string }} BridgeIsolationArgs
+ * @typedef {{ tokenFile?: string, isolation?: string, requireIsolation?: boolean, cliUser?: string, networkPolicy?: string, srt?: string, sessionsRoot?: string }} BridgeIsolationArgs
  */
 const isolationFlags = /** @type {const} */ ([
   ['tokenFile', '--token-file', 'HB_TOKEN_FILE'],
@@ -77,6 +77,7 @@ const isolationFlags = /** @type {const} */ ([
   ['cliUser', '--cli-user', 'HB_CLI_USER'],
   ['networkPolicy', '--network-policy', 'HB_NETWORK_POLICY'],
   ['srt', '--srt', 'HB_SRT'],
+  ['sessionsRoot', '--sessions-root', 'HB_SESSIONS_ROOT'],
 ]);
 
 /**
@@ -99,7 +100,7 @@ export function bridgeArgv({ bridgeFile, stateDir, port, host, recipeIdentity, s
  * an environment variable the caller sets — HB_NODE (node binary), HB_FILE,
  * HB_STATE, HB_PORT, and HB_HOST / HB_RECIPE when `host` / `recipeIdentity`
  * are set, HB_TOKEN_FILE / HB_ISOLATION / HB_CLI_USER / HB_NETWORK_POLICY /
- * HB_SRT for the isolation values present — quoted, never spliced into the string.
+ * HB_SRT / HB_SESSIONS_ROOT for the isolation values present — quoted, never spliced into the string.
  * @param {{ host?: boolean, recipeIdentity?: boolean, requireIsolation?: boolean } & { [K in keyof BridgeIsolationArgs]?: boolean }} [present] which optional values are set
  * @returns {string}
  */

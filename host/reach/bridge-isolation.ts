@@ -18,6 +18,11 @@ export type BridgeIsolation = {
   readonly networkPolicyFile?: string;
   /** sandbox-runtime's CLI (dist/cli.js) inside the sandbox; default: found next to the bridge file. */
   readonly srt?: string;
+  /**
+   * The dir holding every session's dir on this machine (the local provider's root): the CLI's jail hides it, its
+   * own project and areas excepted, so no session's CLI sees another's files (docs/security.md#multi-session).
+   */
+  readonly sessionsRoot?: string;
 };
 
 /** Where a sandbox session (or its restricted view) carries its BridgeIsolation. */

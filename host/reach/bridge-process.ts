@@ -75,6 +75,7 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
       cliUser: isolation.cliUser !== undefined,
       networkPolicy: isolation.networkPolicyFile !== undefined,
       srt: isolation.srt !== undefined,
+      sessionsRoot: isolation.sessionsRoot !== undefined,
     }),
     env: {
       HB_NODE: options.nodeCommand,
@@ -88,6 +89,7 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
       HB_CLI_USER: isolation.cliUser ?? '',
       HB_NETWORK_POLICY: isolation.networkPolicyFile ?? '',
       HB_SRT: isolation.srt ?? '',
+      HB_SESSIONS_ROOT: isolation.sessionsRoot ?? '',
       ...(options.idleExitMs === undefined ? {} : { HARNESS_BRIDGE_IDLE_EXIT_MS: String(options.idleExitMs) }),
       ...(options.ownerlessToolTimeoutMs === undefined ? {} : { HARNESS_BRIDGE_OWNERLESS_TOOL_MS: String(options.ownerlessToolTimeoutMs) }),
       ...journalEnv(options.journal),

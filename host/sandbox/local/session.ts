@@ -3,7 +3,7 @@
 // into HarnessV1NetworkSandboxSession; the provider (../local.ts) decides
 // where directories live and how sessions start.
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type {
   HarnessV1NetworkPolicy,
   HarnessV1NetworkSandboxSession,
@@ -85,7 +85,8 @@ export function createLocalSession(options: LocalSessionOptions): LocalSandboxSe
   const { id, dir, origin } = options;
   const isolation = options.isolation.mode;
   const srt = localSrtCli();
-  const bridgeIsolation: BridgeIsolation = Object.freeze({ ...options.isolation, networkPolicyFile: networkPolicyFile(dir), ...(srt ? { srt } : {}) });
+  // The provider's root holds every session's dir: each bridge's jail hides it from its CLI but the CLI's own.
+  const bridgeIsolation: BridgeIsolation = Object.freeze({ ...options.isolation, networkPolicyFile: networkPolicyFile(dir), sessionsRoot: dirname(dir), ...(srt ? { srt } : {}) });
   const pidFile = join(dir, pidFileName);
   const live = new Set<LiveProcess>();
   let ports = [...options.ports];

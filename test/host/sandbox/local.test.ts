@@ -185,7 +185,7 @@ server.stdout.cancel(); server.stderr.cancel();
     expect(() => createLocalSandboxProvider({ root, isolation: 'bwrap' as never })).toThrow(/isolation must be one of/);
   });
 
-  it('the isolation options (default auto) travel to bridges on the session and its restricted view, with the policy file', async () => {
+  it('the isolation options (default auto) travel to bridges on the session and its restricted view, with the policy file and the sessions root', async () => {
     const provider = createLocalSandboxProvider({ root: join(tempRoot, 'iso', 'sandboxes'), requireIsolation: true, cliUser: 'harness-agent' });
     const session = await provider.createSession();
     try {
@@ -196,6 +196,7 @@ server.stdout.cancel(); server.stderr.cancel();
         require: true,
         cliUser: 'harness-agent',
         networkPolicyFile: join(networkPolicyDir(session.defaultWorkingDirectory), 'policy.json'),
+        sessionsRoot: join(tempRoot, 'iso', 'sandboxes'), // hidden from each session's CLI but its own dirs
         srt: join(repoRoot, 'node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js'), // the bridge bundle the recipe copies has no node_modules beside it
       });
       expect(session[BRIDGE_ISOLATION]).toBe(carried);
