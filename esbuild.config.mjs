@@ -1,7 +1,7 @@
 // Builds the bundled artifacts into dist/: one self-contained ESM file per
 // entry in `entries` below — the bridge (dist/bridge.mjs) and the
-// harness-bridge CLI (dist/cli.mjs). They run on the Node versions
-// package.json `engines` names (20+); esbuild's `target` only sets the syntax level.
+// harness-bridge CLI (dist/cli.mjs). The bridge runs on Node 20+ in a sandbox, the host kit
+// on what package.json `engines` names (README.md, Node); esbuild's `target` only sets the syntax level.
 // Usage: node esbuild.config.mjs            (all entries)
 //        node esbuild.config.mjs bridge     (only the named entries)
 import { copyFileSync, readFileSync, statSync } from 'node:fs';
