@@ -100,6 +100,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       report: (level, message, attrs) => this.report(level, message, attrs),
       turnRunning: (turnId) => this.channel?.hello?.turns.some((turn) => turn.turnId === turnId && turn.status === 'running') ?? true,
       hostWaits: () => protocolMinor((this.channel?.hello ?? this.link.hello).protocolVersion) >= 1,
+      caughtUp: () => (this.channel ? this.channel.whenLive() : Promise.resolve()),
     });
     this.responder = ctx.adapter.responder
       ? new ResponderRun(ctx.adapter.responder, sandboxResponderIo(ctx.sandbox, ctx.sessionWorkDir, ctx.permissionMode), {
@@ -467,8 +468,9 @@ export class BridgeSession<S> implements HarnessV1Session {
       const turn = this.consumer.turn;
       if (turn && record.turnId === turn.turnId) {
         if (this.redelivery) this.markRedelivery(record);
+        const range = this.redelivery?.begun ? { afterSeq: this.redelivery.after, throughSeq: this.redelivery.through } : undefined;
         // Part-level: a host call translated from the CLI's own output (stdin tools, CLI approvals) is a milestone too.
-        milestone = this.consumer.record(turn, record, this.cursor) || milestone;
+        milestone = this.consumer.record(turn, record, this.cursor, range) || milestone;
         this.responder?.observe(record);
       }
       if (record.seq > this.cursor) this.cursor = record.seq;

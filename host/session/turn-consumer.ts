@@ -14,6 +14,7 @@ import { hostToolResult, markRecomputed, TurnTranslation, type TranslationSnapsh
 import type { ChannelRequest } from '../channel/index.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
 import { abortError } from './abort-error.ts';
+import { noteMark, withMarks, type BlockMark, type SliceMarks } from './marks.ts';
 import { BridgeSessionError } from './errors.ts';
 import type { InFlightTurn } from './resume-state.ts';
 
@@ -40,6 +41,10 @@ export type TurnState<S> = InFlightTurn & {
    * kept and sent when the re-driven turn asks for the same call id; dropped when it ends.
    */
   held: Map<string, { output: unknown; isError: boolean }>;
+  /** The tool call of each approval request this host delivered (approval id → tool call id). */
+  approvalCalls?: Map<string, string>;
+  /** Tool calls whose approval the host denied: the CLI's result for them is not passed on (deniedResult). */
+  denied?: Set<string>;
 };
 
 export type Slice = {
@@ -49,6 +54,8 @@ export type Slice = {
   tools: ReadonlyArray<HarnessV1ToolSpec>;
   /** Parts are collected instead of emitted (doCompact's internal turn). */
   collectOnly: boolean;
+  /** What this slice delivered recomputed or again, carried on its finish parts (marks.ts). */
+  marks: SliceMarks;
 };
 
 export type TurnConsumerHooks<S> = {
@@ -61,6 +68,8 @@ export type TurnConsumerHooks<S> = {
   turnRunning(turnId: string): boolean;
   /** The bridge takes `host-wait` frames (protocol 1.1). */
   hostWaits?(): boolean;
+  /** Resolves once the channel has replayed the journal up to live (rejects when it is gone). */
+  caughtUp?(): Promise<void>;
 };
 
 /** What the CLI reads when the bridge's owner-less timeout fails a call it waits on over its stdio (the bridge journals the same words). */
@@ -92,7 +101,7 @@ export class TurnConsumer<S> {
       reject = rej;
     });
     done.catch(() => undefined); // the caller observes `done`; this only prevents an unhandled rejection when it does not
-    this.slice = { emit, resolve, reject, tools, collectOnly };
+    this.slice = { emit, resolve, reject, tools, collectOnly, marks: {} };
     const control: HarnessV1PromptControl = {
       done,
       submitToolResult: (input) => this.submitToolResult(input),
@@ -118,15 +127,19 @@ export class TurnConsumer<S> {
   /** Parts a restored translation owes the slice (redeliveries), before any record of it. */
   flushOwed(turn: TurnState<S>): void {
     if (this.turn !== turn || !turn.translation || !this.slice) return;
-    for (const part of turn.translation.takeOwed()) this.slice.emit(part);
+    for (const part of turn.translation.takeOwed()) {
+      noteApproval(turn, part);
+      this.slice.emit(part);
+    }
   }
 
   /**
-   * One record of the in-flight turn; `cursor` is the session's cursor before it. True when its parts
+   * One record of the in-flight turn; `cursor` is the session's cursor before it; `redelivered`: the
+   * range of records a lost host may have received, when this record is in it. True when its parts
    * ask the host to act (a host tool call or an approval request, whatever the CLI's channel: MCP or
    * its own stdout): the session's checkpoint milestone.
    */
-  record(turn: TurnState<S>, record: JournalRecord, cursor: number): boolean {
+  record(turn: TurnState<S>, record: JournalRecord, cursor: number, redelivered?: { afterSeq: number; throughSeq: number }): boolean {
     this.flushOwed(turn);
     if (!turn.translation) {
       if (record.kind === 'turn-start') turn.firstSeq = record.seq;
@@ -139,8 +152,20 @@ export class TurnConsumer<S> {
       parts = [...parts.slice(0, 1), ...this.carry, ...parts.slice(1)];
       this.carry = [];
     }
-    this.tellWaits(turn, parts); // before the parts reach the application, which may suspend in its emit
     const slice = this.slice;
+    // The recomputed / re-delivered marks in the forms the AI SDK passes on (marks.ts, docs/guarantees.md#marks).
+    const block: BlockMark | undefined = turn.rerun
+      ? { recomputed: { turnId: turn.turnId, ...(turn.rerunOf === undefined ? {} : { rerunOf: turn.rerunOf }) } }
+      : redelivered
+        ? { redelivered }
+        : undefined;
+    if (slice && !slice.collectOnly) {
+      if (block && parts.length > 0) noteMark(slice.marks, block);
+      parts = withMarks(parts, block, slice.marks);
+    }
+    if (turn.denied) parts = parts.filter((part) => !deniedResult(turn, part));
+    for (const part of parts) noteApproval(turn, part);
+    this.tellWaits(turn, parts); // before the parts reach the application, which may suspend in its emit
     if (slice) for (const part of parts) slice.emit(part);
     this.answerHeld(turn, parts);
     if (turn.interruptPending && record.kind !== 'turn-end') this.sendPendingInterrupt(turn);
@@ -274,7 +299,7 @@ export class TurnConsumer<S> {
 
   private async submitToolResult(input: { toolCallId: string; output: unknown; isError?: boolean }): Promise<void> {
     const turn = this.requireTurn();
-    const call = turn.translation?.toolCalls.get(input.toolCallId);
+    const call = (await this.knownRequest(turn, (translation) => translation.toolCalls.get(input.toolCallId))) ?? undefined;
     const encode = this.adapter.encodeToolResult;
     try {
       if (call?.source === 'cli' && encode) {
@@ -317,7 +342,7 @@ export class TurnConsumer<S> {
 
   private async submitToolApproval(input: { approvalId: string; approved: boolean; reason?: string }): Promise<void> {
     const turn = this.requireTurn();
-    const approval = turn.translation?.approvals.get(input.approvalId);
+    const approval = await this.knownRequest(turn, (translation) => translation.approvals.get(input.approvalId));
     const encode = this.adapter.encodeApproval;
     if (approval?.source === 'cli' && encode) {
       await this.hooks.send({ type: 'input', turnId: turn.turnId, text: encode(input, turn.translation!.adapterState), ...this.answering(input.approvalId) });
@@ -331,6 +356,7 @@ export class TurnConsumer<S> {
     }
     if (approval) approval.answered = true;
     turn.redeliverSet.delete(input.approvalId);
+    if (!input.approved) (turn.denied ??= new Set()).add(turn.approvalCalls?.get(input.approvalId) ?? input.approvalId);
   }
 
   private async submitUserMessage(text: string): Promise<void> {
@@ -345,6 +371,19 @@ export class TurnConsumer<S> {
     return answer === undefined ? { callId } : { callId, answer };
   }
 
+  /**
+   * The call or approval an answer is for, as the turn's translation knows it. A slice that replays the turn
+   * (a continue in the same process: a fresh translation from its first record) may be asked before the replay
+   * reached it: the answer waits until the channel is caught up, so it takes the call's own route (the CLI's
+   * stdin or the bridge).
+   */
+  private async knownRequest<T>(turn: TurnState<S>, find: (translation: TurnTranslation<S>) => T | undefined): Promise<T | undefined> {
+    const known = turn.translation ? find(turn.translation) : undefined;
+    if (known !== undefined || !this.hooks.caughtUp) return known;
+    await this.hooks.caughtUp().catch(() => undefined);
+    return turn.translation ? find(turn.translation) : undefined;
+  }
+
   private requireTurn(): TurnState<S> {
     if (!this.turn) throw new BridgeSessionError('no-turn', 'no turn is in flight');
     return this.turn;
@@ -356,6 +395,21 @@ function snapshotOf<S>(turn: TurnState<S>, cursor: number): { snapshot?: Transla
   const snapshot = turn.translation?.snapshot(cursor) ?? (turn.snapshot?.seq === cursor ? turn.snapshot : undefined);
   if (!snapshot || JSON.stringify(snapshot).length > HOST_SESSION_LIMITS.maxSnapshotChars) return {};
   return { snapshot };
+}
+
+/** Remembers which tool call an approval request delivered to the host is for. */
+function noteApproval<S>(turn: TurnState<S>, part: HarnessV1StreamPart): void {
+  if (part.type === 'tool-approval-request') (turn.approvalCalls ??= new Map()).set(part.approvalId, part.toolCallId);
+}
+
+/**
+ * The CLI's error result for a call whose approval the host denied: the denial itself. @ai-sdk/harness shows a
+ * denial by the approval response it sends itself (the UI tool part `approval-responded`, approved false, the
+ * reason: what useChat shows and convertToModelMessages reads as execution-denied); this result would turn the
+ * part into an error (docs/guarantees.md#denial). A result that is no error (the tool ran all the same) is passed on.
+ */
+function deniedResult<S>(turn: TurnState<S>, part: HarnessV1StreamPart): boolean {
+  return part.type === 'tool-result' && part.isError === true && turn.denied!.has(part.toolCallId);
 }
 
 /** A part the host must answer: a host tool call (not run by the CLI itself) or an approval request. */
