@@ -580,6 +580,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         async (context) => {
           const cleanups: Array<() => unknown> = [];
           const defer = (cleanup: () => unknown) => void cleanups.push(cleanup);
+          const stops: Array<() => unknown> = []; // the sandboxes', run after the sessions' cleanups
           const ctx = {
             ...env.conformance(
               {
@@ -591,6 +592,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
                 approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads', ...(profile.deniedReply ? { reply: profile.deniedReply } : {}) },
               },
               defer,
+              (stop) => void stops.push(stop),
             ),
             ...(profile.modelId === undefined ? {} : { modelId: profile.modelId }),
           };
@@ -599,6 +601,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
             if (outcome.status === 'skip') context.skip(outcome.reason);
           } finally {
             for (const cleanup of cleanups.reverse()) await cleanup();
+            for (const stop of stops.reverse()) await stop();
           }
         },
         180_000,

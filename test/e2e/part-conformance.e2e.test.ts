@@ -25,6 +25,7 @@ describe('part conformance: claude-code (real CLI)', () => {
       async (context) => {
         const cleanups: Array<() => unknown> = [];
         const defer = (cleanup: () => unknown) => void cleanups.push(cleanup);
+        const stops: Array<() => unknown> = []; // the sandboxes', run after the sessions' cleanups
         const ctx: AdapterPartContext = {
           ...env.conformance(
             {
@@ -35,6 +36,7 @@ describe('part conformance: claude-code (real CLI)', () => {
               approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads' },
             },
             defer,
+            (stop) => void stops.push(stop),
           ),
           partPrompts: { shell: 'SCENARIO:shell', write: { prompt: 'SCENARIO:write PATH:new-file.txt', path: 'new-file.txt' }, modelError: 'SCENARIO:fail', reasoning: 'SCENARIO:think' },
         };
@@ -43,6 +45,7 @@ describe('part conformance: claude-code (real CLI)', () => {
           if (outcome.status === 'skip') context.skip(outcome.reason);
         } finally {
           for (const cleanup of cleanups.reverse()) await cleanup();
+          for (const stop of stops.reverse()) await stop();
         }
       },
       180_000,

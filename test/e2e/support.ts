@@ -47,8 +47,12 @@ export type E2eEnv = {
   open(sessionId: string, permissionMode?: HarnessV1PermissionMode, resumeFrom?: HarnessV1ResumeState, skills?: HarnessV1Skill[], variant?: E2eVariant): Promise<Opened>;
   /** The model requests on this CLI's API path, from index `since` on. */
   requests(since?: number): RecordedRequest[];
-  /** A conformance context over this env (cleanups run by the caller). */
-  conformance(prompts: AdapterConformanceContext['prompts'], defer: (cleanup: () => unknown) => void): AdapterConformanceContext;
+  /**
+   * A conformance context over this env (cleanups run by the caller). Its sandboxes' stops go to `deferStop`, which the
+   * caller runs after the case's own cleanups (the sessions' doDestroy), as test/host/adapter-conformance.test.ts does:
+   * a session destroyed after its sandbox was stopped waits ~10 s for a bridge that is gone.
+   */
+  conformance(prompts: AdapterConformanceContext['prompts'], defer: (cleanup: () => unknown) => void, deferStop: (stop: () => unknown) => void): AdapterConformanceContext;
   /**
    * A sandbox provider for the real HarnessAgent (@ai-sdk/harness 1.0.x): the local provider's sessions, every
    * command run inside the namespace and ports reached through the forwarder; stopped when the suite ends.
@@ -210,11 +214,11 @@ export function useE2eEnv(options: {
         resumeSession: async (o) => wrap(await provider.resumeSession(o)),
       };
     },
-    conformance: (prompts, defer) => ({
+    conformance: (prompts, defer, deferStop) => ({
       harness: () => harness(),
       harnessWithFailingStart: () => createBridgeHarness(cliThatCannotStart(options.adapter(bin, isolated().url, {})), { probeTimeoutMs: 3_000 }),
-      createSandbox: (id) => sandbox(id, false, defer),
-      resumeSandbox: (id) => sandbox(id, true, defer),
+      createSandbox: (id) => sandbox(id, false, deferStop),
+      resumeSandbox: (id) => sandbox(id, true, deferStop),
       prompts,
       defer,
     }),
