@@ -3,11 +3,14 @@
 // agent resumes it with resumeFrom. Folded by useChat's path (uiMessageChunkSchema + readUIMessageStream),
 // a continueStream of the stopped turn shows no line the first stream showed, re-runs nothing, and ends
 // the turn with finish 'other'; the next prompt runs. A resumeFrom without its continueFrom takes the next
-// prompt at once. The fixture CLI prints a line every 20 ms of a 200-line turn: stopped after 5, the
-// turn cannot have reached its end, whatever the machine's load.
+// prompt at once; so does a session resumed after the HarnessV1 contract's doStop mid-turn. The fixture CLI
+// prints a line every 20 ms of a 200-line turn: stopped after 5, the turn cannot have reached its end.
 import { HarnessAgent, type HarnessAgentSession } from '@ai-sdk/harness/agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HarnessV1ResumeSessionState } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createAgentKit, fixtureLines, throughUseChat, uiText, type AgentKit } from './harness-agent-helpers.ts';
+import { createKit, runTurn, textOf } from './session-helpers.ts';
 
 let kit: AgentKit;
 beforeAll(async () => {
@@ -81,5 +84,36 @@ describe('a turn the user stopped (HarnessAgent session.stop() mid-turn)', () =>
       expect(uiText(message)).toBe(fixtureLines('right after the stop LINES:2', 2));
       expect(await next.finishReason).toBe('stop');
     });
+  });
+});
+
+describe('a turn stopped through the HarnessV1 contract (doStop mid-turn)', () => {
+  it('the turn stops in its stream; a resumed session takes the next prompt and shows nothing of the stopped turn', async () => {
+    const kit2 = await createKit('stop-v1');
+    try {
+      const { session } = await kit2.start('v1-stop');
+      const parts: HarnessV1StreamPart[] = [];
+      let stopping: Promise<unknown> | undefined;
+      const control = await session.doPromptTurn({
+        prompt,
+        emit: (part) => {
+          parts.push(part);
+          if (part.type === 'text-delta' && parts.filter((p) => p.type === 'text-delta').length === 5) stopping = Promise.resolve(session.doStop());
+        },
+      });
+      await control.done;
+      const state = (await stopping!) as HarnessV1ResumeSessionState;
+      const shown = textOf(parts);
+      expect(wholeTurn.startsWith(shown) && shown.length < wholeTurn.length).toBe(true);
+      // The turn ends stopped: its finish reaches this stream when its records got out before the bridge closed, else the state keeps the turn.
+      const last = parts.at(-1);
+      if ((state.data as { turn?: unknown }).turn === undefined) expect(last).toMatchObject({ type: 'finish', finishReason: { unified: 'other' } });
+      const resumed = await kit2.resume('v1-stop', state);
+      const next = await runTurn(resumed.session, 'after the v1 stop LINES:1');
+      expect(textOf(next)).toBe(fixtureLines('after the v1 stop LINES:1', 1));
+      await resumed.session.doDestroy();
+    } finally {
+      await kit2.cleanup();
+    }
   });
 });
