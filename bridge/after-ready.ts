@@ -19,6 +19,7 @@ import { ownerPolicyFromEnv } from './server/owner-watch.ts';
 import { createBridgeServer } from './server/server.ts';
 import { Supervisor } from './supervisor/supervisor.ts';
 import { registerBridgePorts } from './jail/bridge-ports.ts';
+import { DEFAULT_SESSION_PIDS_MAX, openPidsCap } from './jail/pids-cap.ts';
 import { resolveIsolation } from './jail/isolation.ts';
 import { namespaceSupport } from './jail/srt.ts';
 import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
@@ -61,6 +62,14 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     policy: () => policy.reload(),
     log: jailLog,
   });
+  // The session's CLIs under a process cap of their own (a root bridge with the pids controller): before any spawn or adoption.
+  const pidsMax = Number(process.env.HARNESS_BRIDGE_PIDS_MAX ?? DEFAULT_SESSION_PIDS_MAX);
+  delete process.env.HARNESS_BRIDGE_PIDS_MAX;
+  if (jail.report.mode !== 'none') {
+    const pids = openPidsCap(ctx.stateDir, Number.isSafeInteger(pidsMax) && pidsMax > 0 ? pidsMax : DEFAULT_SESSION_PIDS_MAX);
+    if (pids.ok) jailLog.info({ cgroup: pids.cap.dir, max: pids.cap.max }, 'jail: the session\'s CLIs run under a pids cap');
+    else jailLog.info({ reason: pids.reason }, 'jail: no pids cap for the session\'s CLIs');
+  }
   const egress = jail.egress;
   if (egress) {
     egress.setPolicy(policy.current.policy);

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
+import { spawnCapped } from '../jail/pids-cap.ts';
 import { SUPERVISOR_LIMITS } from '../limits.ts';
 import { LineSplitter } from './line-splitter.ts';
 import type { PtyModule } from './pty.ts';
@@ -113,13 +114,15 @@ export type SpawnOutcome = { ok: true; proc: SupervisedProcess } | { ok: false; 
 /** Spawns with pipes. A failed spawn (ENOENT, EACCES, bad cwd …) is known synchronously; its message arrives a tick later. */
 export function spawnPipes(launch: LaunchSpec, options: ProcessOptions, events: ProcessEvents): SpawnOutcome {
   const [file, ...args] = launch.argv as [string, ...string[]];
-  const child = spawn(file, args, {
-    cwd: launch.cwd,
-    env: childEnv(launch),
-    stdio: [launch.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    detached: true,
-    ...options.credentials,
-  });
+  const child = spawnCapped(() =>
+    spawn(file, args, {
+      cwd: launch.cwd,
+      env: childEnv(launch),
+      stdio: [launch.stdin === 'null' ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      detached: true,
+      ...options.credentials,
+    }),
+  );
   if (child.pid === undefined) {
     const message = new Promise<string>((resolve) => {
       child.once('error', (err: NodeJS.ErrnoException) => resolve(spawnErrorMessage(launch, err)));
@@ -253,7 +256,7 @@ export function spawnPty(
   const [file, ...args] = launch.argv as [string, ...string[]];
   let term: ReturnType<PtyModule['spawn']>;
   try {
-    term = pty.spawn(file, args, { name: 'xterm-256color', cols: io.cols, rows: io.rows, cwd: launch.cwd, env: childEnv(launch), ...options.credentials });
+    term = spawnCapped(() => pty.spawn(file, args, { name: 'xterm-256color', cols: io.cols, rows: io.rows, cwd: launch.cwd, env: childEnv(launch), ...options.credentials }));
   } catch (err) {
     return { ok: false, message: `cannot spawn '${file}' in a pty: ${(err as Error).message}` };
   }

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
+import { spawnCapped } from '../jail/pids-cap.ts';
 
 /** A child's stdio pipe is a net.Socket, which can be (un)referenced. */
 const pipe = (stream: unknown): Socket | null => (stream ?? null) as Socket | null;
@@ -55,14 +56,15 @@ export class SpareKeepers {
 
   #start(egress: boolean): ChildProcess {
     mkdirSync(this.#cwd, { recursive: true, mode: 0o700 });
-    const keeper = spawn(process.execPath, [process.argv[1]!, '--keeper', ...(egress ? ['--egress'] : [])], {
+    // Inside the session's pids cap (jail/pids-cap.ts), like the CLI it will start.
+    const keeper = spawnCapped(() => spawn(process.execPath, [process.argv[1]!, '--keeper', ...(egress ? ['--egress'] : [])], {
       cwd: this.#cwd,
       // The CLI's env comes on stdin with its dir; only the process mark a supervisor (a test run, a CI
       // job) set on the bridge is passed on, so it finds keepers as it finds every other process of the session.
       env: process.env.HARNESS_BRIDGE_PROCESS_MARK === undefined ? {} : { HARNESS_BRIDGE_PROCESS_MARK: process.env.HARNESS_BRIDGE_PROCESS_MARK },
       stdio: ['pipe', 'pipe', 'ignore'],
       detached: true, // its own session: a SIGKILLed bridge's group kill or terminal hangup never reaches it
-    });
+    }));
     keeper.on('error', () => undefined);
     keeper.stdin?.on('error', () => undefined);
     return keeper;

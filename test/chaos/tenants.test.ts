@@ -18,6 +18,7 @@ import { connectClient, fixtureCli, repoRoot, startBridge, tempDir, type Running
 import { alive, figuresLine, type Attempt } from './insider/figures.ts';
 
 const attackScript = join(repoRoot, 'test/chaos/tenants/attack.mjs');
+const forkBomb = join(repoRoot, 'test/chaos/tenants/fork-bomb.mjs');
 const root = process.getuid?.() === 0;
 const SESSIONS = 3;
 
@@ -29,7 +30,7 @@ afterAll(async () => {
   for (const bridge of bridges) await bridge.kill();
 });
 
-async function startSession(sessionsRoot: string, name: string, isolation: string | undefined): Promise<Session> {
+async function startSession(sessionsRoot: string, name: string, isolation: string | undefined, env: Record<string, string> = {}): Promise<Session> {
   const dir = join(sessionsRoot, name);
   mkdirSync(dir, { mode: 0o755 });
   // A file of the user's project, readable by anyone on the host (the usual 0644).
@@ -42,7 +43,7 @@ async function startSession(sessionsRoot: string, name: string, isolation: strin
   const bridge = await startBridge({
     stateDir,
     token,
-    env: { HARNESS_BRIDGE_TOKEN: null, HOST_SECRET_CANARY: `canary-${name}` },
+    env: { HARNESS_BRIDGE_TOKEN: null, HOST_SECRET_CANARY: `canary-${name}`, ...env },
     args: ['--token-file', tokenFile, '--sessions-root', sessionsRoot, ...(isolation ? ['--isolation', isolation] : [])],
   });
   bridges.push(bridge);
@@ -58,29 +59,30 @@ async function waitForFile(path: string, s: Session): Promise<string> {
   return readFileSync(path, 'utf8');
 }
 
+/** One turn whose CLI (the fixture CLI) runs `shell` through its shell tool. */
+async function runShell(s: Session, shell: string): Promise<void> {
+  await s.client.request({
+    type: 'start',
+    id: 's',
+    turnId: 'tenant',
+    launch: {
+      argv: [process.execPath, fixtureCli, '--echo'],
+      cwd: s.dir,
+      stdin: 'pipe',
+      lifetime: 'session',
+      turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
+    },
+    input: `${JSON.stringify({ type: 'prompt', text: 'run the shell tool', lines: 0, shell })}\n`,
+  });
+}
+
 /** SESSIONS sessions, each CLI attacking all the others; every attempt, with the victims' hosts' view of the flood. */
 async function tenants(isolation: string | undefined): Promise<{ modes: string[]; attempts: TenantAttempt[]; alive: boolean }> {
   const sessionsRoot = tempDir('hb-tenants-'); // 0755, as the provider's root
   chmodSync(sessionsRoot, 0o755);
   const sessions: Session[] = [];
   for (let i = 0; i < SESSIONS; i++) sessions.push(await startSession(sessionsRoot, `s${i}`, isolation));
-  for (const s of sessions) {
-    const hints = { name: s.name, root: sessionsRoot };
-    const shell = `exec ${process.execPath} ${attackScript} '${JSON.stringify(hints)}'`;
-    await s.client.request({
-      type: 'start',
-      id: 's',
-      turnId: 'tenant',
-      launch: {
-        argv: [process.execPath, fixtureCli, '--echo'],
-        cwd: s.dir,
-        stdin: 'pipe',
-        lifetime: 'session',
-        turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
-      },
-      input: `${JSON.stringify({ type: 'prompt', text: 'run the shell tool', lines: 0, shell })}\n`,
-    });
-  }
+  for (const s of sessions) await runShell(s, `exec ${process.execPath} ${attackScript} '${JSON.stringify({ name: s.name, root: sessionsRoot })}'`);
   // Every attacker has its home secret written and says its MCP port; then each learns the others.
   const mcpPorts = new Map<string, number>();
   for (const s of sessions) mcpPorts.set(s.name, (JSON.parse(await waitForFile(join(s.home, 'ready.json'), s)) as { mcpPort: number }).mcpPort);
@@ -138,6 +140,30 @@ describe('cross-tenant attack suite: each session\'s CLI attacks the other sessi
     expect(result.attempts.length).toBeGreaterThan(SESSIONS * (SESSIONS - 1) * 20);
     expect(result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}`)).toEqual([]);
     expect(result.alive).toBe(true);
+  });
+
+  it.skipIf(!root || !existsSync('/sys/fs/cgroup/pids/cgroup.procs'))('a fork bomb in one session\'s CLI ends at its pids cap; the next session\'s CLI starts its processes', { timeout: 180_000 }, async () => {
+    const sessionsRoot = tempDir('hb-tenants-');
+    const cap = 96;
+    const bombs = 300;
+    const neighbour = 40;
+    const a = await startSession(sessionsRoot, 'bomb', undefined, { HARNESS_BRIDGE_PIDS_MAX: String(cap) });
+    const b = await startSession(sessionsRoot, 'neighbour', undefined);
+    await runShell(a, `exec ${process.execPath} ${forkBomb} ${bombs}`);
+    const bomb = JSON.parse(await waitForFile(join(a.home, 'bomb.json'), a)) as { held: number; refused: string | null };
+    await runShell(b, `exec ${process.execPath} ${forkBomb} ${neighbour}`);
+    const next = JSON.parse(await waitForFile(join(b.home, 'bomb.json'), b)) as { held: number; refused: string | null };
+    for (const s of [a, b]) writeFileSync(join(s.home, 'release'), '');
+    console.log(`[figures] tenants fork-bomb cap=${cap} bomb-held=${bomb.held}/${bombs} refused-by=${bomb.refused} neighbour-held=${next.held}/${neighbour} (${a.mode})`);
+    for (const s of [a, b]) {
+      const end = (await s.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'tenant', 90_000)) as RecordOf<'turn-end'>;
+      expect(end.data.reason).toBe('matched');
+      await s.client.close();
+      await s.bridge.kill('SIGTERM');
+    }
+    expect(bomb.held).toBeLessThan(cap);
+    expect(bomb.refused).toBe('EAGAIN');
+    expect(next).toEqual({ held: neighbour, refused: null });
   });
 
   it.skipIf(!root)('namespace mode (one uid for every bridge and CLI): every attempt against another session is refused', { timeout: 240_000 }, async () => {
