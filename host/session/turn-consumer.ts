@@ -299,6 +299,8 @@ export class TurnConsumer<S> {
 
   private async submitToolResult(input: { toolCallId: string; output: unknown; isError?: boolean }): Promise<void> {
     const turn = this.requireTurn();
+    // @ai-sdk/harness answers a host tool it denied (toolApproval) with an execution-denied output: no echo for it (deniedResult).
+    if (isExecutionDenied(input.output)) (turn.denied ??= new Set()).add(input.toolCallId);
     const call = (await this.knownRequest(turn, (translation) => translation.toolCalls.get(input.toolCallId))) ?? undefined;
     const encode = this.adapter.encodeToolResult;
     try {
@@ -335,7 +337,7 @@ export class TurnConsumer<S> {
     // The answer is echoed from its journaled tool-result record (TurnTranslation): the bridge journals the host's
     // result for a call over MCP, and for a stdin call when the input frame carries it (protocol 1.1). A bridge
     // older than that journals only the stdin bytes: the echo goes out from here.
-    if (call?.source === 'cli' && !this.hooks.hostWaits?.() && this.turn === turn) {
+    if (call?.source === 'cli' && !this.hooks.hostWaits?.() && this.turn === turn && !isExecutionDenied(input.output)) {
       this.slice?.emit(hostToolResult(input.toolCallId, call.toolName ?? '', input.output, input.isError ?? false));
     }
   }
@@ -403,13 +405,19 @@ function noteApproval<S>(turn: TurnState<S>, part: HarnessV1StreamPart): void {
 }
 
 /**
- * The CLI's error result for a call whose approval the host denied: the denial itself. @ai-sdk/harness shows a
- * denial by the approval response it sends itself (the UI tool part `approval-responded`, approved false, the
- * reason: what useChat shows and convertToModelMessages reads as execution-denied); this result would turn the
- * part into an error (docs/guarantees.md#denial). A result that is no error (the tool ran all the same) is passed on.
+ * The result of a call the host denied that is the denial itself: the CLI's error result, or the echo of the
+ * host's execution-denied answer. @ai-sdk/harness shows a denial by the approval response it sends itself (the
+ * UI tool part `approval-responded`, approved false, the reason: what useChat shows and convertToModelMessages
+ * reads as execution-denied); this result would turn the part into an error or an output
+ * (docs/guarantees.md#denial). A result that says the tool ran all the same is passed on.
  */
 function deniedResult<S>(turn: TurnState<S>, part: HarnessV1StreamPart): boolean {
-  return part.type === 'tool-result' && part.isError === true && turn.denied!.has(part.toolCallId);
+  return part.type === 'tool-result' && turn.denied!.has(part.toolCallId) && (part.isError === true || isExecutionDenied(part.result));
+}
+
+/** An AI SDK tool output that says the call was denied (`{ type: 'execution-denied', reason? }`). */
+function isExecutionDenied(output: unknown): boolean {
+  return typeof output === 'object' && output !== null && (output as { type?: unknown }).type === 'execution-denied';
 }
 
 /** A part the host must answer: a host tool call (not run by the CLI itself) or an approval request. */

@@ -90,4 +90,24 @@ describe('a denied approval shows as the AI SDK shows a denial', () => {
       await session.destroy();
     }
   });
+
+  it("a host tool under toolApproval 'denied' (the SDK denies it in the stream): approval-responded, approved false; never output-available", async () => {
+    let runs = 0;
+    const lookup = tool({ description: 'looks up', inputSchema: z.object({ turn: z.number() }), execute: async () => (runs++, 'found') });
+    const agent = new HarnessAgent({ harness: kit.harness(), sandbox: kit.provider, tools: { lookup }, toolApproval: { lookup: { type: 'denied', reason: 'never' } } } as never);
+    const session = await agent.createSession();
+    try {
+      const result = await agent.stream({ session, prompt: 'auto denied LINES:1 TOOL:lookup' });
+      const { message, invalid } = await fold(result.toUIMessageStream());
+      expect(invalid).toEqual([]);
+      const denied = toolPart(message);
+      expect(denied).toMatchObject({ state: 'approval-responded', approval: { approved: false, reason: 'never', isAutomatic: true } });
+      expect([denied?.output, denied?.errorText], 'no output, no error').toEqual([undefined, undefined]);
+      expect(runs).toBe(0);
+      expect(await result.toolResults).toEqual([]);
+      expect(await result.finishReason).toBe('stop');
+    } finally {
+      await session.destroy();
+    }
+  });
 });
