@@ -4,7 +4,7 @@
 // run (a lane that silently ran nothing shows). Lanes pick files by directory/glob, so a new test
 // file lands in one without editing this list.
 //
-//   node scripts/test-lanes.mjs [all|quick|heavy|matrix|<lane>…]
+//   node scripts/test-lanes.mjs [all|quick|heavy|wide|matrix|<lane>…]
 //
 // A plan is a list of steps run one after another; a step is one lane, or a group of branches run at
 // the same time (each branch a lane or a list of lanes run in order). Lanes run together where they
@@ -95,14 +95,16 @@ const lanes = {
   leftover: { kind: 'leftover', args: ['scripts/leftover-processes.mjs'] },
 };
 // A step: a lane, or a group (an array) of branches run at the same time, each branch a lane or an array of lanes run in order.
-// Measured CPU (user+sys of the lane's process tree over its time on a quiet machine): unit ~0.65 of one core with two
-// workers; an E2E file 0.2-0.4; the consumer test ~0.5 (npm, tsc); typecheck and the chaos files one core while they run.
-// So the consumer lanes run beside unit, and the E2E files beside the chaos files.
+// Measured CPU (user+sys of a lane's process tree over its time on a quiet machine, in cores): unit ~0.65 with two
+// workers; an E2E file 0.2-0.4; a chaos file 0.2-0.6 (fuzz-channel 0.2, offline-tools 0.6); the consumer test ~0.5 (npm,
+// tsc); typecheck 1 while it runs. So the consumer lanes run beside unit, and the E2E files beside the chaos files.
+// Plan `wide` runs every lane but the hog at once (~2.3 cores of demand on 2): a candidate for `all`, to be measured.
 const packageLanes = ['consumer', 'consumer-node22', 'consumer-node24']; // one after another: each packs this tree
 const plans = {
   all: ['build', ['typecheck', 'runtimes', 'unit', packageLanes], ['e2e', 'chaos'], 'chaos-hog', 'leftover'],
   quick: ['build', 'quick-unit', 'leftover'],
   heavy: ['build', ['e2e', 'chaos', packageLanes]],
+  wide: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, 'e2e', 'chaos'], 'chaos-hog', 'leftover'],
   matrix: ['build', 'unit-node22', 'unit-node24', 'leftover'],
 };
 
