@@ -1,10 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 // Real processes and sockets: generous timeouts, and files run in parallel
-// forks (the unit pass asks for two: vitest's default on a 2-core machine is
+// forks (the unit lane asks for two: vitest's default on a 2-core machine is
 // one, and most unit files wait on processes and sockets, not the CPU).
-// `npm test` runs the chaos suite and the real-CLI E2E files in a second,
-// serial pass (test:heavy): they saturate the CPU on these machines.
+// `npm test` (scripts/test-lanes.mjs) runs the real-CLI E2E files two at a
+// time and the chaos files one at a time, beside each other, after unit.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

@@ -85,8 +85,8 @@ const lanes = {
   'chaos-hog': { kind: 'vitest', args: ['node', 'scripts/with-cpu-hog.mjs', 'vitest', 'run', chaosHogFile] },
   'quick-unit': {
     kind: 'vitest',
-    // Three files at a time (the edit-test loop, not CI: unit files mostly wait on processes and sockets).
-    args: ['vitest', 'run', '--maxWorkers=3', ...excludeArgs([...unitExcludes, ...realCliUnitFiles, ...slowUnitFiles])],
+    // Four files at a time (the edit-test loop, not CI): two workers keep ~0.65 of one core busy, the files mostly wait.
+    args: ['vitest', 'run', '--maxWorkers=4', ...excludeArgs([...unitExcludes, ...realCliUnitFiles, ...slowUnitFiles])],
   },
   // The leftover-process check (scripts/leftover-processes.mjs), scoped to this run: see leftovers().
   // The bridge's and the host kit's unit files under the pinned Node 22 and 24 (vitest itself runs on that node): plan matrix.
