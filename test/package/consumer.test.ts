@@ -24,7 +24,7 @@
 //   adapter quoted verbatim in the guide, and the guide's step commands run
 //   as written (capture, translator test, run + replay --check against the
 //   scripted model, conformance).
-// Runs in the heavy pass (npm run test:heavy). The lib/ build fails on type
+// npm test runs it once per Node runtime (20, 22, 24: lanes consumer*). The lib/ build fails on type
 // errors; HARNESS_BRIDGE_ALLOW_TYPE_ERRORS=1 builds it anyway (trying the
 // package while the tree is being fixed). HARNESS_BRIDGE_KEEP_CONSUMER=1 keeps
 // the temporary project.
