@@ -306,7 +306,7 @@ function dispatch(): void {
     runJailHelper(process.argv[3]).catch((error: unknown) => fail(exitSoftware, `jail helper failed: ${error instanceof Error ? error.message : String(error)}`));
   } else if (process.argv[2] === '--relay' && process.argv[3] !== undefined) {
     // Relay mode: the host's socket to this sandbox's bridge, carried over the exec stream's stdio (relay/relay.ts).
-    runRelay(process.argv[3]);
+    runRelay(process.argv[3], process.argv[4]);
   } else {
     main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
   }

@@ -22,7 +22,7 @@ import { createBridgeChannel, type BridgeChannelOptions } from './channel/index.
 import type { JournalSettings } from './reach/bridge-process.ts';
 import { reachBridge, startBridge, type BridgeLink, type PortResolver, type Rung } from './reach/ladder.ts';
 import { reviveBridge, type Revived } from './reach/revive.ts';
-import { execRelayConnection, execRelayUrl, requireSpawnStdin } from './reach/exec-relay.ts';
+import { execRelayConnection, execRelayUrl, requireSpawnStdin, type ExecTransportSettings } from './reach/exec-relay.ts';
 import { isolationWarning, type BridgeIsolation } from './reach/bridge-isolation.ts';
 import { EXIT_STATE_DIR_LOCKED } from './reach/bridge-process.ts';
 import { BridgeSessionError } from './session/errors.ts';
@@ -70,6 +70,12 @@ export type BridgeHarnessSettings = {
    * when its spawn gives no stdin.
    */
   readonly resolvePort?: (options: HarnessV1PortOptions) => PromiseLike<HarnessV1PortEndpoint>;
+  /**
+   * The exec transport over a hosted exec API (docs/remote-providers.md#hosted-exec): base64-line
+   * framing when the API hands output over as strings; write batching when each stdin write is
+   * billed or rate-limited. Default: bytes as they are, each write at once (docker exec, local).
+   */
+  readonly execTransport?: ExecTransportSettings;
   readonly onBootstrapProgress?: (progress: BootstrapProgress) => void;
   /** How long one bootstrap command may run (default 10 minutes): then it is killed and doStart fails with BootstrapError 'command-timeout', naming the command and its output. */
   readonly bootstrapCommandTimeoutMs?: number;
@@ -153,7 +159,12 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
       const bootstrapDir = absolute(defaultWorkingDirectory, bootstrap.bootstrapDir);
       const stateDir = resume?.stateDir ?? defaultStateDir(defaultWorkingDirectory, adapter.harnessId, options.sessionId);
       // No port to reach: the exec transport, a relay over the sandbox's spawn stdio (docs/remote-providers.md#exec-transport).
-      const relay = { sandbox, nodeCommand: settings.nodeCommand ?? 'node', bridgeFile: posix.join(bootstrapDir, 'bridge.mjs') };
+      const relay = {
+        sandbox,
+        nodeCommand: settings.nodeCommand ?? 'node',
+        bridgeFile: posix.join(bootstrapDir, 'bridge.mjs'),
+        ...(settings.execTransport ? { transport: settings.execTransport } : {}),
+      };
       const endpoint: PortResolver = portEndpoint ?? (async (port) => ({ url: execRelayUrl(port), createConnection: execRelayConnection(relay, port) }));
       const reach = {
         endpoint,

@@ -6,6 +6,8 @@
 // translation, the ladder's pieces) are not exported.
 export { defineCliAdapter, type CliAdapter, type CliAdapterDefinition, type LaunchContext, type LaunchMode, type PromptContext, type CompactContext, type Translator } from './adapter-kit/adapter.ts';
 export { createBridgeHarness, defaultStateDir, type BridgeHarness, type BridgeHarnessSettings } from './harness.ts';
+export type { ExecTransportSettings } from './reach/exec-relay.ts';
+export type { RelayFraming } from '../protocol/v1/relay-framing.ts';
 export { BridgeSession } from './session/session.ts';
 export { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions, type ChannelStatus } from './channel/index.ts';
 export { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode, type ChannelRequestErrorCode } from './channel/index.ts';

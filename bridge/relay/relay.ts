@@ -7,13 +7,18 @@
 // A state dir instead of a port means "the bridge whose ready line is in
 // DIR/bridge.json". Ends when either side ends; exit 69 (EX_UNAVAILABLE) when
 // the bridge does not accept the connection, with the reason on stderr.
+// `--base64-lines` after the target: both directions as base64 lines
+// (protocol/v1/relay-framing.ts), for exec APIs that carry output as strings.
 // Stage-1 cost: node:net and node:fs only.
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import type { Socket } from 'node:net';
+import { Base64LineDecoder, encodeBase64Line, relayFramingFlag, type RelayFraming } from '../../protocol/v1/relay-framing.ts';
 
 const exitUsage = 64;
 const exitUnavailable = 69;
+const exitDataErr = 65;
 
 /** The port a `--relay` argument names: digits are the port; anything else is a state dir holding bridge.json. */
 export function relayPort(target: string): { ok: true; port: number } | { ok: false; message: string } {
@@ -36,19 +41,22 @@ export function relayPort(target: string): { ok: true; port: number } | { ok: fa
   return { ok: false, message: `${join(target, 'bridge.json')} names no port` };
 }
 
-export function runRelay(target: string): void {
+export function runRelay(target: string, flag?: string): void {
   const found = relayPort(target);
-  if (!found.ok) {
-    process.stderr.write(`harness-bridge relay: ${found.message}\n`);
+  const framing: RelayFraming | undefined = flag === undefined ? 'bytes' : flag === relayFramingFlag['base64-lines'] ? 'base64-lines' : undefined;
+  if (!found.ok || framing === undefined) {
+    process.stderr.write(`harness-bridge relay: ${found.ok ? `unknown framing flag ${flag}` : found.message}\n`);
     process.exit(exitUsage);
   }
   const socket = connect({ port: found.port, host: '127.0.0.1', noDelay: true });
   let connected = false;
   socket.once('connect', () => {
     connected = true;
-    process.stdin.pipe(socket);
+    if (framing === 'bytes') process.stdin.pipe(socket);
+    else pipeBase64Lines(socket);
   });
-  socket.pipe(process.stdout);
+  if (framing === 'bytes') socket.pipe(process.stdout);
+  else socket.on('data', (chunk: Buffer) => process.stdout.write(encodeBase64Line(chunk)));
   // Pipes to stdout are written synchronously on Linux: once the socket is done, every byte is out.
   socket.once('close', () => process.exit(0));
   socket.on('error', (error) => {
@@ -62,4 +70,21 @@ export function runRelay(target: string): void {
     socket.destroy();
     process.exit(0);
   });
+}
+
+/** stdin's base64 lines, decoded, to the bridge; a line that is not base64 ends the relay (exit 65, EX_DATAERR). */
+function pipeBase64Lines(socket: Socket): void {
+  const decoder = new Base64LineDecoder();
+  process.stdin.on('data', (piece: Buffer) => {
+    let chunks: Buffer[];
+    try {
+      chunks = decoder.push(piece);
+    } catch (error) {
+      process.stderr.write(`harness-bridge relay: ${(error as Error).message}\n`);
+      socket.destroy();
+      process.exit(exitDataErr);
+    }
+    for (const chunk of chunks) if (!socket.write(chunk)) process.stdin.pause();
+  });
+  socket.on('drain', () => process.stdin.resume());
 }

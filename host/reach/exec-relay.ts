@@ -10,15 +10,36 @@
 import type { CreateConnection } from '../channel/index.ts';
 import type { SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 import { HarnessCapabilityUnsupportedError } from '../../protocol/harness-v1/errors.ts';
+import { relayFramingFlag, type RelayFraming } from '../../protocol/v1/relay-framing.ts';
 import { ExecSocket, type ExecProcess } from './exec-socket.ts';
 
 /** The relay's command line; values come from the environment, never spliced into the string. */
 export const relayShellCommand = 'exec "$HB_NODE" "$HB_FILE" --relay "$HB_PORT"';
 
+/** The relay's command line for a framing (protocol/v1/relay-framing.ts): bytes is relayShellCommand. */
+export function relayCommand(framing: RelayFraming): string {
+  return framing === 'bytes' ? relayShellCommand : `${relayShellCommand} ${relayFramingFlag[framing]}`;
+}
+
+/**
+ * How the exec transport uses the sandbox's exec stdio (createBridgeHarness's `execTransport`). For
+ * hosted exec APIs: `framing: 'base64-lines'` when output arrives as strings; `batchWritesMs` /
+ * `maxBatchBytes` when each stdin write is billed or rate-limited (writes within the window go as one).
+ */
+export type ExecTransportSettings = {
+  /** Default 'bytes' (docker exec, the local provider: byte-exact stdio). */
+  readonly framing?: RelayFraming;
+  /** Hold small writes this long and send them as one stdin write. Default 0: each write at once. */
+  readonly batchWritesMs?: number;
+  /** A batch is sent at once when it reaches this many bytes. Default 256 KiB. */
+  readonly maxBatchBytes?: number;
+};
+
 type StdinSpawn = (options: Parameters<SandboxSession['spawn']>[0] & { stdin?: boolean }) => PromiseLike<ExecProcess>;
 
 export type ExecRelayOptions = {
   readonly sandbox: SandboxSession;
+  readonly transport?: ExecTransportSettings;
   /** The Node binary inside the sandbox. */
   readonly nodeCommand: string;
   /** The bridge file inside the sandbox (its relay mode carries the bytes). */
@@ -28,13 +49,20 @@ export type ExecRelayOptions = {
 /** A connection factory for the bridge on `port` inside the sandbox, over a fresh relay process. */
 export function execRelayConnection(options: ExecRelayOptions, port: number): CreateConnection {
   const spawn = options.sandbox.spawn as StdinSpawn;
+  const framing = options.transport?.framing ?? 'bytes';
   return () =>
-    new ExecSocket(() =>
-      spawn({
-        command: relayShellCommand,
-        env: { HB_NODE: options.nodeCommand, HB_FILE: options.bridgeFile, HB_PORT: String(port) },
-        stdin: true,
-      }),
+    new ExecSocket(
+      () =>
+        spawn({
+          command: relayCommand(framing),
+          env: { HB_NODE: options.nodeCommand, HB_FILE: options.bridgeFile, HB_PORT: String(port) },
+          stdin: true,
+        }),
+      {
+        framing,
+        ...(options.transport?.batchWritesMs === undefined ? {} : { batchWritesMs: options.transport.batchWritesMs }),
+        ...(options.transport?.maxBatchBytes === undefined ? {} : { maxBatchBytes: options.transport.maxBatchBytes }),
+      },
     );
 }
 

@@ -6,7 +6,13 @@
 // The rest of a net.Socket that Node's http client and `ws` call (setTimeout,
 // setNoDelay, setKeepAlive) is here too: setTimeout is an idle timer, the
 // handshake timeout of the upgrade relies on it.
+//
+// Framing and batching (ExecSocketOptions) are for hosted exec APIs: base64 lines when output
+// arrives as strings, and small writes held for batchWritesMs and sent as one when each stdin write
+// is billed or rate-limited. A held write is acknowledged at once (so more can join it) up to
+// maxBatchBytes; past that the writer waits for the batch to go (back-pressure).
 import { Duplex } from 'node:stream';
+import { Base64LineDecoder, encodeBase64Line, type RelayFraming } from '../../protocol/v1/relay-framing.ts';
 
 /** A spawned sandbox process with stdin: SandboxProcess plus the `stdin` stream (spawn's `stdin: true`). */
 export type ExecProcess = {
@@ -20,6 +26,17 @@ export type ExecProcess = {
 /** Bytes of relay stderr kept to explain a connection that ended before any byte came back. */
 const maxStderrTailBytes = 2048;
 
+export type ExecSocketOptions = {
+  /** How bytes travel over the relay's stdio (protocol/v1/relay-framing.ts). Default 'bytes'. */
+  readonly framing?: RelayFraming;
+  /** Hold writes this long and send them as one stdin write. Default 0: each write at once. */
+  readonly batchWritesMs?: number;
+  /** A batch goes at once at this size, and the writer waits for it. Default 256 KiB. */
+  readonly maxBatchBytes?: number;
+};
+
+const defaultMaxBatchBytes = 256 * 1024;
+
 export class ExecSocket extends Duplex {
   private process: ExecProcess | undefined;
   private writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
@@ -31,9 +48,22 @@ export class ExecSocket extends Duplex {
   private stderrDone: Promise<void> = Promise.resolve();
   private idleMs = 0;
   private idleTimer: NodeJS.Timeout | undefined;
+  private readonly framing: RelayFraming;
+  private readonly batchWritesMs: number;
+  private readonly maxBatchBytes: number;
+  private batch: Buffer[] = [];
+  private batchBytes = 0;
+  private batchTimer: NodeJS.Timeout | undefined;
+  /** The stdin writes in flight, in order: each batch goes after the one before. */
+  private flushing: Promise<void> = Promise.resolve();
+  /** Stdin writes made (for the figures of a hosted transport). */
+  stdinWrites = 0;
 
-  constructor(start: () => PromiseLike<ExecProcess>) {
+  constructor(start: () => PromiseLike<ExecProcess>, options: ExecSocketOptions = {}) {
     super({ allowHalfOpen: false });
+    this.framing = options.framing ?? 'bytes';
+    this.batchWritesMs = Math.max(0, options.batchWritesMs ?? 0);
+    this.maxBatchBytes = Math.max(1, options.maxBatchBytes ?? defaultMaxBatchBytes);
     this.ready = Promise.resolve()
       .then(start)
       .then((process) => {
@@ -63,22 +93,60 @@ export class ExecSocket extends Duplex {
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this.touch();
-    this.ready.then(() => this.writer!.write(chunk)).then(
-      () => callback(),
-      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
-    );
+    const done = (error?: unknown) => callback(error === undefined ? undefined : error instanceof Error ? error : new Error(String(error)));
+    if (this.batchWritesMs === 0) {
+      this.send(chunk).then(() => done(), done);
+      return;
+    }
+    this.batch.push(chunk);
+    this.batchBytes += chunk.byteLength;
+    if (this.batchBytes >= this.maxBatchBytes) {
+      this.flushBatch().then(() => done(), done);
+      return;
+    }
+    this.batchTimer ??= setTimeout(() => {
+      this.flushBatch().catch((error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))));
+    }, this.batchWritesMs);
+    done();
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    // Our end is done: close the relay's stdin, it half-closes its connection to the bridge.
-    this.ready.then(() => this.writer!.close()).then(
-      () => callback(),
-      () => callback(), // the relay already exited: nothing left to close
-    );
+    // Our end is done: what is held goes, then the relay's stdin closes; it half-closes its connection to the bridge.
+    this.flushBatch()
+      .then(() => this.ready)
+      .then(() => this.writer!.close())
+      .then(
+        () => callback(),
+        () => callback(), // the relay already exited: nothing left to close
+      );
+  }
+
+  /** The held writes as one stdin write. */
+  private flushBatch(): Promise<void> {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    if (this.batch.length === 0) return this.flushing;
+    const chunk = this.batch.length === 1 ? this.batch[0]! : Buffer.concat(this.batch, this.batchBytes);
+    this.batch = [];
+    this.batchBytes = 0;
+    return this.send(chunk);
+  }
+
+  /** One stdin write of `chunk`, framed, after every earlier one. */
+  private send(chunk: Buffer): Promise<void> {
+    const payload = this.framing === 'bytes' ? chunk : Buffer.from(encodeBase64Line(chunk), 'latin1');
+    const sent = this.flushing.then(() => this.ready).then(async () => {
+      this.stdinWrites++;
+      await this.writer!.write(payload);
+    });
+    this.flushing = sent.catch(() => undefined);
+    return sent;
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.clearIdle();
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
     this.resumeReading?.();
     this.release();
     callback(error);
@@ -101,15 +169,25 @@ export class ExecSocket extends Duplex {
   }
 
   private async pump(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+    const lines = this.framing === 'base64-lines' ? new Base64LineDecoder() : undefined;
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (this.destroyed) return;
         if (done) break;
-        this.receivedBytes += value.byteLength;
         this.touch();
-        if (!this.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength))) {
-          await new Promise<void>((resolve) => (this.resumeReading = resolve));
+        let chunks: Buffer[];
+        try {
+          chunks = lines ? lines.push(value) : [Buffer.from(value.buffer, value.byteOffset, value.byteLength)];
+        } catch (error) {
+          // Not what the relay writes: the exec API altered the output (or another process wrote to it).
+          this.destroy(coded(new Error(`the relay's output is not base64 lines (${(error as Error).message})`, { cause: error }), 'HB_RELAY_FRAMING'));
+          return;
+        }
+        for (const chunk of chunks) {
+          this.receivedBytes += chunk.byteLength;
+          if (!this.push(chunk)) await new Promise<void>((resolve) => (this.resumeReading = resolve));
+          if (this.destroyed) return;
         }
       }
     } catch (error) {

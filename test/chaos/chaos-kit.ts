@@ -20,6 +20,7 @@ import { createBridgeHarness, defaultStateDir, type BridgeHarnessSettings } from
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 import { execChaos } from './exec-chaos.ts';
+import { hostedExecSession } from '../fixtures/hosted-sandbox.ts';
 
 export type Part = HarnessV1StreamPart;
 
@@ -164,9 +165,11 @@ export type ChaosKit = {
 /**
  * `survive`: the fixture CLI runs under a keeper and outlives a SIGKILLed bridge (launch spec `survive`).
  * `transport: 'exec'`: the sandbox has no port methods; every connection is a relay over its spawn stdio
- * (exec-chaos.ts), and the proxy's faults cut or hold those exec streams.
+ * (exec-chaos.ts), and the proxy's faults cut or hold those exec streams. `'hosted'`: the same over a
+ * simulated hosted exec API (test/fixtures/hosted-sandbox.ts: strings out, delayed and rate-limited
+ * writes in), with base64-line framing and batched writes.
  */
-export async function createChaosKit(name: string, options: { survive?: boolean; transport?: 'port' | 'exec' } = {}): Promise<ChaosKit> {
+export async function createChaosKit(name: string, options: { survive?: boolean; transport?: 'port' | 'exec' | 'hosted' } = {}): Promise<ChaosKit> {
   const root = await mkdtemp(join(tmpdir(), `hb-chaos-${name}-`));
   await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
@@ -183,7 +186,8 @@ export async function createChaosKit(name: string, options: { survive?: boolean;
       sessionIds.add(sessionId);
       const sandbox = fresh && resumeFrom === undefined ? await provider.createSession({ sessionId }) : await provider.resumeSession({ sessionId });
       const proxies: ChaosProxy[] = [];
-      const overExec = options.transport === 'exec' ? execChaos(sandbox) : undefined;
+      const overExec =
+        options.transport === 'exec' ? execChaos(sandbox) : options.transport === 'hosted' ? execChaos(hostedExecSession(sandbox).session) : undefined;
       if (overExec) {
         proxies.push(overExec.proxy);
         onProxy?.(overExec.proxy);
@@ -202,6 +206,7 @@ export async function createChaosKit(name: string, options: { survive?: boolean;
       await mkdir(workDir, { recursive: true });
       const harness = createBridgeHarness(adapter, {
         probeTimeoutMs: 2_000,
+        ...(options.transport === 'hosted' ? { execTransport: { framing: 'base64-lines', batchWritesMs: 2 } } : {}),
         channel: { backoff: { initialMs: 20, maxMs: 200 }, reconnectDeadlineMs: 30_000 },
         // HB_CHAOS_RECORD_DIR: record every channel's frames (docs/recording-format.md) to debug a failing seed.
         ...(process.env.HB_CHAOS_RECORD_DIR ? { recordDir: process.env.HB_CHAOS_RECORD_DIR } : {}),
@@ -287,16 +292,28 @@ export function expectedParts(shape: TurnShape, cut?: number): Part[] {
   return parts;
 }
 
-/** Text ids are derived from seqs; compare shapes by renaming them in order of appearance. */
+/**
+ * Text ids are derived from seqs; compare shapes by renaming them in order of appearance. The kit's
+ * recomputed / re-delivered marks on harnessMetadata (host/session/marks.ts) are the markers' business,
+ * not the shape's: dropped here.
+ */
 export function normalize(parts: readonly Part[]): string[] {
   const ids = new Map<string, string>();
-  return parts.map((part) => {
+  return parts.map((given) => {
+    const part = given;
     if ('id' in part && typeof part.id === 'string' && part.type.startsWith('text-')) {
       if (!ids.has(part.id)) ids.set(part.id, `T${ids.size}`);
       return JSON.stringify({ ...part, id: ids.get(part.id) });
     }
     return JSON.stringify(part);
   });
+}
+
+function withoutMarks(part: Part): Part {
+  if (!('harnessMetadata' in part) || !part.harnessMetadata || !('harnessBridge' in part.harnessMetadata)) return part;
+  const { harnessBridge: _marks, ...meta } = part.harnessMetadata;
+  const { harnessMetadata: _meta, ...rest } = part;
+  return (Object.keys(meta).length > 0 ? { ...rest, harnessMetadata: meta } : rest) as Part;
 }
 
 export const isRecomputedMarker = (part: Part): boolean =>

@@ -55,11 +55,11 @@ const fcOptions = { endOnFailure: process.env.HB_CHAOS_NO_SHRINK === '1' };
 /** Hang guards only (a lane's schedules take minutes on a loaded 2-core box): they fail a stuck lane, never a slow one. */
 const laneTimeoutMs = 1_800_000;
 const scheduleDeadlineMs = 120_000;
-const counts = { replay: scaled(850, 5), live: scaled(100, 3), liveExec: scaled(20, 2), sigkill: scaled(50, 2), survive: scaled(25, 2) };
+const counts = { replay: scaled(850, 5), live: scaled(100, 3), liveExec: scaled(20, 2), liveHosted: scaled(20, 2), sigkill: scaled(50, 2), survive: scaled(25, 2) };
 
 const faults = { probeDrop: 0, drop: 0, dropMiss: 0, stall: 0, slow: 0, suspend: 0, cliCrash: 0, sigkill: 0, heldKills: 0, rerun: 0, surviveResumes: 0 };
 const totals = { schedules: 0, gaps: 0, duplicates: 0, parts: 0, markers: 0 };
-const lanes = { replay: 0, live: 0, liveExec: 0, sigkill: 0, survive: 0 };
+const lanes = { replay: 0, live: 0, liveExec: 0, liveHosted: 0, sigkill: 0, survive: 0 };
 /** Recomputed markers seen in the survive lane: a CLI that outlives its bridge must never need the rerun rung. */
 let surviveMarkers = 0;
 const started = Date.now();
@@ -67,17 +67,20 @@ const started = Date.now();
 let kit: ChaosKit;
 let surviveKit: ChaosKit;
 let execKit: ChaosKit;
+let hostedKit: ChaosKit;
 beforeAll(async () => {
   kit = await createChaosKit('chaos');
   surviveKit = await createChaosKit('survive', { survive: true });
   execKit = await createChaosKit('exec', { transport: 'exec' });
+  hostedKit = await createChaosKit('hosted', { transport: 'hosted' });
 });
 afterAll(async () => {
   await kit.cleanup();
   await surviveKit.cleanup();
   await execKit.cleanup();
+  await hostedKit.cleanup();
   console.log(
-    `[figures] chaos schedules=${totals.schedules} (replay=${lanes.replay} live=${lanes.live} live-exec=${lanes.liveExec} sigkill=${lanes.sigkill} sigkill-survive=${lanes.survive}) ` +
+    `[figures] chaos schedules=${totals.schedules} (replay=${lanes.replay} live=${lanes.live} live-exec=${lanes.liveExec} live-hosted=${lanes.liveHosted} sigkill=${lanes.sigkill} sigkill-survive=${lanes.survive}) ` +
       `faults={probeDrop:${faults.probeDrop},drop:${faults.drop},stall:${faults.stall},slow:${faults.slow},suspend:${faults.suspend},cliCrash:${faults.cliCrash},sigkill:${faults.sigkill},heldKills:${faults.heldKills},rerun:${faults.rerun},surviveResumes:${faults.surviveResumes}} ` +
       `survive-lane-markers=${surviveMarkers} ` +
       `gaps=${totals.gaps} duplicates=${totals.duplicates} parts=${totals.parts} markers=${totals.markers} seed=${seed} scale=${process.env.HB_CHAOS_SCALE ?? 1} ` +
@@ -268,6 +271,10 @@ describe('chaos', () => {
     await liveSchedules({ name: 'liveExec', kit: execKit, runs: counts.liveExec, seedXor: 0x4444 });
   });
 
+  it(`${counts.liveHosted} seeded fault schedules over live turns through a simulated hosted exec API (output as strings, delayed and rate-limited stdin writes; base64-line framing, batched writes): every part once, in order`, { timeout: laneTimeoutMs }, async () => {
+    await liveSchedules({ name: 'liveHosted', kit: hostedKit, runs: counts.liveHosted, seedXor: 0x5555 });
+  });
+
   // ── lane 3: bridge SIGKILL + respawn (the ladder) ─────────────────────────
 
   it(`${counts.sigkill} seeded SIGKILL schedules (kill the bridge mid-turn, suspend before or after, resume in a fresh host; more drops/suspends after): lossless replay, or a recomputed marker exactly where the rerun begins`, { timeout: laneTimeoutMs }, async () => {
@@ -289,7 +296,7 @@ describe('chaos', () => {
   it('adds up: no gap and no duplicate in any schedule', () => {
     expect(totals.gaps).toBe(0);
     expect(totals.duplicates).toBe(0);
-    expect(totals.schedules).toBe(counts.replay + counts.live + counts.liveExec + counts.sigkill + counts.survive);
+    expect(totals.schedules).toBe(counts.replay + counts.live + counts.liveExec + counts.liveHosted + counts.sigkill + counts.survive);
   });
 });
 
@@ -297,7 +304,7 @@ describe('chaos', () => {
  * Live-turn schedules on one kit (drops, paused socket, slow consumer, suspend/continue in fresh hosts,
  * CLI crashes). `live`: through a port proxy; `liveExec`: through the exec transport's relays.
  */
-async function liveSchedules(lane: { name: 'live' | 'liveExec'; kit: ChaosKit; runs: number; seedXor: number }): Promise<void> {
+async function liveSchedules(lane: { name: 'live' | 'liveExec' | 'liveHosted'; kit: ChaosKit; runs: number; seedXor: number }): Promise<void> {
   let generation = 0;
   let current: { id: string; host: HostInstance } | null = null;
   const schedule = fc.record({

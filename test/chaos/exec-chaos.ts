@@ -19,7 +19,7 @@ export function execChaos(sandbox: HarnessV1NetworkSandboxSession): { session: H
   };
   const spawn = async (options: { command: string; stdin?: boolean }) => {
     const process = await restricted.spawn(options);
-    if (options.command !== relayShellCommand) return process;
+    if (!options.command.startsWith(relayShellCommand)) return process; // a relay, in any framing
     const relay: Relay = { process, dropped: false, stall: null, wake: () => undefined };
     live.add(relay);
     void Promise.resolve(process.wait()).finally(() => live.delete(relay));

@@ -19,8 +19,10 @@ import {
   type AdapterConformanceContext,
 } from '../../host/testing/conformance/adapter-conformance.ts';
 import { ConformanceFailure } from '../../host/testing/conformance/sandbox-provider-conformance.ts';
-import { createBridgeHarness } from '../../host/harness.ts';
-import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
+import { createBridgeHarness, type BridgeHarnessSettings } from '../../host/harness.ts';
+import { createLocalSandboxProvider, type LocalSandboxProvider, type LocalSandboxSession } from '../../host/sandbox/local/provider.ts';
+import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/sandbox.ts';
+import { hostedExecSession } from '../fixtures/hosted-sandbox.ts';
 import { z } from 'zod';
 import { fixtureAdapter } from '../fixtures/fixture-adapter.ts';
 
@@ -36,19 +38,27 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** Runs one case against `adapter` with the fixture's prompts; cleanups run whatever happens. */
-async function runCase(testCase: (typeof adapterConformance)[number], adapter: () => CliAdapter<any>) {
+/**
+ * Runs one case against `adapter` with the fixture's prompts; cleanups run whatever happens. `over`: the
+ * sandbox session as the harness sees it (a hosted exec API over the local one) with the harness settings it needs.
+ */
+async function runCase(
+  testCase: (typeof adapterConformance)[number],
+  adapter: () => CliAdapter<any>,
+  over?: { wrap: (sandbox: LocalSandboxSession) => HarnessV1NetworkSandboxSession; settings: BridgeHarnessSettings },
+) {
   const cleanups: Array<() => unknown> = [];
   const open = async (sessionId: string, resume: boolean) => {
-    const sandbox = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
-    cleanups.unshift(() => sandbox.stop()); // sandboxes stop last, after the sessions' own cleanup
-    const workDir = join(sandbox.defaultWorkingDirectory, `fixture-${sessionId}`);
+    const local = resume ? await provider.resumeSession({ sessionId }) : await provider.createSession({ sessionId });
+    cleanups.unshift(() => local.stop()); // sandboxes stop last, after the sessions' own cleanup
+    const workDir = join(local.defaultWorkingDirectory, `fixture-${sessionId}`);
     await mkdir(workDir, { recursive: true });
-    return { sandbox, workDir };
+    return { sandbox: over ? over.wrap(local) : local, workDir };
   };
+  const settings: BridgeHarnessSettings = { probeTimeoutMs: 1_500, ...over?.settings };
   const ctx: AdapterConformanceContext = {
-    harness: () => createBridgeHarness(adapter(), { probeTimeoutMs: 1_500 }),
-    harnessWithFailingStart: () => createBridgeHarness(cliThatCannotStart(adapter()), { probeTimeoutMs: 1_500 }),
+    harness: () => createBridgeHarness(adapter(), settings),
+    harnessWithFailingStart: () => createBridgeHarness(cliThatCannotStart(adapter()), settings),
     createSandbox: (id) => open(id, false),
     resumeSandbox: (id) => open(id, true),
     prompts: {
@@ -73,6 +83,18 @@ describe('adapter conformance: fixture adapter', () => {
   for (const testCase of adapterConformance) {
     it(testCase.name, async (context) => {
       const outcome = await runCase(testCase, () => fixtureAdapter());
+      if (outcome.status === 'skip') context.skip(outcome.reason);
+    });
+  }
+});
+
+// The same list through a simulated hosted exec API (output as strings, each stdin write delayed and
+// rate-limited: test/fixtures/hosted-sandbox.ts), with the exec transport's base64 lines and batched writes.
+describe('adapter conformance: fixture adapter over a hosted exec API (base64 lines, batched writes)', () => {
+  const hosted = { wrap: (sandbox: LocalSandboxSession) => hostedExecSession(sandbox).session, settings: { execTransport: { framing: 'base64-lines', batchWritesMs: 2 } } } as const;
+  for (const testCase of adapterConformance) {
+    it(testCase.name, async (context) => {
+      const outcome = await runCase(testCase, () => fixtureAdapter(), hosted);
       if (outcome.status === 'skip') context.skip(outcome.reason);
     });
   }
