@@ -5,6 +5,13 @@
 // It also translates the kit's own records (bridge tool calls and approval
 // requests) so adapters never see them, and tracks which host tool calls are
 // still waiting for a result.
+//
+// Blocks across slices (docs/guarantees.md#ui): a text, reasoning or
+// tool-input block may open in one slice and go on in the next, whose stream
+// is folded by a reader that never saw the start. The translation keeps the
+// start part of every open block (also in its snapshot); a slice re-sends it
+// right before the first delta or end of that block it delivers, so every
+// slice's stream is well formed on its own. Nothing else is sent twice.
 import type { JSONValue } from '@ai-sdk/provider';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
@@ -19,7 +26,11 @@ export type TranslationSnapshot = {
   approvals: Array<[string, { source: 'bridge' | 'cli'; answered: boolean }]>;
   /** The tool-call / approval-request parts still unanswered (as JSON): a restored slice delivers them once more itself. */
   unansweredParts: JSONValue[];
+  /** The start parts of the blocks open after `seq` (as JSON): a restored slice re-opens them before their next part. Absent in an earlier version's snapshot: restore() declines it. */
+  openBlocks?: JSONValue[];
 };
+
+type BlockStart = Extract<HarnessV1StreamPart, { type: 'text-start' | 'reasoning-start' | 'tool-input-start' }>;
 
 export type HostToolCall = {
   /** 'bridge': the CLI called it over the bridge's MCP endpoint; 'cli': the CLI asked on stdout. */
@@ -42,6 +53,10 @@ export class TurnTranslation<S> {
   private readonly requestParts = new Map<string, HarnessV1StreamPart>();
   /** Parts a restored translation owes the consumer before any new record (redeliveries). */
   private owed: HarnessV1StreamPart[] = [];
+  /** The start part of every block open in the turn (text, reasoning, tool input), by blockKey. */
+  private readonly openBlocks = new Map<string, BlockStart>();
+  /** The open blocks whose start this slice delivered (itself or re-sent): their parts need no re-opening. */
+  private readonly shownBlocks = new Set<string>();
 
   constructor(
     private readonly adapter: CliAdapter<S>,
@@ -65,6 +80,11 @@ export class TurnTranslation<S> {
         this.requestParts.set(id, part);
         if (redeliver.has(id)) this.owed.push(part);
       }
+      for (const json of restored.snapshot.openBlocks ?? []) {
+        const parsed = streamPartSchema.safeParse(json);
+        const part = parsed.success ? parsed.data : undefined;
+        if (part?.type === 'text-start' || part?.type === 'reasoning-start' || part?.type === 'tool-input-start') this.openBlocks.set(blockKey(part)!.key, part);
+      }
     } else {
       this.state = adapter.translator.init(turn);
     }
@@ -81,7 +101,8 @@ export class TurnTranslation<S> {
     redeliver: ReadonlySet<string>,
   ): TurnTranslation<S> | null {
     const restore = adapter.translator.restore;
-    if (!restore) return null;
+    // A snapshot without openBlocks (an earlier version's) cannot say which blocks to re-open: replaying finds them.
+    if (!restore || snapshot.openBlocks === undefined) return null;
     try {
       return new TurnTranslation(adapter, turn, snapshot.seq, redeliver, { state: restore(snapshot.adapter), snapshot });
     } catch {
@@ -96,6 +117,7 @@ export class TurnTranslation<S> {
     return {
       seq,
       adapter: snapshot(this.state),
+      openBlocks: [...this.openBlocks.values()].map((part) => JSON.parse(JSON.stringify(part)) as JSONValue),
       unansweredParts: this.unanswered().flatMap((id) => {
         const part = this.requestParts.get(id);
         // Parts of host tool calls are plain JSON (strings, ids, JSON input); the round trip makes that explicit.
@@ -136,9 +158,35 @@ export class TurnTranslation<S> {
       }
       const id = requestId(part);
       if (id !== undefined) this.requestParts.set(id, part);
-      if (!replayed || this.isRedelivery(part)) out.push(part);
+      const deliver = !replayed || this.isRedelivery(part);
+      const block = blockKey(part);
+      if (block) this.trackBlock(part, block, deliver ? out : undefined);
+      else if (deliver) out.push(part);
     }
     return out;
+  }
+
+  /**
+   * Follows `part` of a block; `out` (when it is delivered) gets it, preceded by the block's start when this
+   * slice has not delivered that yet (the block opened in an earlier slice). An end the turn never opened is
+   * the adapter's own: passed on unchanged.
+   */
+  private trackBlock(part: HarnessV1StreamPart, { key, role }: { key: string; role: 'start' | 'delta' | 'end' }, out: HarnessV1StreamPart[] | undefined): void {
+    if (role === 'start') {
+      this.openBlocks.set(key, part as BlockStart);
+      if (out) this.shownBlocks.add(key);
+    } else {
+      const start = this.openBlocks.get(key);
+      if (out && start && !this.shownBlocks.has(key)) {
+        out.push(start);
+        this.shownBlocks.add(key);
+      }
+      if (role === 'end') {
+        this.openBlocks.delete(key);
+        this.shownBlocks.delete(key);
+      }
+    }
+    out?.push(part);
   }
 
   /** Redeliveries a translation restored from a snapshot owes the consumer (once). */
@@ -212,6 +260,27 @@ export function hostToolResult(toolCallId: string, toolName: string, output: unk
   const json: unknown = output === undefined ? null : JSON.parse(JSON.stringify(output) ?? 'null');
   const result = (json === null ? '' : json) as Extract<HarnessV1StreamPart, { type: 'tool-result' }>['result'];
   return { type: 'tool-result', toolCallId, toolName, result, ...(isError ? { isError: true } : {}) };
+}
+
+/** The block `part` opens, continues or closes (text, reasoning or tool input), keyed by kind and id. */
+function blockKey(part: HarnessV1StreamPart): { key: string; role: 'start' | 'delta' | 'end' } | undefined {
+  switch (part.type) {
+    case 'text-start':
+    case 'text-delta':
+    case 'text-end':
+    case 'reasoning-start':
+    case 'reasoning-delta':
+    case 'reasoning-end':
+    case 'tool-input-start':
+    case 'tool-input-delta':
+    case 'tool-input-end': {
+      const dash = part.type.lastIndexOf('-');
+      const role = part.type.slice(dash + 1) as 'start' | 'delta' | 'end';
+      return { key: `${part.type.slice(0, dash)}:${part.id}`, role };
+    }
+    default:
+      return undefined;
+  }
 }
 
 function requestId(part: HarnessV1StreamPart): string | undefined {

@@ -44,6 +44,8 @@ const inFlightTurnSchema = z.object({
       toolCalls: z.array(z.tuple([z.string(), callState])),
       approvals: z.array(z.tuple([z.string(), callState])),
       unansweredParts: z.array(z.custom<JSONValue>((value) => typeof value === 'object' && value !== null)),
+      /** The start parts of the blocks open at `seq`: the next slice re-opens them (docs/guarantees.md#ui). */
+      openBlocks: z.array(z.custom<JSONValue>((value) => typeof value === 'object' && value !== null)).optional(),
     })
     .optional(),
 });

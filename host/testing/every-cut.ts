@@ -1,7 +1,8 @@
 // The snapshot property an adapter's translator must have at every cut point
 // (docs/writing-an-adapter.md "The translator"), framework-free for authors
 // outside this repo: `checkEveryCutResumes` throws an Error naming the first
-// cut that differs. And `journalOfLines`: the records a bridge journals for one
+// cut that differs (each kit slice must also stand alone: blockProblem, and
+// join back to the uninterrupted parts: joinSlices). And `journalOfLines`: the records a bridge journals for one
 // turn of captured CLI output, optionally split into `cont` pieces, to feed it.
 import type { JSONValue } from '@ai-sdk/provider';
 import { isDeepStrictEqual } from 'node:util';
@@ -44,7 +45,8 @@ function differ(where: string, got: unknown, want: unknown): Error {
  * At EVERY cut point k (0..n): records [0..k) through one translator, its snapshot through JSON, restored by
  * the translator of a NEW adapter instance, records [k..n) through that one: the parts must deep-equal the
  * uninterrupted translation's. The same through the kit's TurnTranslation (it must attach, not fall back to
- * a replay). Every snapshot must fit HOST_SESSION_LIMITS.maxSnapshotChars. Returns the number of cuts checked.
+ * a replay): its slice must stand alone (a block open at the cut is re-opened before its next part) and,
+ * joined to the parts before the cut, equal the uninterrupted ones. Every snapshot must fit HOST_SESSION_LIMITS.maxSnapshotChars. Returns the number of cuts checked.
  */
 export function checkEveryCutResumes<S>(makeAdapter: () => CliAdapter<S>, records: ReadonlyArray<JournalRecord>, where: string, rerun = false): number {
   const turn = { turnId: records[0]?.turnId ?? 'turn-1', rerun };
@@ -88,8 +90,61 @@ export function checkEveryCutResumes<S>(makeAdapter: () => CliAdapter<S>, record
     const slice = TurnTranslation.restore(makeAdapter(), turn, { ...kitSnapshots[k]!, seq: cursor }, new Set());
     if (!slice) throw new Error(`${where}: the kit could not restore the snapshot after ${k} records (it would replay)`);
     const got = records.slice(k).flatMap((record) => slice.push(record));
-    const want = partsOf(records.slice(k));
-    if (!isDeepStrictEqual(got, want)) throw differ(`${where}: the kit's slice after seq ${cursor}`, got, want);
+    const head = partsOf(records.slice(0, k));
+    const problem = blockProblem(got);
+    if (problem) throw new Error(`${where}: the kit's slice after seq ${cursor} does not stand alone: ${problem}`);
+    const joined = joinSlices([head, got]);
+    if (!isDeepStrictEqual(joined, all)) throw differ(`${where}: the kit's slice after seq ${cursor}, joined to the parts before it`, joined, all);
   });
   return records.length + 1;
+}
+
+type BlockRole = { key: string; role: 'start' | 'delta' | 'end' };
+
+/** The text, reasoning or tool-input block a part opens, continues or closes. */
+function blockOf(part: HarnessV1StreamPart): BlockRole | undefined {
+  const match = /^(text|reasoning|tool-input)-(start|delta|end)$/.exec(part.type);
+  return match && 'id' in part ? { key: `${match[1]}:${part.id}`, role: match[2] as BlockRole['role'] } : undefined;
+}
+
+/**
+ * Why one slice's parts would not fold on their own (docs/guarantees.md#ui): a block's delta or end
+ * without its start earlier in the same slice, or a start while that block is already open. Null: none.
+ */
+export function blockProblem(parts: ReadonlyArray<HarnessV1StreamPart>): string | null {
+  const open = new Set<string>();
+  for (const [i, part] of parts.entries()) {
+    const block = blockOf(part);
+    if (!block) continue;
+    if (block.role === 'start') {
+      if (open.has(block.key)) return `part ${i}: ${part.type} for ${block.key}, already open`;
+      open.add(block.key);
+    } else if (!open.has(block.key)) return `part ${i}: ${part.type} for ${block.key} with no start in this slice`;
+    else if (block.role === 'end') open.delete(block.key);
+  }
+  return null;
+}
+
+/**
+ * The parts of consecutive slices of one turn as one stream: a start a slice re-sent for a block an
+ * earlier slice left open (the kit's rule at a slice boundary) is dropped. What remains must be the
+ * uninterrupted turn's parts: anything else is lost or doubled.
+ */
+export function joinSlices(slices: ReadonlyArray<ReadonlyArray<HarnessV1StreamPart>>): HarnessV1StreamPart[] {
+  const open = new Set<string>();
+  const out: HarnessV1StreamPart[] = [];
+  for (const slice of slices) {
+    const reopened = new Set<string>();
+    for (const part of slice) {
+      const block = blockOf(part);
+      if (block?.role === 'start' && open.has(block.key) && !reopened.has(block.key)) {
+        reopened.add(block.key);
+        continue;
+      }
+      if (block?.role === 'start') open.add(block.key);
+      if (block?.role === 'end') open.delete(block.key);
+      out.push(part);
+    }
+  }
+  return out;
 }

@@ -26,7 +26,7 @@ export {
   type SandboxConformanceCase,
   type SandboxConformanceContext,
 } from './conformance/sandbox-provider-conformance.ts';
-export { checkEveryCutResumes, journalOfLines } from './every-cut.ts';
+export { blockProblem, checkEveryCutResumes, joinSlices, journalOfLines } from './every-cut.ts';
 export { fixtureAdapter, fixtureCliPath } from './fixture/fixture-adapter.ts';
 export { planDemoReply, startDemoModel, type DemoModel } from '../cli/demo-model.ts';
 export {

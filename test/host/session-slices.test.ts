@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
+import { blockProblem, joinSlices } from '../../host/testing/every-cut.ts';
 import { createKit, seededRandom, startTurn, type Kit } from './session-helpers.ts';
 
 const schedules = Number(process.env.HB_SLICE_SCHEDULES ?? 200); // per mode
@@ -23,18 +24,20 @@ afterAll(async () => {
 
 type InFlight = { turn?: unknown };
 
-/** Continue `state` in fresh host instances, suspending after each cut (in parts); returns all parts. */
-async function sliceThrough(kit: Kit, sessionId: string, state: HarnessV1ResumeState, cuts: number[]): Promise<HarnessV1StreamPart[]> {
-  const all: HarnessV1StreamPart[] = [];
+/** Continue `state` in fresh host instances, suspending after each cut (in parts); returns each slice's parts. */
+async function sliceThrough(kit: Kit, sessionId: string, state: HarnessV1ResumeState, cuts: number[]): Promise<HarnessV1StreamPart[][]> {
+  const all: HarnessV1StreamPart[][] = [];
   let current = state;
   for (let slice = 0; ; slice++) {
     const { session } = await kit.resume(sessionId, current);
     const cut = cuts[slice];
     let count = 0;
     let suspended: Promise<HarnessV1ResumeState> | null = null;
+    const parts: HarnessV1StreamPart[] = [];
+    all.push(parts);
     const control = await session.doContinueTurn({
       emit: (part) => {
-        all.push(part);
+        parts.push(part);
         count++;
         if (cut !== undefined && count === cut && suspended === null) suspended = Promise.resolve(session.doSuspendTurn());
       },
@@ -69,9 +72,14 @@ describe('suspend/continue across host instances', () => {
       const seed = baseSeed + i;
       const random = seededRandom(seed);
       const cuts = Array.from({ length: 1 + Math.floor(random() * 4) }, () => 1 + Math.floor(random() * (reference.length - 1)));
-      const got = await sliceThrough(kit, 'replayed', start, cuts);
-      // Unanswered tool calls at a suspend are delivered once more in the next slice: drop those repeats to compare.
-      const deduped = dropRedeliveries(got);
+      const slices = await sliceThrough(kit, 'replayed', start, cuts);
+      // Each slice folds on its own (a block open at a cut is re-opened: docs/guarantees.md#ui); joined, the
+      // re-sent starts go. Unanswered tool calls at a suspend are delivered once more in the next slice: drop those repeats to compare.
+      for (const slice of slices) {
+        const problem = blockProblem(slice);
+        if (problem) throw new Error(`schedule seed=${seed} cuts=${cuts.join(',')}: a slice does not stand alone: ${problem}`);
+      }
+      const deduped = dropRedeliveries(joinSlices(slices));
       if (JSON.stringify(deduped) !== JSON.stringify(reference)) {
         throw new Error(`schedule seed=${seed} cuts=${cuts.join(',')} diverged from the uninterrupted run (HB_SEED=${seed} HB_SLICE_SCHEDULES=1 reproduces it)`);
       }
@@ -89,7 +97,7 @@ describe('suspend/continue across host instances', () => {
         if (n === cut) suspended = Promise.resolve(session.doSuspendTurn());
       });
       await control.done;
-      const rest = await sliceThrough(kit, id, await suspended!, [1 + Math.floor(random() * 20)]);
+      const rest = (await sliceThrough(kit, id, await suspended!, [1 + Math.floor(random() * 20)])).flat();
       const all = [...parts, ...rest];
       const deltas = all.filter((p) => p.type === 'text-delta').map((p) => (p as { delta: string }).delta);
       expect(deltas, `round ${round} (cut ${cut}): every delta once, in order`).toEqual(

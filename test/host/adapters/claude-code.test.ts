@@ -4,7 +4,7 @@
 // translator — alone and through the kit's TurnTranslation (continue slices).
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { completeLine, createLineBuffers, parseJsonObject, readJsonLine } from '../../../host/adapter-kit/json-lines.ts';
 import { claudeCodeAdapter, hostMcpArgs, type ClaudeCodeState } from '../../../host/adapters/claude-code/claude-code.ts';
@@ -19,7 +19,8 @@ import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import type { LaunchContext } from '../../../host/adapter-kit/adapter.ts';
 import { HOST_SESSION_LIMITS } from '../../../host/limits.ts';
-import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
+import { checkEveryCutFolds } from '../ui-replay.ts';
+import { expectEveryCutResumes, expectSliceResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/claude-code/', import.meta.url));
 const fixtures = readdirSync(fixtureDir)
@@ -95,6 +96,10 @@ function translate(records: JournalRecord[], rerun = false): { parts: Part[]; by
 const turnParts = (name: string, index = 0) => translate(journal(turnsOf(name)[index]!));
 const text = textOf;
 
+/** The UI-level every-cut check (test/host/ui-replay.ts): every cut folds; the cuts whose message differs are counted (docs/guarantees.md#ui). */
+const ui = { cuts: 0, differing: 0, turns: [] as string[] };
+afterAll(() => console.log(`[figures] ui-every-cut claude-code: cuts=${ui.cuts} fold-errors=0 message-differs=${ui.differing} in ${ui.turns.join(', ') || 'none'}`));
+
 describe('every fixture, every turn', () => {
   for (const name of fixtures) {
     turnsOf(name).forEach((turn, index) => {
@@ -109,15 +114,22 @@ describe('every fixture, every turn', () => {
         expect(translate(records).parts, where).toEqual(translate(records).parts);
       });
 
-      it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail`, () => {
+      it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail, re-opening the blocks open at k`, () => {
         const full = translate(records).bySeq;
         for (let k = 0; k <= records.length; k++) {
           const slice = new TurnTranslation(adapter, { turnId: 'turn-1', rerun: false }, k, new Set());
           const got = records.flatMap((record) => slice.push(record));
-          const want = records.filter((r) => r.seq > k).flatMap((r) => full.get(r.seq)!);
-          expect(got, `${where}: slice after seq ${k}`).toEqual(want);
+          const head = records.filter((r) => r.seq <= k).flatMap((r) => full.get(r.seq)!);
+          expectSliceResumes(head, got, records.flatMap((r) => full.get(r.seq)!), `${where}: slice after seq ${k}`);
         }
       });
+
+      it(`${where}: every cut point, the slice after it folded onto the message before it by the real HarnessAgent + readUIMessageStream: no fold error, no refused chunk`, async () => {
+        const { checked, differing } = await checkEveryCutFolds(() => claudeCodeAdapter(), records, where, { strict: false });
+        ui.cuts += checked;
+        ui.differing += differing.length;
+        if (differing.length > 0) ui.turns.push(`${where} (${differing.length})`);
+      }, 120_000);
 
       it(`${where}: lines split into cont pieces translate the same (ids aside)`, () => {
         const whole = normalizeIds(translate(records).parts);
@@ -710,7 +722,7 @@ describe('translator snapshots', () => {
     // Through the kit: a refused snapshot gives no restored slice, and the session replays the turn from its first record.
     const turn = { turnId: 'turn-1', rerun: false };
     const cursor = records[firstResult]!.seq;
-    const corrupt = { seq: cursor, adapter: { ...good, state: { ...good.state, streamed: 5 } }, toolCalls: [], approvals: [], unansweredParts: [] };
+    const corrupt = { seq: cursor, adapter: { ...good, state: { ...good.state, streamed: 5 } }, toolCalls: [], approvals: [], unansweredParts: [], openBlocks: [] };
     expect(TurnTranslation.restore(adapter, turn, corrupt, new Set()), 'no restore: the session replays').toBeNull();
     const foreign = { ...corrupt, adapter: pi.snapshot!(pi.init(turn)) };
     expect(TurnTranslation.restore(adapter, turn, foreign, new Set())).toBeNull();

@@ -5,7 +5,7 @@
 // stdin lines the capture actually wrote.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { compileTurnEnd } from '../../../bridge/supervisor/turn-end-matcher.ts';
 import { codexAdapter, codexLaunch, type CodexState } from '../../../host/adapters/codex/codex.ts';
 import { piAdapter } from '../../../host/adapters/pi/pi.ts';
@@ -18,7 +18,8 @@ import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-pa
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
-import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
+import { checkEveryCutFolds } from '../ui-replay.ts';
+import { expectEveryCutResumes, expectSliceResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/codex/', import.meta.url));
 const fixtures = readdirSync(fixtureDir)
@@ -106,6 +107,10 @@ function promptTurn(name: string, k = 0, opts: { end?: TurnEnd } = {}) {
 const text = textOf;
 const shape = (parts: Part[]) => parts.map((p) => p.type).filter((t) => t !== 'raw');
 
+/** The UI-level every-cut check (test/host/ui-replay.ts): every cut folds; the cuts whose message differs are counted (docs/guarantees.md#ui). */
+const ui = { cuts: 0, differing: 0, turns: [] as string[] };
+afterAll(() => console.log(`[figures] ui-every-cut codex: cuts=${ui.cuts} fold-errors=0 message-differs=${ui.differing} in ${ui.turns.join(', ') || 'none'}`));
+
 describe('every fixture, every turn', () => {
   for (const name of fixtures) {
     let prompts = 0;
@@ -122,15 +127,22 @@ describe('every fixture, every turn', () => {
         expect(translate(records).parts).toEqual(translate(records).parts);
       });
 
-      it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail`, () => {
+      it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail, re-opening the blocks open at k`, () => {
         const full = translate(records).bySeq;
         for (let k = 0; k <= records.length; k++) {
           const slice = new TurnTranslation(adapter, { turnId: 'turn-1', rerun: false }, k, new Set());
           const got = records.flatMap((record) => slice.push(record));
-          const want = records.filter((r) => r.seq > k).flatMap((r) => full.get(r.seq)!);
-          expect(got, `${where}: slice after seq ${k}`).toEqual(want);
+          const head = records.filter((r) => r.seq <= k).flatMap((r) => full.get(r.seq)!);
+          expectSliceResumes(head, got, records.flatMap((r) => full.get(r.seq)!), `${where}: slice after seq ${k}`);
         }
       });
+
+      it(`${where}: every cut point, the slice after it folded onto the message before it by the real HarnessAgent + readUIMessageStream: no fold error, no refused chunk`, async () => {
+        const { checked, differing } = await checkEveryCutFolds(() => codexAdapter({ modelId: 'gpt-5.5' }), records, where, { strict: false });
+        ui.cuts += checked;
+        ui.differing += differing.length;
+        if (differing.length > 0) ui.turns.push(`${where} (${differing.length})`);
+      }, 120_000);
 
       it(`${where}: lines split into cont pieces translate the same (ids aside)`, () => {
         expect(normalizeIds(translate(journal(turn, { input, piece: 97 })).parts)).toEqual(normalizeIds(translate(records).parts));
@@ -413,7 +425,7 @@ describe('translator snapshots', () => {
     const { compact: _compact, ...missing } = good.state;
     expect(() => restore({ ...good, state: missing })).toThrow(/codex: corrupt translator snapshot:[\s\S]*compact/);
     expect(() => restore({ ...good, state: { ...good.state, stream: { ...good.state.stream, block: { type: 'image', id: 'x' } } } })).toThrow(/corrupt/);
-    const corrupt = { seq: 12, adapter: { ...good, state: { ...good.state, turnId: 7 } }, toolCalls: [], approvals: [], unansweredParts: [] };
+    const corrupt = { seq: 12, adapter: { ...good, state: { ...good.state, turnId: 7 } }, toolCalls: [], approvals: [], unansweredParts: [], openBlocks: [] };
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, corrupt, new Set()), 'no restore: the session replays').toBeNull();
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, { ...corrupt, adapter: good }, new Set())).not.toBeNull();
   });

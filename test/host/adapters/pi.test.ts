@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { compileTurnEnd } from '../../../bridge/supervisor/turn-end-matcher.ts';
 import type { LaunchContext } from '../../../host/adapter-kit/adapter.ts';
 import { piAdapter, type PiState } from '../../../host/adapters/pi/pi.ts';
@@ -20,7 +20,8 @@ import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../../protocol/v1/mcp-env.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import { codexAdapter } from '../../../host/adapters/codex/codex.ts';
-import { expectEveryCutResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
+import { checkEveryCutFolds } from '../ui-replay.ts';
+import { expectEveryCutResumes, expectSliceResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/pi/', import.meta.url));
 const fixtures = readdirSync(fixtureDir)
@@ -119,6 +120,10 @@ function ctx(over: Partial<LaunchContext> = {}): LaunchContext {
   };
 }
 
+/** The UI-level every-cut check (test/host/ui-replay.ts): every cut folds; the cuts whose message differs are counted (docs/guarantees.md#ui). */
+const ui = { cuts: 0, differing: 0, turns: [] as string[] };
+afterAll(() => console.log(`[figures] ui-every-cut pi: cuts=${ui.cuts} fold-errors=0 message-differs=${ui.differing} in ${ui.turns.join(', ') || 'none'}`));
+
 describe('every fixture, every turn', () => {
   it('the fixtures are all there and cut into the expected turns', () => {
     expect(fixtures).toEqual(['abort', 'approve', 'bash-write', 'compact', 'compact-fail', 'compact-mid-turn', 'deny', 'edit', 'fail', 'mcp', 'resume', 'resume-first', 'steer', 'text', 'thinking', 'two-prompts']);
@@ -138,15 +143,22 @@ describe('every fixture, every turn', () => {
         expect(translate(records).parts, where).toEqual(translate(records).parts);
       });
 
-      it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail`, () => {
+      it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail, re-opening the blocks open at k`, () => {
         const full = translate(records).bySeq;
         for (let k = 0; k <= records.length; k++) {
           const slice = new TurnTranslation(adapter, { turnId: 'turn-1', rerun: false }, k, new Set());
           const got = records.flatMap((record) => slice.push(record));
-          const want = records.filter((r) => r.seq > k).flatMap((r) => full.get(r.seq)!);
-          expect(got, `${where}: slice after seq ${k}`).toEqual(want);
+          const head = records.filter((r) => r.seq <= k).flatMap((r) => full.get(r.seq)!);
+          expectSliceResumes(head, got, records.flatMap((r) => full.get(r.seq)!), `${where}: slice after seq ${k}`);
         }
       });
+
+      it(`${where}: every cut point, the slice after it folded onto the message before it by the real HarnessAgent + readUIMessageStream: no fold error, no refused chunk`, async () => {
+        const { checked, differing } = await checkEveryCutFolds(() => piAdapter(), records, where, { strict: false });
+        ui.cuts += checked;
+        ui.differing += differing.length;
+        if (differing.length > 0) ui.turns.push(`${where} (${differing.length})`);
+      }, 120_000);
 
       it(`${where}: lines split into cont pieces translate the same (ids aside)`, () => {
         const whole = normalizeIds(translate(records).parts);
@@ -588,7 +600,7 @@ describe('translator snapshots', () => {
     expect(() => restore({ ...good, state: { ...good.state, stop: 1 } })).toThrow(/pi: corrupt translator snapshot:[\s\S]*stop/);
     expect(() => restore({ ...good, state: { ...good.state, stream: { ...good.state.stream, calls: { c1: { toolName: 'bash', extra: 1 } } } } })).toThrow(/pi: corrupt translator snapshot/);
     expect(() => restore({ ...good, state: { ...good.state, lines: { stdout: { text: 'x' }, stderr: null } } })).toThrow(/pi: corrupt translator snapshot:[\s\S]*lines/);
-    const corrupt = { seq: 20, adapter: { ...good, state: { ...good.state, total: { input: 5 } } }, toolCalls: [], approvals: [], unansweredParts: [] };
+    const corrupt = { seq: 20, adapter: { ...good, state: { ...good.state, total: { input: 5 } } }, toolCalls: [], approvals: [], unansweredParts: [], openBlocks: [] };
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, corrupt, new Set()), 'no restore: the session replays').toBeNull();
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, { ...corrupt, adapter: good }, new Set())).not.toBeNull();
   });

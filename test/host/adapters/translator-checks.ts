@@ -5,7 +5,7 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import { expect } from 'vitest';
 import type { CliAdapter } from '../../../host/adapter-kit/adapter.ts';
-import { checkEveryCutResumes } from '../../../host/testing/every-cut.ts';
+import { blockProblem, checkEveryCutResumes, joinSlices } from '../../../host/testing/every-cut.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import type { HarnessV1StreamPart as Part } from '../../../protocol/harness-v1/stream-part.ts';
 import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
@@ -61,4 +61,13 @@ export function normalizeIds(parts: Part[]): Part[] {
  */
 export function expectEveryCutResumes<S>(makeAdapter: () => CliAdapter<S>, records: JournalRecord[], where: string, rerun = false): void {
   expect(checkEveryCutResumes(makeAdapter, records, where, rerun)).toBe(records.length + 1);
+}
+
+/**
+ * A slice after a cut (docs/guarantees.md#ui): its parts stand alone (every block they touch is opened in
+ * them: a block open at the cut is re-opened before its next part), and joined to `head` they are `all`.
+ */
+export function expectSliceResumes(head: Part[], slice: Part[], all: Part[], where: string): void {
+  expect(blockProblem(slice), `${where}: the slice stands alone`).toBeNull();
+  expect(joinSlices([head, slice]), `${where}: joined to the parts before the cut`).toEqual(all);
 }

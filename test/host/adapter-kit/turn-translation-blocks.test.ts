@@ -1,0 +1,67 @@
+// The kit's rule at a slice boundary (docs/guarantees.md#ui), part by part: a
+// slice re-opens a block an earlier slice left open right before that block's
+// next part (a delta, or its end), from the snapshot or by replaying the turn;
+// a snapshot that cannot say which blocks are open is declined (the session
+// replays the turn). The UI-level proof is test/host/ui-every-cut.test.ts.
+import { describe, expect, it } from 'vitest';
+import { TurnTranslation, type TranslationSnapshot } from '../../../host/adapter-kit/turn-translation.ts';
+import { journalOfLines } from '../../../host/testing/every-cut.ts';
+import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
+import { fixtureAdapter } from '../../fixtures/fixture-adapter.ts';
+
+const line = (value: unknown) => JSON.stringify(value);
+const records = journalOfLines([
+  line({ type: 'start', turn: 1, text: 'b' }),
+  ...[0, 1, 2].map((n) => line({ type: 'delta', turn: 1, n, text: `b #${n}` })),
+  line({ type: 'result', turn: 1, text: 'b', lines: 3 }),
+]);
+const turn = { turnId: 'turn-1', rerun: false };
+const viaJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/** The live translation's snapshot after record index k (k records pushed). */
+function snapshotAfter(k: number): TranslationSnapshot {
+  const live = new TurnTranslation(fixtureAdapter(), turn, 0, new Set());
+  for (const record of records.slice(0, k)) live.push(record);
+  return viaJson(live.snapshot(k === 0 ? 0 : records[k - 1]!.seq)!);
+}
+
+const types = (parts: HarnessV1StreamPart[]) => parts.map((part) => part.type);
+
+describe('TurnTranslation: blocks open at a cut', () => {
+  it('mid-block: the restored slice re-sends the text-start (same part) before its first delta, once', () => {
+    const k = 4; // turn-start, start, delta 0, delta 1
+    const snapshot = snapshotAfter(k);
+    expect(snapshot.openBlocks).toEqual([{ type: 'text-start', id: 'text-3' }]);
+    const slice = TurnTranslation.restore(fixtureAdapter(), turn, snapshot, new Set())!;
+    const parts = records.slice(k).flatMap((record) => slice.push(record));
+    expect(types(parts)).toEqual(['text-start', 'text-delta', 'text-end', 'finish-step', 'finish']);
+    expect(parts[0]).toEqual({ type: 'text-start', id: 'text-3' });
+  });
+
+  it('mid-block, replayed from the turn start (no snapshot): the same slice', () => {
+    const k = 4;
+    const restored = TurnTranslation.restore(fixtureAdapter(), turn, snapshotAfter(k), new Set())!;
+    const replayed = new TurnTranslation(fixtureAdapter(), turn, records[k - 1]!.seq, new Set());
+    expect(records.flatMap((record) => replayed.push(record))).toEqual(records.slice(k).flatMap((record) => restored.push(record)));
+  });
+
+  it('cut right before the end: the block is re-opened and closed (its UI part ends done), nothing else repeats', () => {
+    const k = 5; // all deltas delivered; the result line closes the text
+    const slice = TurnTranslation.restore(fixtureAdapter(), turn, snapshotAfter(k), new Set())!;
+    const parts = records.slice(k).flatMap((record) => slice.push(record));
+    expect(types(parts)).toEqual(['text-start', 'text-end', 'finish-step', 'finish']);
+  });
+
+  it('no block open at the cut: nothing is re-sent', () => {
+    const k = 2; // turn-start, start line: no text yet
+    const snapshot = snapshotAfter(k);
+    expect(snapshot.openBlocks).toEqual([]);
+    const slice = TurnTranslation.restore(fixtureAdapter(), turn, snapshot, new Set())!;
+    expect(types(records.slice(k).flatMap((record) => slice.push(record))).filter((type) => type === 'text-start')).toHaveLength(1);
+  });
+
+  it("a snapshot without openBlocks (an earlier version's) is declined: the session replays the turn", () => {
+    const { openBlocks: _open, ...old } = snapshotAfter(4);
+    expect(TurnTranslation.restore(fixtureAdapter(), turn, old, new Set())).toBeNull();
+  });
+});
