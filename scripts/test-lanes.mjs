@@ -253,11 +253,7 @@ async function runLane(name, label) {
   const reportPath = join(reportDir, `${name}.json`);
   const argv = lane.kind === 'vitest' ? [...lane.args, '--reporter=default', '--reporter=json', `--outputFile.json=${reportPath}`] : lane.args;
   const started = Date.now();
-  let node;
-  if (lane.node) {
-    const { ensureNode } = await import(join(root, 'scripts', 'install-node.mjs'));
-    node = ensureNode(lane.node);
-  }
+  const node = lane.node ? nodes.get(lane.node) : undefined;
   const { code, figures } = lane.kind === 'leftover' ? await leftovers() : await run(argv, node, label);
   const seconds = (Date.now() - started) / 1000;
   const result = { name, code, seconds, figures };
@@ -293,6 +289,13 @@ async function runStep(step) {
 }
 
 const startedAll = Date.now();
+// The pinned runtimes the lanes name, installed before any lane runs (the install blocks: no lane may be running).
+const nodes = new Map();
+for (const major of new Set(order.map((name) => lanes[name].node).filter(Boolean))) {
+  const { ensureNode } = await import(join(root, 'scripts', 'install-node.mjs'));
+  nodes.set(major, ensureNode(major));
+}
+
 let failed = false;
 for (const step of steps) {
   // After a failure only the leftover-process check still runs (the next run must not inherit them).
