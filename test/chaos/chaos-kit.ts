@@ -300,7 +300,7 @@ export function expectedParts(shape: TurnShape, cut?: number): Part[] {
 export function normalize(parts: readonly Part[]): string[] {
   const ids = new Map<string, string>();
   return parts.map((given) => {
-    const part = given;
+    const part = withoutMarks(given);
     if ('id' in part && typeof part.id === 'string' && part.type.startsWith('text-')) {
       if (!ids.has(part.id)) ids.set(part.id, `T${ids.size}`);
       return JSON.stringify({ ...part, id: ids.get(part.id) });
