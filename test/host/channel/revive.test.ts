@@ -19,7 +19,7 @@ async function bridge(stateDir?: string): Promise<RunningBridge> {
   return running;
 }
 
-function open(first: RunningBridge, revive: BridgeChannelOptions['revive']) {
+function open(first: RunningBridge, revive: BridgeChannelOptions['revive'], reconnectDeadlineMs = 1_500) {
   const records: JournalRecord[] = [];
   const diags: string[] = [];
   const channel: BridgeChannel = createBridgeChannel({
@@ -27,7 +27,7 @@ function open(first: RunningBridge, revive: BridgeChannelOptions['revive']) {
     token: first.token,
     cursor: 0,
     backoff: { initialMs: 20, maxMs: 100 },
-    reconnectDeadlineMs: 1_500,
+    reconnectDeadlineMs,
     onRecords: (batch) => void records.push(...batch),
     onDiagnostic: (d) => diags.push(`${d.level} ${d.message}`),
     ...(revive ? { revive } : {}),
@@ -104,7 +104,8 @@ describe('channel revive hook', () => {
       // It dies as soon as it is up: a crash loop.
       setTimeout(() => void next.kill('SIGKILL'), 50);
       return { url: next.url, token: next.token };
-    });
+      // A deadline long enough for three bridge starts on a loaded machine: the cap, not the deadline, must end the revivals.
+    }, 12_000);
     await channel.whenLive();
     await first.kill('SIGKILL');
     const error = await channel.closed;
