@@ -6,11 +6,12 @@
 // others (files, /proc, signals, stdin, ports direct / through its egress proxy / through another
 // session's relay socket, attach, a connection flood while the victim's host connects) and checks
 // the host's secret variable stayed out of its environment. One [figures] line per mode; the test
-// fails on any success in the default modes. Root only (the CLIs' uid and the namespaces); `namespace`
-// runs the jail without a uid of its own, so every session's bridge and CLI share root's uid and only
-// the mount namespace (the sessions root hidden) keeps them apart, as for a non-root bridge.
+// fails on any success. Three set-ups, each needing root to make: the default (root bridges, CLIs as
+// harness-agent, uid+namespace); non-root bridges (started as nobody through setpriv: mode namespace,
+// every bridge and CLI one uid, so only the namespaces keep them apart); and `namespace` as root (the
+// same with root's uid). A fourth case runs a fork bomb against a session's pids cap.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordOf } from '../../protocol/v1/index.ts';
@@ -30,7 +31,10 @@ afterAll(async () => {
   for (const bridge of bridges) await bridge.kill();
 });
 
-async function startSession(sessionsRoot: string, name: string, isolation: string | undefined, env: Record<string, string> = {}): Promise<Session> {
+/** A non-root bridge: its uid (nobody's), which its session's files are handed to, and setpriv to start it as that uid. */
+const NOBODY = { uid: 65534, gid: 65534 };
+
+async function startSession(sessionsRoot: string, name: string, isolation: string | undefined, env: Record<string, string> = {}, asUser?: typeof NOBODY): Promise<Session> {
   const dir = join(sessionsRoot, name);
   mkdirSync(dir, { mode: 0o755 });
   // A file of the user's project, readable by anyone on the host (the usual 0644).
@@ -40,11 +44,13 @@ async function startSession(sessionsRoot: string, name: string, isolation: strin
   const token = randomBytes(32).toString('hex');
   const tokenFile = `token.new.${randomBytes(8).toString('hex')}`;
   writeFileSync(join(stateDir, tokenFile), token, { mode: 0o600 });
+  if (asUser) for (const path of [dir, join(dir, 'secret.txt'), join(dir, '.harness-bridge'), join(dir, '.harness-bridge', 'sessions'), stateDir, join(stateDir, tokenFile)]) chownSync(path, asUser.uid, asUser.gid);
   const bridge = await startBridge({
     stateDir,
     token,
     env: { HARNESS_BRIDGE_TOKEN: null, HOST_SECRET_CANARY: `canary-${name}`, ...env },
     args: ['--token-file', tokenFile, '--sessions-root', sessionsRoot, ...(isolation ? ['--isolation', isolation] : [])],
+    ...(asUser ? { wrap: (cmd: string, args: string[]) => ({ cmd: 'setpriv', args: [`--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', '--', cmd, ...args] }) } : {}),
   });
   bridges.push(bridge);
   const { client, hello } = await connectClient(bridge);
@@ -52,7 +58,13 @@ async function startSession(sessionsRoot: string, name: string, isolation: strin
   return { name, dir, stateDir, home: join(stateDir, 'home'), bridge, client, mode: hello.isolation?.mode ?? 'none' };
 }
 
-/** A file the attacker writes in its project; failing, what its CLI's journal says (the shell's output, a spawn failure). */
+/** Whole or not there: the attacker reads it as soon as it exists. */
+function publish(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
+  renameSync(`${path}.tmp`, path);
+}
+
+/** A file the attacker writes in its home area; failing, what its CLI's journal says (the shell's output, a spawn failure). */
 async function waitForFile(path: string, s: Session): Promise<string> {
   for (let i = 0; i < 1200 && !existsSync(path); i++) await new Promise((resolve) => setTimeout(resolve, 50));
   if (!existsSync(path)) throw new Error(`${s.name}'s attacker never wrote ${path}; its journal: ${JSON.stringify(s.client.records().slice(-6)).slice(-3000)}`);
@@ -77,11 +89,11 @@ async function runShell(s: Session, shell: string): Promise<void> {
 }
 
 /** SESSIONS sessions, each CLI attacking all the others; every attempt, with the victims' hosts' view of the flood. */
-async function tenants(isolation: string | undefined): Promise<{ modes: string[]; attempts: TenantAttempt[]; alive: boolean }> {
+async function tenants(isolation: string | undefined, asUser?: typeof NOBODY): Promise<{ modes: string[]; attempts: TenantAttempt[]; alive: boolean }> {
   const sessionsRoot = tempDir('hb-tenants-'); // 0755, as the provider's root
   chmodSync(sessionsRoot, 0o755);
   const sessions: Session[] = [];
-  for (let i = 0; i < SESSIONS; i++) sessions.push(await startSession(sessionsRoot, `s${i}`, isolation));
+  for (let i = 0; i < SESSIONS; i++) sessions.push(await startSession(sessionsRoot, `s${i}`, isolation, {}, asUser));
   for (const s of sessions) await runShell(s, `exec ${process.execPath} ${attackScript} '${JSON.stringify({ name: s.name, root: sessionsRoot })}'`);
   // Every attacker has its home secret written and says its MCP port; then each learns the others.
   const mcpPorts = new Map<string, number>();
@@ -90,7 +102,7 @@ async function tenants(isolation: string | undefined): Promise<{ modes: string[]
     const victims = sessions
       .filter((v) => v !== s)
       .map((v) => ({ name: v.name, sessionName: v.name, stateDir: v.stateDir, project: v.dir, bridgePid: v.bridge.ready.pid, port: v.bridge.port, mcpPort: mcpPorts.get(v.name) }));
-    writeFileSync(join(s.home, 'go.json'), JSON.stringify({ victims }));
+    publish(join(s.home, 'go.json'), JSON.stringify({ victims }));
   }
   // While every attacker holds what it could open, each victim's real host connects.
   for (const s of sessions) await waitForFile(join(s.home, 'flood.json'), s);
@@ -164,6 +176,14 @@ describe('cross-tenant attack suite: each session\'s CLI attacks the other sessi
     expect(bomb.held).toBeLessThan(cap);
     expect(bomb.refused).toBe('EAGAIN');
     expect(next).toEqual({ held: neighbour, refused: null });
+  });
+
+  it.skipIf(!root)('non-root bridges (namespace, every bridge and CLI as one uid): every attempt against another session is refused', { timeout: 240_000 }, async () => {
+    const result = await tenants(undefined, NOBODY);
+    report(`mode=${result.modes.join('+')} bridge-uid=${NOBODY.uid}`, result);
+    expect(result.modes).toEqual(['namespace']);
+    expect(result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}`)).toEqual([]);
+    expect(result.alive).toBe(true);
   });
 
   it.skipIf(!root)('namespace mode (one uid for every bridge and CLI): every attempt against another session is refused', { timeout: 240_000 }, async () => {

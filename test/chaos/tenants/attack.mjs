@@ -15,7 +15,7 @@
 // (tunnels held) → release → results.
 //
 //   node attack.mjs '<hints JSON>'   hints: {name, root}
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { createRequire } from 'node:module';
@@ -36,6 +36,12 @@ function note(victim, attempt, success, refusedBy, detail = '', extra = {}) {
   results.push(line);
 }
 
+/** Whole or not there: the host reads a file as soon as it exists. */
+function publish(name, text) {
+  writeFileSync(join(mailbox, `${name}.tmp`), text);
+  renameSync(join(mailbox, `${name}.tmp`), join(mailbox, name));
+}
+
 async function waitFor(file, limit = 1200) {
   for (let i = 0; i < limit && !existsSync(file); i++) await sleep(50);
   if (!existsSync(file)) throw new Error(`the host never wrote ${file}`);
@@ -44,7 +50,7 @@ async function waitFor(file, limit = 1200) {
 
 // Phase 0: a secret of its own in its home area (the others try to read it), and its MCP port.
 writeFileSync(join(process.env.HOME, 'home-secret.txt'), `home secret of ${hints.name}\n`, { mode: 0o600 });
-writeFileSync(join(mailbox, 'ready.json'), JSON.stringify({ mcpPort }));
+publish('ready.json', JSON.stringify({ mcpPort }));
 const { victims } = JSON.parse(await waitFor(join(mailbox, 'go.json')));
 
 // The host's environment: the test sets HOST_SECRET_CANARY in every bridge's.
@@ -273,9 +279,9 @@ for (const v of victims) {
     }
   }
 }
-writeFileSync(join(mailbox, 'flood.json'), JSON.stringify(perVictim));
+publish('flood.json', JSON.stringify(perVictim));
 await waitFor(join(mailbox, 'release'));
 for (const socket of held) socket.destroy();
 
-writeFileSync(join(mailbox, 'attack-results.ndjson'), `${results.map((r) => JSON.stringify(r)).join('\n')}\n`);
+publish('attack-results.ndjson', `${results.map((r) => JSON.stringify(r)).join('\n')}\n`);
 process.stdout.write(`${JSON.stringify({ attacker: hints.name, attempts: results.length })}\n`);
