@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { acpAdapter, type AcpState } from '../../../host/adapters/acp/acp.ts';
 import type { ResponderIo } from '../../../host/adapter-kit/responder.ts';
 import { checkEveryCutResumes } from '../../../host/testing/every-cut.ts';
+import { checkEveryCutFolds } from '../ui-replay.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
@@ -93,6 +94,12 @@ describe('acp translator snapshots', () => {
   for (const mode of ['allow-all', 'allow-reads'] as const) {
     it(`${mode}: every cut point k — snapshot, restore in a fresh translator, the rest: exactly the uninterrupted parts`, () => {
       expect(checkEveryCutResumes(() => adapter, turn(mode), mode)).toBe(turn(mode).length + 1);
+    });
+
+    it(`${mode}: every cut point, folded by the real HarnessAgent + readUIMessageStream onto the message before it: no fold error, no refused chunk (docs/guarantees.md#ui)`, async () => {
+      const { checked, differing } = await checkEveryCutFolds(() => adapter, turn(mode), `acp ${mode}`, { strict: false });
+      console.log(`[figures] ui-every-cut acp ${mode}: cuts=${checked} fold-errors=0 message-differs=${differing.length}${differing.length ? ` (${differing.join(', ')})` : ''}`);
+      expect(checked).toBeGreaterThan(0);
     });
   }
 
