@@ -43,7 +43,10 @@ export function openPidsCap(stateDir: string, max = DEFAULT_SESSION_PIDS_MAX): {
     own = undefined;
   }
   if (own === undefined) return { ok: false, reason: 'no cgroup v1 pids controller (under cgroup v2 the host caps each sandbox: a pids.max on its cgroup)' };
-  const from = join(PIDS_MOUNT, own);
+  // Where this process sits in the mounted hierarchy: the path /proc names, or the mount's root where the
+  // mount is the container's own cgroup (no cgroup namespace); elsewhere it is not ours to guess.
+  const from = [join(PIDS_MOUNT, own), PIDS_MOUNT].find((dir) => holdsThisProcess(dir));
+  if (from === undefined) return { ok: false, reason: `this process is not in ${join(PIDS_MOUNT, own)} as /proc/self/cgroup says` };
   const parent = join(from, 'harness-bridge');
   const dir = join(parent, `s-${createHash('sha256').update(stateDir).digest('hex').slice(0, 16)}`);
   const make = (): void => {
@@ -96,4 +99,12 @@ export function openPidsCap(stateDir: string, max = DEFAULT_SESSION_PIDS_MAX): {
   };
   current = cap;
   return { ok: true, cap };
+}
+
+function holdsThisProcess(dir: string): boolean {
+  try {
+    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').includes(String(process.pid));
+  } catch {
+    return false;
+  }
 }
