@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adapterConformance, normalizeIds } from '../../host/testing/conformance/adapter-conformance.ts';
+import { blockProblem, joinSlices } from '../../host/testing/every-cut.ts';
 import { loadSource, type JournalSource } from '../../host/replay/source.ts';
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import { expectValid, ofType, textOf, turn, type Control, type E2eEnv, type Part } from './support.ts';
@@ -294,7 +295,9 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         await control.done;
         // Seq-derived ids and the CLI's per-session uuids in raw parts differ between two sessions; nothing else may.
         const normalize = (parts: Part[]) => normalizeIds(parts.map((p) => (p.type === 'raw' ? { type: 'raw' as const, rawValue: null } : p)));
-        expect(normalize([...first, ...second])).toEqual(normalize(reference));
+        // The continuation re-opens the block cut open (docs/guarantees.md#ui): each slice folds alone; joined, nothing is twice.
+        expect(blockProblem(second), 'the continued slice stands alone').toBeNull();
+        expect(normalize(joinSlices([first, second]))).toEqual(normalize(reference));
         await next.session.doDestroy();
       },
       180_000,

@@ -22,6 +22,7 @@ import type {
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import { defineCliAdapter, type CliAdapter } from '../../adapter-kit/adapter.ts';
+import { blockProblem, joinSlices } from '../every-cut.ts';
 import { ConformanceFailure, type ConformanceOutcome } from './sandbox-provider-conformance.ts';
 
 export interface AdapterConformanceContext {
@@ -293,7 +294,7 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
     },
   },
   {
-    name: 'suspend mid-turn and continue in a fresh harness: the parts equal an uninterrupted run',
+    name: 'suspend mid-turn and continue in a fresh harness: each slice stands alone, and joined they equal an uninterrupted run',
     async run(ctx) {
       const reference = await (async () => {
         const { session } = await start(ctx, 'ref');
@@ -318,9 +319,15 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
       const state = await suspended;
       const resumed = await start(ctx, 'slice', state, sessionId);
       ctx.defer(() => resumed.session.doDestroy());
-      const control2 = await resumed.session.doContinueTurn({ emit: (part) => parts.push(part) });
+      const rest: HarnessV1StreamPart[] = [];
+      const control2 = await resumed.session.doContinueTurn({ emit: (part) => rest.push(part) });
       await control2.done;
-      const got = JSON.stringify(normalizeIds(parts));
+      // The continuation re-opens a block cut open (docs/guarantees.md#ui), so a reader of it alone folds it; joined, nothing is twice.
+      for (const [name, slice] of [['first', parts], ['continued', rest]] as const) {
+        const problem = blockProblem(slice);
+        check(problem === null, `suspend at part ${cut}: the ${name} slice is not well formed on its own: ${problem}`);
+      }
+      const got = JSON.stringify(normalizeIds(joinSlices([parts, rest])));
       const want = JSON.stringify(normalizeIds(reference));
       check(got === want, `suspend at part ${cut} + continue differs from the uninterrupted run:\n got ${got.slice(0, 400)}\nwant ${want.slice(0, 400)}`);
       return pass;
