@@ -29,7 +29,12 @@ export type StreamState = {
   heldStep?: TokenCounts;
   /** The turn's counts so far, summed over endStep and holdStep: finish's total usage unless it is given one. */
   total?: TokenCounts;
+  /** True while the current step has content (a delta, a tool call or result, an approval) no finish-step closed yet. Absent: none. */
+  stepContent?: true;
 };
+
+/** The parts the AI SDK's HarnessAgent collects into a step: a finish with one of them not closed by finish-step is an error there. */
+const stepContentTypes = new Set<HarnessV1StreamPart['type']>(['text-delta', 'reasoning-delta', 'tool-call', 'tool-approval-request', 'tool-result']);
 
 /** What the writer keeps of a builtin tool call until its result: the name, and the file a file tool names and what it does to it. */
 export type ToolCallMemo = { toolName: string; path?: string; fileEvent?: 'create' | 'modify' | 'delete' };
@@ -66,6 +71,8 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
       if (part.type === 'stream-start') return;
     }
     parts.push(part);
+    if (stepContentTypes.has(part.type)) state.stepContent = true;
+    else if (part.type === 'finish-step') delete state.stepContent;
   };
   const close = () => {
     const block = state.block;
@@ -103,6 +110,10 @@ export function partWriter(state: StreamState, parts: HarnessV1StreamPart[]) {
   };
   const finish = (finishReason: LanguageModelV4FinishReason, totalUsage = state.total ? usageFromCounts(state.total) : noUsage, harnessMetadata?: HarnessV1Metadata) => {
     close();
+    // A step the CLI never closed (a turn that ends without a last usage report, aborted, failed) ends here: the
+    // HarnessAgent takes content after the last finish-step at the finish as an invalid stream, an error in the UI.
+    if (state.heldStep) releaseStep(finishReason);
+    if (state.stepContent) finishStep(finishReason, noUsage);
     push({ type: 'finish', finishReason, totalUsage, ...(harnessMetadata ? { harnessMetadata } : {}) });
     state.finished = true;
   };

@@ -25,6 +25,7 @@ export const streamStateSchema: z.ZodType<StreamState> = z.strictObject({
   calls: z.record(z.string(), z.strictObject({ toolName: z.string(), path: z.string().optional(), fileEvent: z.enum(['create', 'modify', 'delete']).optional() })).optional(),
   heldStep: tokenCountsSchema.optional(),
   total: tokenCountsSchema.optional(),
+  stepContent: z.literal(true).optional(),
 });
 
 /**

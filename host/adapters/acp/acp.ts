@@ -179,6 +179,8 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     }
     const u = L.result?.usage;
     const counts = u ? countsFromInclusiveInput({ input: u.inputTokens, cacheRead: u.cachedReadTokens, cacheWrite: u.cachedWriteTokens, output: u.outputTokens, reasoning: u.thoughtTokens }) : undefined;
+    // ACP reports no model steps: the prompt's answer ends the one step this turn shows, with the turn's usage.
+    out.endStep(finishOf(L.result?.stopReason), counts);
     out.finish(finishOf(L.result?.stopReason), usageFromCounts(counts));
     return { state: s, parts };
   }

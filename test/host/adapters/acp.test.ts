@@ -62,7 +62,7 @@ describe('acp translator', () => {
     expect(translate(turn('allow-all'))).toEqual(parts);
     for (const part of parts) expect(streamPartSchema.safeParse(part).success, part.type).toBe(true);
     expect(parts.map((p) => p.type)).toEqual([
-      'stream-start', 'text-start', 'text-delta', 'text-end', 'tool-call', 'tool-result', 'file-change', 'text-start', 'text-delta', 'text-end', 'finish',
+      'stream-start', 'text-start', 'text-delta', 'text-end', 'tool-call', 'tool-result', 'file-change', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish',
     ]);
     expect(parts[0]).toEqual({ type: 'stream-start', modelId: 'm-1' });
     expect(parts.find((p) => p.type === 'tool-call')).toMatchObject({ toolCallId: 'c1', toolName: 'write', input: '{"file_path":"/w/a.txt","content":"x"}', providerExecuted: true });

@@ -245,7 +245,7 @@ describe('fixture by fixture', () => {
 
   it('interrupt: the open text block is closed, finish interrupted; encodeInterrupt names thread and turn as captured', () => {
     const { parts, state } = promptTurn('interrupt', 0, { end: { reason: 'aborted' } });
-    expect(shape(parts).at(-2)).toBe('text-end');
+    expect(shape(parts).slice(-3), 'the block, then the step the CLI never closed, then the finish').toEqual(['text-end', 'finish-step', 'finish']);
     expect(ofType(parts, 'finish')[0]!.finishReason).toEqual({ unified: 'other', raw: 'interrupted' });
     expect(adapter.encodeInterrupt!(state)).toBe(stdinLine(meta('interrupt').stdin.find((l) => l.method === 'turn/interrupt')));
     expect(adapter.encodeInterrupt!(adapter.translator.init({ turnId: 't', rerun: false })), 'no turn announced yet: abort alone').toBeUndefined();
