@@ -13,15 +13,27 @@ export class AnsweredCalls {
   /** The journaled answer to `callId`. */
   add(callId: string, answer: { output: unknown; isError?: boolean }): void {
     this.#answers.delete(callId);
-    this.#answers.set(callId, key(answer));
+    const answerKey = key(answer);
+    if (answerKey === null) return;
+    this.#answers.set(callId, answerKey);
     if (this.#answers.size > maxKept) this.#answers.delete(this.#answers.keys().next().value!);
   }
 
   /** True when `frame` is the answer already journaled for its call (same output, same isError). */
   repeats(frame: ToolResultFrame): boolean {
-    return this.#answers.get(frame.callId) === key(frame);
+    const known = this.#answers.get(frame.callId);
+    return known !== undefined && known === key(frame);
   }
 }
 
-// The journaled output went through JSON, keys in the frame's order: the same answer serializes the same.
-const key = (answer: { output: unknown; isError?: boolean }): string => JSON.stringify([answer.isError ?? false, answer.output ?? null]);
+/**
+ * The journaled output went through JSON, keys in the frame's order: the same answer serializes the same.
+ * null for an output JSON cannot serialize here (nested past the stack): such an answer is not kept.
+ */
+function key(answer: { output: unknown; isError?: boolean }): string | null {
+  try {
+    return JSON.stringify([answer.isError ?? false, answer.output ?? null]);
+  } catch {
+    return null;
+  }
+}
