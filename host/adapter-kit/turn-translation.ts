@@ -55,6 +55,13 @@ export class TurnTranslation<S> {
   private owed: HarnessV1StreamPart[] = [];
   /** The start part of every block open in the turn (text, reasoning, tool input), by blockKey. */
   private readonly openBlocks = new Map<string, BlockStart>();
+  /**
+   * Host calls and approvals whose answer is journaled in the batch of records being translated (the
+   * look-ahead of TurnConsumer.lookAhead): a call an earlier slice delivered and this one replays for
+   * redelivery is shown settled (providerExecuted, the journaled tool-result follows), an approval
+   * request not repeated: never asked of the host again.
+   */
+  readonly answeredAhead = new Set<string>();
   /** The open blocks whose start this slice delivered (itself or re-sent): their parts need no re-opening. */
   private readonly shownBlocks = new Set<string>();
 
@@ -142,7 +149,19 @@ export class TurnTranslation<S> {
 
   /** Translates one record of this turn; returns the parts to hand the consumer now. */
   push(record: JournalRecord): HarnessV1StreamPart[] {
-    const parts = this.translate(record);
+    // A call an earlier slice delivered (replayed here for redelivery) whose answer the journal holds: shown settled, not asked again.
+    const settled = (id: string) => record.seq <= this.emitAfter && this.answeredAhead.has(id);
+    const parts = this.translate(record).flatMap((part): HarnessV1StreamPart[] => {
+      if (part.type === 'tool-call' && part.providerExecuted !== true && settled(part.toolCallId) && !this.toolCalls.has(part.toolCallId)) {
+        return [this.settledCall(part, record)];
+      }
+      // An approval the journal answered (the owner-less timeout, another host) is not asked again.
+      if (part.type === 'tool-approval-request' && settled(part.approvalId) && !this.approvals.has(part.approvalId)) {
+        this.approvals.set(part.approvalId, { source: record.kind === 'approval-request' ? 'bridge' : 'cli', answered: true });
+        return [];
+      }
+      return [part];
+    });
     if (record.kind === 'turn-end') this.ended = true;
     const replayed = record.seq <= this.emitAfter;
     const out: HarnessV1StreamPart[] = [];
@@ -189,11 +208,23 @@ export class TurnTranslation<S> {
     out?.push(part);
   }
 
-  /** Redeliveries a translation restored from a snapshot owes the consumer (once). */
+  /**
+   * Redeliveries a translation restored from a snapshot owes the consumer (once): those the journal has
+   * not answered meanwhile (the session takes them once the replay caught up, so its answers are known).
+   */
   takeOwed(): HarnessV1StreamPart[] {
-    const owed = this.owed;
+    const owed = this.owed.filter((part) => {
+      const id = requestId(part);
+      return id === undefined || !(this.answeredAhead.has(id) || this.toolCalls.get(id)?.answered === true || this.approvals.get(id)?.answered === true);
+    });
     this.owed = [];
     return owed;
+  }
+
+  /** A host call whose answer the same batch journals: recorded answered, shown as executed (its tool-result settles it). */
+  private settledCall(part: Extract<HarnessV1StreamPart, { type: 'tool-call' }>, record: JournalRecord): HarnessV1StreamPart {
+    this.toolCalls.set(part.toolCallId, { source: record.kind === 'tool-call' ? 'bridge' : 'cli', answered: true, toolName: part.toolName });
+    return { ...part, providerExecuted: true };
   }
 
   /** Host tool calls and approvals delivered but not answered: the next slice delivers them again. */

@@ -459,6 +459,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   private onRecords(channel: SessionChannel, records: ReadonlyArray<JournalRecord>): void {
     let milestone = false;
+    if (this.consumer.turn && this.channel === channel) this.consumer.lookAhead(this.consumer.turn, records);
     for (const record of records) {
       // Suspended, detached or re-attached mid-batch: stop at this record boundary; the next slice replays the rest.
       if (this.channel !== channel) return;

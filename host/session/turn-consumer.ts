@@ -29,6 +29,8 @@ export type TurnState<S> = InFlightTurn & {
    */
   interruptPending?: boolean;
   redeliverSet: Set<string>;
+  /** Calls the look-ahead found answered in the journal before this turn's translation existed (lookAhead). */
+  answeredAhead?: Set<string>;
   /**
    * The turn came from a resume payload: this host took it over after another let go. A turn the
    * replay shows ended `stopped` is over (docs/guarantees.md#stop: @ai-sdk/harness 1.0.x's
@@ -139,11 +141,25 @@ export class TurnConsumer<S> {
    * ask the host to act (a host tool call or an approval request, whatever the CLI's channel: MCP or
    * its own stdout): the session's checkpoint milestone.
    */
+  /**
+   * Before a batch of records is translated: the host calls it journals answers to (tool-result and approval
+   * records of this turn), so a call shown in the same batch is shown settled, not asked again (TurnTranslation.answeredAhead).
+   */
+  lookAhead(turn: TurnState<S>, records: ReadonlyArray<JournalRecord>): void {
+    for (const record of records) {
+      if ((record.kind !== 'tool-result' && record.kind !== 'approval') || record.turnId !== turn.turnId) continue;
+      if (turn.translation) turn.translation.answeredAhead.add(record.data.callId);
+      else (turn.answeredAhead ??= new Set()).add(record.data.callId);
+    }
+  }
+
   record(turn: TurnState<S>, record: JournalRecord, cursor: number, redelivered?: { afterSeq: number; throughSeq: number }): boolean {
     this.flushOwed(turn);
     if (!turn.translation) {
       if (record.kind === 'turn-start') turn.firstSeq = record.seq;
       turn.translation = new TurnTranslation(this.adapter, { turnId: turn.turnId, rerun: turn.rerun }, cursor, turn.redeliverSet);
+      for (const id of turn.answeredAhead ?? []) turn.translation.answeredAhead.add(id);
+      delete turn.answeredAhead;
     }
     let parts = turn.translation.push(record);
     if (turn.rerun && record.kind === 'turn-start' && record.seq > cursor) parts = markRecomputed(parts, turn.turnId);

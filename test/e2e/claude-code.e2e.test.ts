@@ -10,6 +10,7 @@ import type { CliAdapter } from '../../host/adapter-kit/adapter.ts';
 import { claudeCodeAdapter } from '../../host/adapters/claude-code/claude-code.ts';
 import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { normalizeIds } from '../../host/testing/conformance/adapter-conformance.ts';
+import { blockProblem, joinSlices } from '../../host/testing/every-cut.ts';
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
@@ -75,26 +76,28 @@ describe('claude-code only', () => {
       await session.doDestroy();
       return parts;
     })();
-    const parts: Part[] = [];
+    const slices: Part[][] = [[], [], []];
     const first = await env.open('refused');
-    const state = await slice(first.session, parts, 2, (emit) => first.session.doPromptTurn({ prompt, emit }));
+    const state = await slice(first.session, slices[0]!, 2, (emit) => first.session.doPromptTurn({ prompt, emit }));
     const data = state?.data as InFlight | undefined;
     expect(data?.turn?.snapshot?.adapter, 'a claude-code v1 snapshot in the payload').toMatchObject({ cli: 'claude-code', v: 1 });
     const refused: HarnessV1ResumeState = { ...state!, data: { ...data, turn: { ...data!.turn, snapshot: { ...data!.turn!.snapshot!, adapter: { ...data!.turn!.snapshot!.adapter, v: 99 } } } } };
 
     const before = restores.length;
     const second = await env.open('refused', 'allow-all', refused);
-    const again = await slice(second.session, parts, 2, (emit) => second.session.doContinueTurn({ emit }));
+    const again = await slice(second.session, slices[1]!, 2, (emit) => second.session.doContinueTurn({ emit }));
     expect(restores.slice(before), 'the snapshot was refused: this slice replayed the turn').toEqual(['claude-code: not a claude-code translator snapshot v1 (found cli "claude-code", v 99)']);
     expect((again?.data as InFlight | undefined)?.turn?.snapshot, 'the replaying slice suspends with a snapshot of its own').toMatchObject({ seq: expect.any(Number), adapter: { cli: 'claude-code', v: 1 } });
 
     const third = await env.open('refused', 'allow-all', again);
-    const control = await third.session.doContinueTurn({ emit: (part) => parts.push(part) });
+    const control = await third.session.doContinueTurn({ emit: (part) => slices[2]!.push(part) });
     await control.done;
     expect(restores.slice(before), 'the last slice attached at the cursor').toEqual([expect.stringContaining('v 99'), 'restored']);
     const normalize = (list: Part[]) => normalizeIds(list.map((p) => (p.type === 'raw' ? { type: 'raw' as const, rawValue: null } : p)));
-    expect(normalize(parts)).toEqual(normalize(reference));
-    expect(textOf(parts)).toBe(textOf(reference));
+    // Each slice re-opens the block cut open (docs/guarantees.md#ui): each stands alone; joined, nothing is twice.
+    for (const part of slices) expect(blockProblem(part)).toBeNull();
+    expect(normalize(joinSlices(slices))).toEqual(normalize(reference));
+    expect(textOf(slices.flat())).toBe(textOf(reference));
     await third.session.doDestroy();
   }, 180_000);
 

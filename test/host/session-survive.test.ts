@@ -9,6 +9,7 @@ import { isAlive } from '../../host/sandbox/local/pids.ts';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
+import { blockProblem, joinSlices } from '../../host/testing/every-cut.ts';
 
 let kit: Kit;
 beforeAll(async () => {
@@ -51,7 +52,9 @@ describe('session with a surviving CLI', () => {
     expect((resumed.session as unknown as { rungs: string[] }).rungs).toEqual(['replay']);
     const all = [...parts, ...rest];
     expect(recomputed(all)).toBe(false);
-    expect(all).toEqual(expected);
+    // The continuation re-opens the text block cut open (docs/guarantees.md#ui): it stands alone; joined, nothing is twice.
+    expect(blockProblem(rest)).toBeNull();
+    expect(joinSlices([parts, rest])).toEqual(expected);
     expect(kit.diagnostics.some((d) => d.sessionId === 'adopted' && d.attrs?.rung === 'rerun')).toBe(false);
     // The adopted CLI serves the next turn too.
     const next = await runTurn(resumed.session, 'again LINES:3');
