@@ -292,11 +292,18 @@ function installCrashHandlers(log: EarlyLog): void {
   process.on('unhandledRejection', crash('unhandled rejection'));
 }
 
+/** The oldest Node the bridge runs on (README.md, Node): an older one fails the start, named, never a turn later. */
+const minNodeMajor = 20;
+
 /** The bridge file's modes, by its first argument: keeper, jail helper, relay, version, else the bridge. */
 function dispatch(): void {
   if (process.argv[2] === '--version') {
     process.stdout.write(`${BRIDGE_VERSION}\n`);
     return;
+  }
+  if (!(Number(process.versions.node.split('.')[0]) >= minNodeMajor)) {
+    process.stderr.write(`harness-bridge: needs Node ${minNodeMajor} or newer in the sandbox; ${process.execPath} is Node ${process.versions.node}\n`);
+    process.exit(exitConfig);
   }
   if (process.argv[2] === '--keeper') {
     // Keeper mode (launch `survive`): this same file runs a CLI for bridges (keeper-start.ts, keeper.ts).

@@ -252,6 +252,28 @@ describe('bridge start-up failures', () => {
     expect(error?.message).toMatch(/stderr tail:\n.*boom: cannot load \/.*bridge\.mjs/);
   });
 
+  it('a sandbox Node older than the bridge needs fails doStart with bridge-start-failed naming both versions', async () => {
+    const sandbox = await kit.provider.createSession({ sessionId: 'old-node' });
+    const { createBridgeHarness } = await import('../../host/harness.ts');
+    const { fixtureAdapter } = await import('../fixtures/fixture-adapter.ts');
+    // This Node, reporting itself as 18 (the bundle's syntax level), as an old sandbox Node would.
+    const { writeFile, chmod } = await import('node:fs/promises');
+    const oldNode = join(kit.root, 'old-node.sh');
+    await writeFile(oldNode, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} --import ${JSON.stringify(join(kit.root, 'node18.mjs'))} "$@"\n`);
+    await writeFile(join(kit.root, 'node18.mjs'), "Object.defineProperty(process.versions, 'node', { value: '18.19.0' });\n");
+    await chmod(oldNode, 0o755);
+    const harness = createBridgeHarness(fixtureAdapter(), { nodeCommand: oldNode });
+    const error = await Promise.resolve(
+      harness.doStart({ sessionId: 'old-node', sandboxSession: sandbox, sessionWorkDir: sandbox.defaultWorkingDirectory }),
+    ).then(
+      () => null,
+      (e: unknown) => e as Error & { code?: string },
+    );
+    expect(error?.code).toBe('bridge-start-failed');
+    expect(error?.message).toMatch(/exit(ed with)? code 78/);
+    expect(error?.message).toMatch(/needs Node 20 or newer in the sandbox; .* is Node 18\.19\.0/);
+  });
+
   it('doStart honours an already-aborted abortSignal', async () => {
     const sandbox = await kit.provider.createSession({ sessionId: 'aborted-start' });
     const { createBridgeHarness } = await import('../../host/harness.ts');
