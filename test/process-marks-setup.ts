@@ -5,10 +5,8 @@
 // relays inherit it. After the file's own afterAll hooks (this one was registered first, so it runs
 // last), processes still carrying it are listed (scripts/leftover-processes.mjs), given a bounded
 // number of looks to finish exiting, then SIGKILLed so they cannot pile up, and listed as a warning.
-// With HARNESS_BRIDGE_LEFTOVERS=fail an E2E or chaos file fails with the list instead. Not the default
-// yet: test/e2e/codex-acp.e2e.test.ts still leaves a jailed codex-acp with its bwrap, apply-seccomp
-// and socat relays (13 processes) behind. Processes in Docker containers do not inherit the mark: the
-// Docker provider's own tests count containers.
+// With HARNESS_BRIDGE_LEFTOVERS=fail an E2E or chaos file fails with the list instead. Processes in
+// Docker containers do not inherit the mark: the Docker provider's own tests count containers.
 import { randomBytes } from 'node:crypto';
 import { afterAll } from 'vitest';
 import { killAll, leftoverProcesses, PROCESS_MARK_ENV } from '../scripts/leftover-processes.mjs';

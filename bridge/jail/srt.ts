@@ -191,7 +191,10 @@ export async function namespaceSupport(options: {
       if (!released) jailHelper.ended(keptSocket);
       released = true;
     };
-    if (keptSocket === undefined) return { ok: true, launch: { ...launch, env, argv: ['/bin/sh', '-c', wrapped] }, release, signal: signalJailed };
+    // `exec`: bwrap takes the shell's place, so its parent is the bridge and its --die-with-parent ends the
+    // jailed CLI with the bridge (a CLI that ignores stdin EOF would otherwise outlive a SIGKILLed bridge,
+    // under a shell parented to init).
+    if (keptSocket === undefined) return { ok: true, launch: { ...launch, env, argv: ['/bin/sh', '-c', execFirst(wrapped)] }, release, signal: signalJailed };
     const relay = srtRelaySocket(wrapped);
     if (relay !== undefined && shellSafePath.test(keptSocket)) {
       return {
@@ -290,4 +293,9 @@ function hiddenDirs(stateDir: string, policyFile: string | undefined, sessionsRo
     if (extra !== undefined && !dirs.some((d) => extra === d || extra.startsWith(d + sep))) dirs.push(extra);
   }
   return dirs;
+}
+
+/** `exec` before a wrap that is one bwrap command line (what srt gives on Linux); anything else as it is. */
+function execFirst(wrapped: string): string {
+  return /^bwrap\s/.test(wrapped) ? `exec ${wrapped}` : wrapped;
 }
