@@ -362,6 +362,8 @@ export class TurnConsumer<S> {
     const turn = this.requireTurn();
     const approval = await this.knownRequest(turn, (translation) => translation.approvals.get(input.approvalId));
     const encode = this.adapter.encodeApproval;
+    // Marked before the answer goes: the CLI's reply to it (its error result) may arrive before the ack does.
+    if (!input.approved) (turn.denied ??= new Set()).add(turn.approvalCalls?.get(input.approvalId) ?? input.approvalId);
     if (approval?.source === 'cli' && encode) {
       await this.hooks.send({ type: 'input', turnId: turn.turnId, text: encode(input, turn.translation!.adapterState), ...this.answering(input.approvalId) });
     } else {
@@ -374,7 +376,6 @@ export class TurnConsumer<S> {
     }
     if (approval) approval.answered = true;
     turn.redeliverSet.delete(input.approvalId);
-    if (!input.approved) (turn.denied ??= new Set()).add(turn.approvalCalls?.get(input.approvalId) ?? input.approvalId);
   }
 
   private async submitUserMessage(text: string): Promise<void> {

@@ -37,23 +37,28 @@ async function fold(stream: ReadableStream<UIMessageChunk>, message?: UIMessage)
 type ToolPart = { type: string; state: string; approval?: { id: string; approved?: boolean; reason?: string }; output?: unknown; errorText?: string };
 const toolPart = (message: UIMessage | undefined) => (message?.parts ?? []).find((part) => part.type.startsWith('tool-') || part.type === 'dynamic-tool') as ToolPart | undefined;
 
+/** Streams `prompt`, which asks one approval, folds it, and denies it with `reason` in continueStream; the tool part before and after. */
+async function denyFirstApproval(agent: HarnessAgent, session: Parameters<HarnessAgent['stream']>[0]['session'], prompt: string, reason: string) {
+  const first = await agent.stream({ session, prompt });
+  const asked = await fold(first.toUIMessageStream());
+  expect(asked.invalid).toEqual([]);
+  const requested = toolPart(asked.message);
+  expect(requested?.state).toBe('approval-requested');
+  const rest = await agent.continueStream({
+    session,
+    toolApprovalContinuations: [{ type: 'tool-approval-response', approvalId: requested!.approval!.id, approved: false, reason }],
+  });
+  const answered = await fold(rest.toUIMessageStream(), asked.message);
+  expect(answered.invalid).toEqual([]);
+  return { requested, denied: toolPart(answered.message), rest };
+}
+
 describe('a denied approval shows as the AI SDK shows a denial', () => {
   it("the CLI's own approval (builtin): approval-responded, approved false with the reason; no output, no error", async () => {
     const agent = new HarnessAgent({ harness: kit.harness(), sandbox: kit.provider });
     const session = await agent.createSession();
     try {
-      const first = await agent.stream({ session, prompt: 'guarded LINES:1 APPROVE:rm' });
-      const asked = await fold(first.toUIMessageStream());
-      expect(asked.invalid).toEqual([]);
-      const requested = toolPart(asked.message);
-      expect(requested?.state).toBe('approval-requested');
-      const rest = await agent.continueStream({
-        session,
-        toolApprovalContinuations: [{ type: 'tool-approval-response', approvalId: requested!.approval!.id, approved: false, reason: 'not this one' }],
-      });
-      const answered = await fold(rest.toUIMessageStream(), asked.message);
-      expect(answered.invalid).toEqual([]);
-      const denied = toolPart(answered.message);
+      const { requested, denied, rest } = await denyFirstApproval(agent, session, 'guarded LINES:1 APPROVE:rm', 'not this one');
       expect(denied).toMatchObject({ state: 'approval-responded', approval: { approved: false, reason: 'not this one' } });
       // (The fixture's `rm` is no declared builtin, so the SDK flags its input when the call arrives: an errorText the denial leaves as it was.)
       expect([denied?.output, denied?.errorText], 'no output, no error from the denial').toEqual([undefined, requested?.errorText]);
@@ -69,18 +74,7 @@ describe('a denied approval shows as the AI SDK shows a denial', () => {
     const agent = new HarnessAgent({ harness: kit.harness(), sandbox: kit.provider, tools: { lookup }, toolApproval: { lookup: 'user-approval' } } as never);
     const session = await agent.createSession();
     try {
-      const first = await agent.stream({ session, prompt: 'ask first LINES:1 TOOL:lookup' });
-      const asked = await fold(first.toUIMessageStream());
-      expect(asked.invalid).toEqual([]);
-      const requested = toolPart(asked.message);
-      expect(requested?.state).toBe('approval-requested');
-      const rest = await agent.continueStream({
-        session,
-        toolApprovalContinuations: [{ type: 'tool-approval-response', approvalId: requested!.approval!.id, approved: false, reason: 'not now' }],
-      });
-      const answered = await fold(rest.toUIMessageStream(), asked.message);
-      expect(answered.invalid).toEqual([]);
-      const denied = toolPart(answered.message);
+      const { denied, rest } = await denyFirstApproval(agent, session, 'ask first LINES:1 TOOL:lookup', 'not now');
       expect(denied).toMatchObject({ state: 'approval-responded', approval: { approved: false, reason: 'not now' } });
       expect([denied?.output, denied?.errorText], 'no output, no error').toEqual([undefined, undefined]);
       expect(runs).toBe(0);
