@@ -14,6 +14,7 @@ import { createBridgeHarness } from '../../../host/harness.ts';
 import { parseResumeState } from '../../../host/session/resume-state.ts';
 import { createLocalSandboxProvider } from '../../../host/sandbox/local/provider.ts';
 import { fixtureAdapter } from '../../fixtures/fixture-adapter.ts';
+import { joinSlices } from '../../../host/testing/every-cut.ts';
 
 export const cliPath = fileURLToPath(new URL('../../../dist/cli.mjs', import.meta.url));
 
@@ -51,6 +52,8 @@ export type RecordedSession = {
   stateDir: string;
   /** Every part the consumer got, both slices in order. */
   live: HarnessV1StreamPart[];
+  /** The two slices joined as one stream: the start the second re-sends of a block cut open is dropped (joinSlices). */
+  joined: HarnessV1StreamPart[];
   sandboxes: HarnessV1NetworkSandboxSession[];
 };
 
@@ -81,12 +84,14 @@ export async function recordFixtureSession(name: string, prompt: string, cutAfte
     });
   };
   const live: HarnessV1StreamPart[] = [];
+  const slices: HarnessV1StreamPart[][] = [[], []];
   const first = await open();
   let suspended: PromiseLike<HarnessV1ResumeState> | undefined;
   const control = await first.doPromptTurn({
     prompt,
     emit: (part) => {
       live.push(part);
+      slices[0]!.push(part);
       if (live.length === cutAfter && !suspended) suspended = first.doSuspendTurn();
     },
   });
@@ -97,12 +102,13 @@ export async function recordFixtureSession(name: string, prompt: string, cutAfte
   const next = await second.doContinueTurn({
     emit: (part) => {
       live.push(part);
+      slices[1]!.push(part);
       if (part.type === 'tool-call' && part.providerExecuted !== true) void next.submitToolResult({ toolCallId: part.toolCallId, output: { answer: 42 } });
     },
   });
   await next.done;
   const final = options.keepRunning ? await second.doDetach() : await second.doStop();
-  return { root, recordDir, stateDir: parseResumeState('fixture', final).stateDir, live, sandboxes };
+  return { root, recordDir, stateDir: parseResumeState('fixture', final).stateDir, live, joined: joinSlices(slices), sandboxes };
 }
 
 /** Polls `predicate` every 5 ms, at most `maxMs`. */

@@ -105,18 +105,18 @@ describe('replay re-translates offline', () => {
     expect(session.live.filter((p) => p.type === 'tool-call'), 'the unanswered tool call is delivered again').not.toHaveLength(0);
     const result = await runCli(['replay', session.recordDir, '--adapter', 'fixture', '--json']);
     expect(result.code, result.stderr).toBe(0);
-    expect(ndjson(result.stdout)).toEqual(plain(withoutRedelivery(session.live)));
+    expect(ndjson(result.stdout)).toEqual(plain(withoutRedelivery(session.joined)));
     // The single concatenated file and the human listing agree too.
     const listing = await runCli(['replay', recording]);
     expect(listing.code, listing.stderr).toBe(0);
-    expect(listing.stdout.trim().split('\n')).toHaveLength(withoutRedelivery(session.live).length);
+    expect(listing.stdout.trim().split('\n')).toHaveLength(withoutRedelivery(session.joined).length);
     expect(listing.stdout).toMatch(/#\s+0\s+seq\s+\d+\s+stream-start/);
   });
 
   it("the session's journal replays to the same parts (adapter guessed from the argv)", async () => {
     const result = await runCli(['replay', journal, '--json']);
     expect(result.code, result.stderr).toBe(0);
-    expect(ndjson(result.stdout)).toEqual(plain(withoutRedelivery(session.live)));
+    expect(ndjson(result.stdout)).toEqual(plain(withoutRedelivery(session.joined)));
     const fromStateDir = await runCli(['replay', session.stateDir, '--json']);
     expect(fromStateDir.stdout).toBe(result.stdout);
   });
@@ -272,8 +272,8 @@ describe('replay --diff and --timeline', () => {
     const adapters = await runCli(['replay', recording, '--adapter', 'fixture', '--diff-adapter', 'fixture']);
     expect(adapters.code).toBe(0);
 
-    const a = plain(withoutRedelivery(session.live));
-    const b = plain(withoutRedelivery(other.live));
+    const a = plain(withoutRedelivery(session.joined));
+    const b = plain(withoutRedelivery(other.joined));
     const first = a.findIndex((part, i) => JSON.stringify(part) !== JSON.stringify(b[i]));
     expect(first, 'the two prompts produce different text').toBeGreaterThan(0);
     const differ = await runCli(['replay', session.recordDir, '--adapter', 'fixture', '--diff', other.recordDir]);
