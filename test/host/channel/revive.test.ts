@@ -50,7 +50,9 @@ describe('channel revive hook', () => {
     await channel.request({ type: 'start', turnId: 't1', launch: fixtureLaunch(['--lines', '5']) });
     await eventually(() => records.some((r) => r.kind === 'turn-end'));
     await first.kill('SIGKILL');
-    // Sent while no bridge runs: held by the channel, delivered to the revived bridge.
+    // Sent once the channel knows its bridge is gone (the hook was asked; a request sent on the dying socket
+    // before that is at-most-once, refused): held by the channel, delivered to the revived bridge.
+    await eventually(() => asked.length === 1);
     const started = channel.request({ type: 'start', turnId: 't2', launch: fixtureLaunch(['--lines', '5']) });
     await started;
     await eventually(() => records.some((r) => r.kind === 'turn-end' && r.turnId === 't2'));
