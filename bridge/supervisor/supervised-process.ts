@@ -9,6 +9,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { spawnCapped } from '../jail/pids-cap.ts';
 import { SUPERVISOR_LIMITS } from '../limits.ts';
 import { LineSplitter } from './line-splitter.ts';
+import { drainBeforeDestroy } from './pty-drain.ts';
 import type { PtyModule } from './pty.ts';
 import type { OutputStream } from './output-line.ts';
 
@@ -266,9 +267,8 @@ export function spawnPty(
   let exited = false;
   let stdinOpen = true;
   // Paused (journal backpressure), a pty is read on into `held`, and the pty itself is paused
-  // only past pausedPtyChars: what a paused pty still buffers when its CLI exits is lost (the
-  // kernel drops it; reading on after the exit does not get it back), so only a CLI that writes
-  // that much while paused and then exits loses any. Its exit, like a pipe CLI's, waits until the
+  // only past pausedPtyChars. What a paused pty still holds when its CLI exits is read just
+  // before node-pty drops it (pty-drain.ts). Its exit, like a pipe CLI's, waits until the
   // output before it is out. node-pty reports the exit only after the last data.
   let paused = options.paused;
   const held: string[] = [];
@@ -301,7 +301,7 @@ export function spawnPty(
       markDone();
     }
   };
-  term.onData((text) => {
+  const onData = (text: string): void => {
     if (!paused) return events.chunk(text);
     held.push(text);
     heldChars += text.length;
@@ -309,7 +309,9 @@ export function spawnPty(
       termPaused = true;
       term.pause();
     }
-  });
+  };
+  term.onData(onData);
+  drainBeforeDestroy(term, 'utf8', (data) => onData(String(data)));
   term.onExit(({ exitCode, signal }) => {
     const name = signal ? (SIGNAL_NAMES.get(signal) ?? String(signal)) : null;
     exit = { code: name ? null : exitCode, signal: name };

@@ -4,6 +4,7 @@
 // docs/bridge-internals.md#surviving-clis.
 import type { SpawnOptions } from 'node:child_process';
 import { loadPty } from '../supervisor/pty.ts';
+import { drainBeforeDestroy } from '../supervisor/pty-drain.ts';
 
 /** What of a keeper's spec.json (keeper.ts KeeperSpec) spawning its CLI takes. `pty`: run it on a pty of this size. */
 export type ChildSpec = {
@@ -113,7 +114,10 @@ async function spawnOnPty(
   );
   return {
     pid: term.pid,
-    onOutput: (take) => term.onData((data) => take('stdout', data as unknown as Buffer)),
+    onOutput: (take) => {
+      term.onData((data) => take('stdout', data as unknown as Buffer));
+      drainBeforeDestroy(term, null, (data) => take('stdout', data as Buffer));
+    },
     onExit: (take) => void exited.then(({ code, signal }) => take(code, signal)),
     onClose: (take) => void exited.then(({ code, signal }) => setImmediate(() => take(code, signal))),
     write: (bytes) => {
