@@ -45,7 +45,8 @@ const e2eDir = 'test/e2e';
 const chaosDir = 'test/chaos';
 const heavyDirs = [chaosDir, e2eDir];
 const heavyFiles = ['test/package/consumer.test.ts'];
-const chaosHogFile = 'test/chaos/chaos.test.ts';
+// The chaos schedules, in two files run at once under the hog (test/chaos/chaos-lanes.ts).
+const chaosHogFiles = ['test/chaos/chaos.test.ts', 'test/chaos/chaos-sigkill.test.ts'];
 // Unit files that start a real CLI (installed by scripts/install-clis.mjs): left out of test:quick.
 const realCliUnitFiles = [
   'test/host/cli/**',
@@ -79,12 +80,12 @@ const lanes = {
   e2e: { kind: 'vitest', args: ['vitest', 'run', e2eDir, '--no-file-parallelism'] },
   // Each E2E file runs its own scripted model in its own network namespace and its own sandboxes: two at a time share nothing.
   'e2e-pair': { kind: 'vitest', args: ['vitest', 'run', e2eDir, '--maxWorkers=2'] },
-  chaos: { kind: 'vitest', args: ['vitest', 'run', chaosDir, '--no-file-parallelism', '--exclude', chaosHogFile] },
+  chaos: { kind: 'vitest', args: ['vitest', 'run', chaosDir, '--no-file-parallelism', ...excludeArgs(chaosHogFiles)] },
   // The packed tarball with the real HarnessAgent in a fresh project, on each runtime (vitest and the flows run on that node).
   consumer: { kind: 'vitest', args: ['vitest', 'run', ...heavyFiles] },
   'consumer-node22': { kind: 'vitest', node: '22', args: ['vitest', 'run', ...heavyFiles] },
   'consumer-node24': { kind: 'vitest', node: '24', args: ['vitest', 'run', ...heavyFiles] },
-  'chaos-hog': { kind: 'vitest', args: ['node', 'scripts/with-cpu-hog.mjs', 'vitest', 'run', chaosHogFile] },
+  'chaos-hog': { kind: 'vitest', args: ['node', 'scripts/with-cpu-hog.mjs', 'vitest', 'run', '--maxWorkers=2', ...chaosHogFiles] },
   'quick-unit': {
     kind: 'vitest',
     // Four files at a time (the edit-test loop, not CI): two workers keep ~0.65 of one core busy, the files mostly wait.
