@@ -29,7 +29,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, stat
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
-import { REPEATS, REPO, banner, benchLine, childEnv, fmt, median, runScenario, scaled, skippedValue, tempDir, track, withTimeout } from './lib/common.mjs';
+import { REPEATS, REPO, banner, benchLine, childEnv, fmt, median, runScenario, scaled, settle, skippedValue, tempDir, track, withTimeout } from './lib/common.mjs';
 import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 import { loadOursHost } from './lib/ours-host.mjs';
 
@@ -226,7 +226,7 @@ async function measureOursSession(host, count, snapshots) {
     // The others resume a bridge holding the finished turn (as aisdk's resume does): its turn-end is
     // journaled, and a second on, the memory release that follows the last record (200–400 ms) is done.
     await journalHas(root, '"kind":"turn-end"');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await settle(1_000);
     const times = [];
     const breakdowns = [];
     for (let rep = 0; rep < Math.max(3, REPEATS); rep++) {
@@ -234,7 +234,7 @@ async function measureOursSession(host, count, snapshots) {
       times.push(run.ms);
       breakdowns.push(run.phases);
       // The bridge was streaming the replay to the slice just suspended: let it settle.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await settle(1_000);
     }
     return { ms: median(times), runs: times, phases: medianPhases(breakdowns), busyMs: busy.ms };
   } finally {

@@ -9,7 +9,7 @@
 // idled 500 ms, and again after the last line and turn end; VmHWM (the peak)
 // is sampled beside it. rawws journals nothing: it is the floor of a process
 // that only forwards. One run per bridge (memory is far less noisy than time).
-import { banner, benchLine, floor, fmt, procMemory, ratio, runScenario, scaled, skippedValue, sleep, targetRunner } from './lib/common.mjs';
+import { banner, benchLine, floor, fmt, procMemory, ratio, runScenario, scaled, settle, skippedValue, targetRunner } from './lib/common.mjs';
 import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
 const SCENARIO = 'rss';
@@ -23,14 +23,14 @@ async function once(target, small, large) {
     client = await connectClient(bridge);
     await client.prepareLive();
     const startup = procMemory(bridge.pid);
-    await sleep(IDLE_MS);
+    await settle(IDLE_MS);
     const idle = procMemory(bridge.pid);
     client.start(emitterArgv(large, ['--pause-after', String(small), '--pause-ms', '1500']));
     await client.waitFor((s) => s.lines >= small, 30_000, `${small} lines`);
-    await sleep(500);
+    await settle(500);
     const atSmall = procMemory(bridge.pid);
     await client.waitFor((s) => s.lines >= large && s.turnEnds >= 1, Math.max(60_000, large / 5), `${large} lines`);
-    await sleep(500);
+    await settle(500);
     const atLarge = procMemory(bridge.pid);
     return { startup, idle, atSmall, atLarge };
   } finally {
@@ -73,7 +73,7 @@ await runScenario(async () => {
     try {
       for (const bridge of pair) clients.push(await connectClient(bridge));
       for (const client of clients) await client.prepareLive();
-      await sleep(IDLE_MS);
+      await settle(IDLE_MS);
       const [plain, snap] = pair.map((bridge) => procMemory(bridge.pid));
       const show = (m) => `VmRSS ${MiB(m.rssKiB).toFixed(1)} MiB (own ${MiB(m.anonKiB).toFixed(1)}, PSS ${MiB(m.pssKiB).toFixed(1)})`;
       console.log(`  ours idle ${show(plain)} · from its startup snapshot ${show(snap)}`);

@@ -9,7 +9,7 @@
 //   turn, with that turn's CPU.
 // aisdk and rawws have no surviving CLIs: their columns say so.
 import { performance } from 'node:perf_hooks';
-import { REPEATS, banner, fmt, median, procCpuMs, procMemory, runScenario, scaled, sleep, tempDir } from './lib/common.mjs';
+import { REPEATS, banner, fmt, median, procCpuMs, procMemory, runScenario, scaled, settle, tempDir } from './lib/common.mjs';
 import { connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 import { waitingKeepers } from '../../lib/host/sandbox/local/pids.js';
 
@@ -43,7 +43,7 @@ async function once(survive, count) {
     const [keeper] = survive ? await waitingKeepers(stateDir) : [];
     if (keeper !== undefined && memoryOnce.taken === false) {
       memoryOnce.taken = true;
-      await sleep(10_000);
+      await settle(10_000);
       waiting = procMemory(keeper);
     }
     // A third turn streaming `count` lines on the warm bridge: its jail helper runs, and (survive on) a
@@ -59,7 +59,7 @@ async function once(survive, count) {
     await client.waitFor((s) => s.turnEnds >= 3, 10_000, 'third turn end');
     // The CLI (or its keeper, whose whole life counts: its start as a spare too) is reaped just after the
     // turn's end; the spare started then is not, and is not counted.
-    await sleep(300);
+    await settle(300);
     const host = process.cpuUsage(host0);
     const warmCpuMs = procCpuMs(bridge.pid) - cpu0 + (host.user + host.system) / 1000;
     return { firstMs, nextMs, recs: (count / ms) * 1000, steady: ((count - 1) / (ms - firstMs)) * 1000, warm: (count / warmMs) * 1000, warmCpuMs, waiting };

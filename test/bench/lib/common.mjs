@@ -144,6 +144,8 @@ export function procCpuMs(pid) {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A wait before a reading (memory after idle, a settled bridge): at the smoke test's scale the figures mean nothing, so it is short. */
+export const settle = (ms) => sleep(SCALE < 0.01 ? Math.min(ms, 100) : ms);
 
 /** Resolves `promise` or rejects after `ms` with a message naming `what`. */
 export function withTimeout(promise, ms, what) {
