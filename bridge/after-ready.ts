@@ -26,6 +26,9 @@ import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
 import { MEMORY_RELEASE_LIMITS } from './limits.ts';
 import { BRIDGE_VERSION } from './version.ts';
 
+/** Egress tunnel mode (`--egress-tunnel`), loaded through stage 2 because it validates with zod (main.ts). */
+export { runEgressForwarder } from './tunnel/egress-forwarder.ts';
+
 // Keeper mode loads this stage for a namespaced kept CLI's egress proxy (survive/keeper.ts).
 
 const logLevels: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error'];

@@ -295,7 +295,7 @@ function installCrashHandlers(log: EarlyLog): void {
 /** The oldest Node the bridge runs on (README.md, Node): an older one fails the start, named, never a turn later. */
 const minNodeMajor = 20;
 
-/** The bridge file's modes, by its first argument: keeper, jail helper, relay, version, else the bridge. */
+/** The bridge file's modes, by its first argument: keeper, jail helper, relay, egress tunnel, version, else the bridge. */
 function dispatch(): void {
   if (process.argv[2] === '--version') {
     process.stdout.write(`${BRIDGE_VERSION}\n`);
@@ -314,6 +314,14 @@ function dispatch(): void {
   } else if (process.argv[2] === '--relay' && process.argv[3] !== undefined) {
     // Relay mode: the host's socket to this sandbox's bridge, carried over the exec stream's stdio (relay/relay.ts).
     runRelay(process.argv[3], process.argv[4]);
+  } else if (process.argv[2] === '--egress-tunnel' && process.argv[3] !== undefined) {
+    // Egress tunnel mode: the CLI's proxy in a sandbox with no network, its connections carried to the host (tunnel/egress-forwarder.ts).
+    // It validates frames with zod, so it lives in stage 2 (after-ready.ts), not in every bridge's stage 1.
+    const port = process.argv[3];
+    loadAfterReady().then(
+      (stage2) => stage2.runEgressForwarder(port),
+      (error: unknown) => fail(exitSoftware, `egress tunnel failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
   } else {
     main().catch((error: unknown) => fail(exitSoftware, `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
   }

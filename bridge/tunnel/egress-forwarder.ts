@@ -1,0 +1,57 @@
+// Egress tunnel mode of the bridge file: `node bridge.mjs --egress-tunnel <port>` (0: any free port).
+// The host starts it through the sandbox's exec stream when the sandbox has no network
+// (docs/remote-providers.md#egress-tunnel). It listens on the sandbox's 127.0.0.1 as the CLI's proxy
+// (HTTP CONNECT, absolute-form HTTP, SOCKS5: it reads none of it) and carries each accepted
+// connection to the host as a tunnel over its stdio (protocol/v1/egress-tunnel.ts). The host's
+// egress proxy decides every connection under the session's network policy; nothing is dialed here.
+// When its stdin ends (the host's end of the stream is gone) every open tunnel's connection is
+// destroyed, so a client sees the connection close, never a hang, and the process exits.
+import { createServer } from 'node:net';
+import { TunnelMux } from '../../protocol/v1/egress-tunnel-mux.ts';
+import { EGRESS_TUNNEL_LIMITS, TunnelLineSplitter, decodeTunnelFrame, encodeTunnelFrame, type TunnelFrame } from '../../protocol/v1/egress-tunnel.ts';
+
+const exitUsage = 64;
+const exitDataErr = 65;
+const exitUnavailable = 69;
+
+export function runEgressForwarder(portArg: string): void {
+  const port = /^\d+$/.test(portArg) ? Number(portArg) : NaN;
+  if (!(port >= 0 && port <= 65_535)) {
+    process.stderr.write(`--egress-tunnel port must be 0-65535, got ${portArg}\n`);
+    process.exit(exitUsage);
+  }
+  const send = (frame: TunnelFrame): void => void process.stdout.write(encodeTunnelFrame(frame));
+  const mux = new TunnelMux(send);
+  let nextId = 1;
+  const server = createServer((socket) => {
+    if (mux.size >= EGRESS_TUNNEL_LIMITS.maxTunnels) return void socket.destroy();
+    const id = nextId++;
+    send({ t: 'open', id });
+    mux.attach(id, socket);
+  });
+  const stop = (code: number, why?: string): never => {
+    if (why !== undefined) process.stderr.write(`harness-bridge egress tunnel: ${why}\n`);
+    mux.closeAll();
+    server.close();
+    process.exit(code);
+  };
+  server.once('error', (error) => stop(exitUnavailable, `cannot listen on 127.0.0.1:${port}: ${error.message}`));
+  server.listen(port, '127.0.0.1', () => {
+    const address = server.address();
+    send({ t: 'ready', port: typeof address === 'object' && address !== null ? address.port : port });
+  });
+  const splitter = new TunnelLineSplitter();
+  process.stdin.on('data', (piece: Buffer) => {
+    try {
+      for (const line of splitter.push(piece)) {
+        const frame = decodeTunnelFrame(line);
+        if (!mux.handle(frame)) throw new Error(`egress tunnel: the host sent '${frame.t}'`);
+      }
+    } catch (error) {
+      stop(exitDataErr, (error as Error).message);
+    }
+  });
+  process.stdin.once('end', () => stop(0));
+  process.stdin.once('error', () => stop(0));
+  process.stdout.on('error', () => stop(0));
+}
