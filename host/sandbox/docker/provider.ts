@@ -12,6 +12,7 @@ import type { HarnessV1SandboxProvider, SandboxSession } from '../../../protocol
 import { ensureBaseImage } from './base-image.ts';
 import { docker, dockerOk, dockerUnavailable } from './docker-cli.ts';
 import { DockerSandboxError } from './errors.ts';
+import type { DockerEgressOptions } from './network.ts';
 import { createDockerSession, dockerWorkDir, type DockerSandboxSession, type DockerSessionOrigin } from './session.ts';
 
 export { DockerSandboxError } from './errors.ts';
@@ -29,6 +30,11 @@ export interface DockerSandboxProviderOptions {
   image?: string;
   /** Container names are `<prefix>-<session id>-<hash>`. Default `hb`. */
   namePrefix?: string;
+  /**
+   * The egress tunnel (network.ts): where the bridge bundle and the container's Node are. On by default;
+   * `false`: the containers have no network and no proxy, and setNetworkPolicy rejects.
+   */
+  egressTunnel?: DockerEgressOptions | false;
 }
 
 export interface DockerSandboxProvider extends HarnessV1SandboxProvider {
@@ -48,6 +54,7 @@ const snapshotLockStaleMs = 30 * 60_000;
 export function createDockerSandboxProvider(options: DockerSandboxProviderOptions = {}): DockerSandboxProvider {
   const command = options.docker ?? 'docker';
   const prefix = options.namePrefix ?? 'hb';
+  const egress = options.egressTunnel ?? {};
   if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,30}$/.test(prefix)) throw new DockerSandboxError('invalid-option', `namePrefix must be a docker name prefix, got ${JSON.stringify(prefix)}`);
   const baseImage = async (): Promise<string> => {
     const reason = await dockerUnavailable(command);
@@ -153,7 +160,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
         origin = { image: snapshot.image, identity, fromSnapshot: !snapshot.built, builtSnapshot: snapshot.built };
       }
       await runContainer(name, id, origin.image);
-      const session = createDockerSession({ id, container: name, docker: command, origin, running: true });
+      const session = createDockerSession({ id, container: name, docker: command, origin, running: true, egress });
       if (identity === undefined && onFirstCreate) {
         try {
           await onFirstCreate(session.restricted(), abortSignal ? { abortSignal } : {});
@@ -171,7 +178,7 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
       const inspected = await docker(command, ['container', 'inspect', '--format', '{{.State.Running}} {{.Config.Image}}', name]);
       if (inspected.code !== 0) throw new DockerSandboxError('session-not-found', `no docker sandbox session ${JSON.stringify(sessionId)} (container ${name})`);
       const [running, image = ''] = inspected.stdout.toString('utf8').trim().split(' ');
-      return createDockerSession({ id: sessionId, container: name, docker: command, origin: { image, fromSnapshot: image.startsWith(`${snapshotRepository}:`) }, running: running === 'true' });
+      return createDockerSession({ id: sessionId, container: name, docker: command, origin: { image, fromSnapshot: image.startsWith(`${snapshotRepository}:`) }, running: running === 'true', egress });
     },
   };
 }

@@ -10,6 +10,9 @@ import { holdOpen } from '../../session/hold-open.ts';
 import { docker, dockerOk } from './docker-cli.ts';
 import { DockerSandboxError } from './errors.ts';
 import { createFileMethods } from './files.ts';
+import { createDockerNetwork, type DockerEgressOptions } from './network.ts';
+import type { NetworkPolicy } from '../../../protocol/v1/network-policy.ts';
+import type { HarnessV1NetworkPolicy } from '../../../protocol/harness-v1/index.ts';
 import { runProcess, spawnProcess, type ContainerHost, type DockerSpawnOptions, type DockerSandboxProcess } from './process.ts';
 
 /** How the session came to be: from the identity's snapshot image, or from the base image. */
@@ -35,11 +38,28 @@ export interface DockerSandboxSession extends HarnessV1NetworkSandboxSession {
   /** Removes the container and everything in it. */
   readonly destroy: () => Promise<void>;
   readonly restricted: () => DockerRestrictedSession;
+  /**
+   * The policy for the container's outbound connections, all of which go through the egress tunnel's
+   * proxy and are decided on this host (network.ts; docs/security.md#network-policy). Starts the
+   * tunnel; a change applies to every connection from then on.
+   */
+  readonly setNetworkPolicy: (policy: HarnessV1NetworkPolicy) => Promise<void>;
+  /** The policy in force (deny-all until one is set). */
+  readonly getNetworkPolicy: () => Promise<NetworkPolicy>;
+  /** The proxy inside the container (`http://127.0.0.1:<port>`, also SOCKS5 on the same port), starting the tunnel if needed. */
+  readonly egressProxy: () => Promise<{ port: number; url: string }>;
 }
 
 export const dockerWorkDir = '/work';
 
-export function createDockerSession(options: { id: string; container: string; docker: string; origin: DockerSessionOrigin; running: boolean }): DockerSandboxSession {
+export function createDockerSession(options: {
+  id: string;
+  container: string;
+  docker: string;
+  origin: DockerSessionOrigin;
+  running: boolean;
+  egress?: DockerEgressOptions | false;
+}): DockerSandboxSession {
   const { id, container, origin } = options;
   let running = options.running;
   let starting: Promise<void> | undefined;
@@ -65,12 +85,17 @@ export function createDockerSession(options: { id: string; container: string; do
   };
   const description =
     `Docker sandbox ${id}: container ${container}, working directory ${dockerWorkDir}, no network (--network none); ` +
-    'the host reaches servers inside only through the exec stream.';
+    'the host reaches servers inside only through the exec stream, and outbound connections go only through the egress proxy the host polices.';
   const restrictedView: DockerRestrictedSession = Object.freeze({
     description,
     ...createFileMethods(host),
     spawn: (spawnOptions: DockerSpawnOptions) => spawnProcess(host, spawnOptions),
     run: (runOptions: Parameters<SandboxSession['run']>[0]) => runProcess(host, runOptions),
+  });
+  const network = createDockerNetwork({
+    spawn: (spawnOptions) => spawnProcess(host, spawnOptions),
+    writeBinaryFile: async (file) => void (await restrictedView.writeBinaryFile(file)),
+    egress: options.egress ?? {},
   });
   let stopping: Promise<void> | undefined;
   let destroyed = false;
@@ -78,6 +103,7 @@ export function createDockerSession(options: { id: string; container: string; do
     holdOpen(() => {
       stopping ??= (async () => {
         running = false;
+        await network.close();
         // Stopping what is gone (destroyed, here or by another host) leaves it as stop promises: nothing runs.
         const stopped = destroyed ? undefined : await docker(options.docker, ['stop', '--time', '1', container]);
         if (stopped && stopped.code !== 0 && !/No such container/.test(stopped.stderr)) {
@@ -101,9 +127,13 @@ export function createDockerSession(options: { id: string; container: string; do
       holdOpen(async () => {
         running = false;
         destroyed = true;
+        await network.close();
         await dockerOk(options.docker, ['rm', '--force', '--volumes', container]);
         await Promise.all([...host.live].map((entry) => entry.kill()));
       }),
     restricted: () => restrictedView,
+    setNetworkPolicy: (policy) => holdOpen(() => network.setNetworkPolicy(policy)),
+    getNetworkPolicy: () => network.getNetworkPolicy(),
+    egressProxy: () => holdOpen(() => network.egressProxy()),
   };
 }
