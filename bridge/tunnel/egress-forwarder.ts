@@ -24,6 +24,7 @@ export function runEgressForwarder(portArg: string): void {
   const mux = new TunnelMux(send);
   let nextId = 1;
   const server = createServer((socket) => {
+    // Past the cap the connection is closed at once: its client sees the close, the host hears nothing.
     if (mux.size >= EGRESS_TUNNEL_LIMITS.maxTunnels) return void socket.destroy();
     const id = nextId++;
     send({ t: 'open', id });

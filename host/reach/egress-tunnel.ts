@@ -10,7 +10,7 @@
 import { connect } from 'node:net';
 import { EgressProxy, type EgressCounts } from '../../bridge/jail/egress-proxy.ts';
 import { TunnelMux } from '../../protocol/v1/egress-tunnel-mux.ts';
-import { TunnelLineSplitter, TunnelProtocolError, decodeTunnelFrame, encodeTunnelFrame, type TunnelFrame } from '../../protocol/v1/egress-tunnel.ts';
+import { TunnelLineSplitter, decodeTunnelFrame, encodeTunnelFrame, type TunnelFrame } from '../../protocol/v1/egress-tunnel.ts';
 import type { NetworkPolicy } from '../../protocol/v1/network-policy.ts';
 import type { ExecProcess } from './exec-socket.ts';
 
@@ -179,7 +179,6 @@ export class EgressTunnel {
       this.#port = frame.port;
       signalReady();
     } else if (frame.t === 'open') {
-      if (mux.has(frame.id)) throw new TunnelProtocolError(`egress tunnel: tunnel ${frame.id} opened twice`);
       mux.attach(frame.id, connect({ host: '127.0.0.1', port: this.#proxy.port }));
     } else mux.handle(frame);
   }

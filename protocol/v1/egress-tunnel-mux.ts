@@ -39,10 +39,12 @@ export class TunnelMux {
     return this.#tunnels.has(id);
   }
 
-  /** Carries `socket` as tunnel `id`. False (and the socket destroyed) past maxTunnels. */
+  /** Carries `socket` as tunnel `id`. Past maxTunnels: false, the socket destroyed and the peer told (`close`). */
   attach(id: number, socket: Duplex): boolean {
-    if (this.#tunnels.size >= EGRESS_TUNNEL_LIMITS.maxTunnels || this.#tunnels.has(id)) {
+    if (this.#tunnels.has(id)) throw new TunnelProtocolError(`egress tunnel: tunnel ${id} opened twice`);
+    if (this.#tunnels.size >= EGRESS_TUNNEL_LIMITS.maxTunnels) {
       socket.destroy();
+      this.#send({ t: 'close', id });
       return false;
     }
     const tunnel: Tunnel = { id, socket, credit: EGRESS_TUNNEL_LIMITS.windowBytes, unwritten: 0, pending: [], readEnded: false, socketClosed: false, paused: false };

@@ -139,6 +139,36 @@ describe('egress tunnel over the local exec stream', () => {
   });
 });
 
+describe('egress tunnel cap', () => {
+  it(`holds ${EGRESS_TUNNEL_LIMITS.maxTunnels} tunnels at once; the next connection is closed unanswered, and one more fits once one ends`, async () => {
+    const open = async (): Promise<Socket> => {
+      const socket = connect({ host: '127.0.0.1', port: tunnel.port });
+      socket.on('error', () => undefined);
+      await once(socket, 'connect');
+      return socket;
+    };
+    const held: Socket[] = [];
+    for (let i = 0; i < EGRESS_TUNNEL_LIMITS.maxTunnels; i++) held.push(await open());
+    const extra = await open();
+    let extraBytes = 0;
+    extra.on('data', (piece: Buffer) => (extraBytes += piece.length));
+    await once(extra, 'close');
+    expect(extraBytes).toBe(0);
+    // Every held one is a live tunnel: the first carries a request.
+    const first = held.shift()!;
+    first.write(`GET http://127.0.0.1:${webPort}/held HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`);
+    const answer: Buffer[] = [];
+    first.on('data', (piece: Buffer) => answer.push(piece));
+    await once(first, 'close');
+    expect(Buffer.concat(answer).toString()).toContain('hello from the host: /held');
+    // Its slot is free once the close reached this side's end; a new connection is carried.
+    const closes = held.map((socket) => once(socket, 'close'));
+    for (const socket of held) socket.destroy();
+    await Promise.all(closes);
+    expect((await proxiedGet(tunnel.port, `http://127.0.0.1:${webPort}/after-cap`)).status).toBe(200);
+  });
+});
+
 describe('tunnel mux flow control', () => {
   it('sends at most the window before a credit, and the rest once credited', async () => {
     const frames: TunnelFrame[] = [];
