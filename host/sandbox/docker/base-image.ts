@@ -63,13 +63,15 @@ function add(entries: Map<string, Entry>, path: string): void {
 }
 
 /** What the base image holds, keyed by path. */
-function baseEntries(nodePath: string): Map<string, Entry> {
+function baseEntries(nodePath: string, librariesOf: readonly string[] = []): Map<string, Entry> {
   const entries = new Map<string, Entry>();
   const executables = [nodePath, ...tools.map(which).filter((path): path is string => path !== undefined)];
   for (const executable of executables) {
     add(entries, executable);
     for (const library of libraries(realpathSync(executable))) add(entries, library);
   }
+  // Executables bound in at run time (a CLI cache): only their libraries go in the image.
+  for (const executable of librariesOf) for (const library of libraries(realpathSync(executable))) add(entries, library);
   // /bin/sh is what `sh -c` and #! lines name; the host's may be a link to dash or bash.
   if (!existsSync('/bin/sh')) throw new DockerSandboxError('docker-failed', 'no /bin/sh on this machine to put in the base image');
   add(entries, '/bin/sh');
@@ -97,14 +99,15 @@ const building = new Map<string, Promise<string>>();
 
 /**
  * The base image's tag, built first when this machine does not have it yet.
- * `nodePath`: the Node binary to put in (default: the one running this host).
+ * `nodePath`: the Node binary to put in (default: the one running this host). `librariesOf`:
+ * executables that are not put in (bound in at run time) whose shared libraries are.
  */
-export function ensureBaseImage(dockerCommand: string, nodePath = process.execPath): Promise<string> {
-  const key = `${dockerCommand}\0${nodePath}`;
+export function ensureBaseImage(dockerCommand: string, nodePath = process.execPath, librariesOf: readonly string[] = []): Promise<string> {
+  const key = `${dockerCommand}\0${nodePath}\0${librariesOf.join('\0')}`;
   let pending = building.get(key);
   if (!pending) {
     pending = (async () => {
-      const entries = baseEntries(nodePath);
+      const entries = baseEntries(nodePath, librariesOf);
       const tag = `${baseImageRepository}:${contentHash(entries)}`;
       if ((await docker(dockerCommand, ['image', 'inspect', '--format', '{{.Id}}', tag])).code === 0) return tag;
       await importRootfs(dockerCommand, entries, tag);

@@ -35,6 +35,13 @@ export interface DockerSandboxProviderOptions {
    * `false`: the containers have no network and no proxy, and setNetworkPolicy rejects.
    */
   egressTunnel?: DockerEgressOptions | false;
+  /**
+   * Host paths bound read-only into every session container at the same path (e.g. a cache of
+   * installed CLIs, so a session runs one without copying it in). Absolute paths only.
+   */
+  readOnlyMounts?: readonly string[];
+  /** Executables (e.g. a CLI under readOnlyMounts) whose shared libraries the built base image carries. */
+  librariesOf?: readonly string[];
 }
 
 export interface DockerSandboxProvider extends HarnessV1SandboxProvider {
@@ -55,11 +62,14 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
   const command = options.docker ?? 'docker';
   const prefix = options.namePrefix ?? 'hb';
   const egress = options.egressTunnel ?? {};
+  for (const path of options.readOnlyMounts ?? []) {
+    if (!path.startsWith('/') || path.includes(',')) throw new DockerSandboxError('invalid-option', `readOnlyMounts takes absolute paths without commas, got ${JSON.stringify(path)}`);
+  }
   if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,30}$/.test(prefix)) throw new DockerSandboxError('invalid-option', `namePrefix must be a docker name prefix, got ${JSON.stringify(prefix)}`);
   const baseImage = async (): Promise<string> => {
     const reason = await dockerUnavailable(command);
     if (reason !== undefined) throw new DockerSandboxError('docker-unavailable', reason);
-    return options.image ?? ensureBaseImage(command);
+    return options.image ?? ensureBaseImage(command, process.execPath, options.librariesOf);
   };
   const containerName = (id: string) => `${prefix}-${id.replace(/[^a-zA-Z0-9_.-]/g, '_').slice(0, 60)}-${createHash('sha256').update(id).digest('hex').slice(0, 8)}`;
   /**
@@ -76,7 +86,8 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
 
   /** `docker run` of a session container; resolves once it runs. */
   const runContainer = async (name: string, id: string, image: string): Promise<void> => {
-    await dockerOk(command, ['run', '--detach', '--init', '--network', 'none', '--name', name, '--label', `${label}=${id}`, '--workdir', dockerWorkDir, image]);
+    const mounts = (options.readOnlyMounts ?? []).flatMap((path) => ['--mount', `type=bind,source=${path},target=${path},readonly`]);
+    await dockerOk(command, ['run', '--detach', '--init', '--network', 'none', '--name', name, '--label', `${label}=${id}`, '--workdir', dockerWorkDir, ...mounts, image]);
   };
 
   const imageExists = async (image: string) => (await docker(command, ['image', 'inspect', '--format', '{{.Id}}', image])).code === 0;
