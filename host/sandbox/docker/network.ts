@@ -17,6 +17,8 @@ export type DockerEgressOptions = {
   readonly bridgeFile?: string;
   /** The Node binary inside the container. Default: the host's own path (the base image puts this Node there). */
   readonly nodeCommand?: string;
+  /** The proxy's port inside the container (each container has its own loopback). Default 0: any free one. */
+  readonly port?: number;
 };
 
 /** Where the container's copy of the bridge file lives (root's; the CLI only connects to the port). */
@@ -40,7 +42,7 @@ export function createDockerNetwork(options: {
   let policy: NetworkPolicy = { mode: 'deny-all' };
   let tunnel: EgressTunnel | undefined;
   let starting: Promise<EgressTunnel> | undefined;
-  let port = 0;
+  let port = options.egress === false ? 0 : (options.egress.port ?? 0);
   const start = (): Promise<EgressTunnel> => {
     const egress = options.egress;
     if (egress === false) return Promise.reject(new DockerSandboxError('invalid-option', 'this Docker provider was created with egressTunnel: false: its containers have no network and no proxy'));
