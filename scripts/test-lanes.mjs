@@ -4,19 +4,19 @@
 // run (a lane that silently ran nothing shows). Lanes pick files by directory/glob, so a new test
 // file lands in one without editing this list.
 //
-//   node scripts/test-lanes.mjs [all|fast|quick|heavy|wide|matrix|<lane>…]
+//   node scripts/test-lanes.mjs [all|serial|fast|quick|heavy|wide|matrix|<lane>…]
 //
 // A plan is a list of steps run one after another; a step is one lane, or a group of branches run at
 // the same time (each branch a lane or a list of lanes run in order). Lanes run together where they
-// wait more than they compute (measured: an E2E file uses ~25% of one core, most of it waiting on the
-// CLI, the scripted model and the bridge), so their waits overlap; a concurrent lane's output lines
-// carry its name. The chaos suite under the CPU hog runs alone: it proves the schedules hold with the
-// cores saturated, by the hog, not by whatever else happens to run.
+// wait more than they compute, so their waits overlap; a concurrent lane's output lines carry its
+// name. The chaos suite under the CPU hog runs alone: it proves the schedules hold with the cores
+// saturated, by the hog, not by whatever else happens to run.
 //
-//   all (npm test): build; typecheck and runtimes (the bridge bundle on Node 22 and 24) at once; then one
-//   lane at a time: unit, the consumer test on Node 20, 22, 24, e2e and chaos (one file at a time),
-//   chaos-hog, the leftover-process check
-//   fast: the same lanes side by side (unit beside the consumer lanes; e2e two files at a time beside chaos)
+//   all (npm test): build; then at once: typecheck, runtimes (the bridge bundle on Node 22 and 24), unit,
+//   the consumer test on Node 20 → 22 → 24, the runtime unit lanes on Node 22 → 24; then one lane at a
+//   time: e2e (one file at a time), one real-CLI E2E file's core cases on Node 22 and on 24, chaos (one
+//   file at a time), chaos-hog (its two files at once), the leftover-process check
+//   serial: the same lanes one at a time; fast: also e2e two files at a time beside chaos
 //   quick (npm run test:quick): the unit files that need no real CLI but the slowest (slowUnitFiles); among
 //   them the E2E case on the fixture CLI (test/host/adapter-conformance.test.ts: the conformance suite, real
 //   bridge and sandbox)
@@ -69,6 +69,20 @@ const slowUnitFiles = [
 ];
 const unitExcludes = [...heavyDirs.map((d) => `${d}/**`), ...heavyFiles];
 const excludeArgs = (globs) => globs.flatMap((g) => ['--exclude', g]);
+const runtimeUnitFiles = [
+  'test/bridge',
+  'test/protocol',
+  'test/host/channel',
+  'test/host/channel.test.ts',
+  'test/host/session.test.ts',
+  'test/host/sandbox/local.test.ts',
+  'test/host/adapters',
+];
+const realCliRuntimeCase = [
+  `${e2eDir}/claude-code.e2e.test.ts`,
+  '--testNamePattern',
+  'real CLI\\) (host tool round trip over the bridge MCP endpoint|suspend mid-turn in one host instance)',
+];
 
 /** @type {Record<string, { kind: 'vitest' | 'cmd' | 'leftover'; args: string[]; node?: string }>} */
 const lanes = {
@@ -95,24 +109,35 @@ const lanes = {
   // The bridge's and the host kit's unit files under the pinned Node 22 and 24 (vitest itself runs on that node): plan matrix.
   'unit-node22': { kind: 'vitest', node: '22', args: ['vitest', 'run', '--maxWorkers=2', 'test/bridge', 'test/host', ...excludeArgs(realCliUnitFiles)] },
   'unit-node24': { kind: 'vitest', node: '24', args: ['vitest', 'run', '--maxWorkers=2', 'test/bridge', 'test/host', ...excludeArgs(realCliUnitFiles)] },
+  // One real-CLI E2E file's core cases on each pinned runtime: a host tool over the bridge's MCP endpoint and a
+  // suspend/continue across host instances, with Claude Code (the host kit, the bridge and the CLI all on that node).
+  // On each pinned runtime, the unit files whose code meets the runtime most: the whole bridge (what runs inside a
+  // sandbox), the wire protocol, and the host kit's channel, session, local sandbox and adapters. Plan matrix runs all.
+  'unit-runtime-node22': { kind: 'vitest', node: '22', args: ['vitest', 'run', '--maxWorkers=2', ...runtimeUnitFiles] },
+  'unit-runtime-node24': { kind: 'vitest', node: '24', args: ['vitest', 'run', '--maxWorkers=2', ...runtimeUnitFiles] },
+  'e2e-node22': { kind: 'vitest', node: '22', args: ['vitest', 'run', ...realCliRuntimeCase] },
+  'e2e-node24': { kind: 'vitest', node: '24', args: ['vitest', 'run', ...realCliRuntimeCase] },
   leftover: { kind: 'leftover', args: ['scripts/leftover-processes.mjs'] },
 };
 // A step: a lane, or a group (an array) of branches run at the same time, each branch a lane or an array of lanes run in order.
 // Measured CPU (user+sys of a lane's process tree over its time on a quiet machine, in cores): unit ~0.65 with two
-// workers; an E2E file 0.2-0.4; a chaos file 0.2-0.6 (fuzz-channel 0.2, offline-tools 0.6); the consumer test ~0.5 (npm,
-// tsc); typecheck 1 while it runs. So the consumer lanes run beside unit, and the E2E files beside the chaos files.
-// Plan `wide` runs every lane but the hog at once (~2.3 cores of demand on 2): a candidate for `all`, to be measured.
+// workers; a runtime unit lane ~0.8; an E2E file 0.2-0.4; a chaos file 0.2-0.6 (fuzz-channel 0.2, offline-tools 0.6);
+// the consumer test ~0.5 (npm, tsc); typecheck 1 while it runs.
 const packageLanes = ['consumer', 'consumer-node22', 'consumer-node24']; // one after another: each packs this tree
+const runtimeLanes = ['unit-runtime-node22', 'unit-runtime-node24']; // vitest itself on that node
 const plans = {
-  // One lane at a time (but the two cheap checks): a test that holds on a 2-core box holds here. Some real timing
-  // edges (node-pty drops a pty's unread output 200 ms after its CLI exits) give way under the load of lanes at once.
-  all: ['build', ['typecheck', 'runtimes'], 'unit', ...packageLanes, 'e2e', 'chaos', 'chaos-hog', 'leftover'],
-  // Lanes side by side where they wait more than they compute: about a third faster, at a load the timing edges above may not take.
-  fast: ['build', ['typecheck', 'runtimes', 'unit', packageLanes], ['e2e-pair', 'chaos'], 'chaos-hog', 'leftover'],
+  // The lanes that only compute or wait on their own processes run side by side (unit; the package consumer test on
+  // each runtime; the runtime unit lanes); the real-CLI E2E files, the chaos files and the hog each run alone: a
+  // jail helper was seen SIGKILLed while an E2E file ran beside another E2E or chaos file (cause not found yet).
+  all: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes], 'e2e', 'e2e-node22', 'e2e-node24', 'chaos', 'chaos-hog', 'leftover'],
+  // One lane at a time (but the two cheap checks): the slowest and most conservative order.
+  serial: ['build', ['typecheck', 'runtimes'], 'unit', ...packageLanes, ...runtimeLanes, 'e2e', 'e2e-node22', 'e2e-node24', 'chaos', 'chaos-hog', 'leftover'],
+  // Also the E2E files two at a time beside the chaos files: the load at which that jail helper was lost.
+  fast: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes], ['e2e-pair', 'chaos', ['e2e-node22', 'e2e-node24']], 'chaos-hog', 'leftover'],
   // No build lane: vitest's global setup builds dist/ (what the quick files need; lib/ is for the package lanes).
   quick: ['quick-unit', 'leftover'],
   heavy: ['build', ['e2e-pair', 'chaos', packageLanes]],
-  wide: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, 'e2e-pair', 'chaos'], 'chaos-hog', 'leftover'],
+  wide: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes, 'e2e-pair', 'chaos'], 'chaos-hog', 'leftover'],
   matrix: ['build', 'unit-node22', 'unit-node24', 'leftover'],
 };
 
