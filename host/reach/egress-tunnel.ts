@@ -32,6 +32,9 @@ export type EgressTunnelOptions = {
 
 export const egressTunnelShellCommand = 'exec "$HB_NODE" "$HB_FILE" --egress-tunnel "$HB_PORT"';
 
+/** Starts that find the port taken before giving up (about 10 s in all). */
+const portTakenAttempts = 14;
+
 const quiet = { info: () => undefined, warn: () => undefined };
 
 type Stream = { process: ExecProcess; mux: TunnelMux; writer: WritableStreamDefaultWriter<Uint8Array>; done: Promise<void> };
@@ -59,13 +62,21 @@ export class EgressTunnel {
   static async start(options: EgressTunnelOptions): Promise<EgressTunnel> {
     const tunnel = new EgressTunnel(options);
     await tunnel.#proxy.listen(0);
-    try {
-      await tunnel.#open();
-    } catch (error) {
-      await tunnel.close();
-      throw error;
+    // The port may still be held by the end a gone host left (it exits once the end of its stream
+    // arrives): a start that finds it taken tries again, a bounded number of times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await tunnel.#open();
+        return tunnel;
+      } catch (error) {
+        if (attempt < portTakenAttempts && /EADDRINUSE/.test((error as Error).message)) {
+          await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+          continue;
+        }
+        await tunnel.close();
+        throw error;
+      }
     }
-    return tunnel;
   }
 
   /** The port of the CLI's proxy inside the sandbox (`http://127.0.0.1:<port>` for HTTP(S)_PROXY, `socks5://…` too). */

@@ -3,8 +3,10 @@
 // the bridge file's `--egress-tunnel` mode on the container's 127.0.0.1, which carries every
 // connection over a `docker exec` stream to this host, where an egress proxy decides it under the
 // session's policy — the same proxy and policy code as the local provider's jailed CLIs. The policy
-// starts as deny-all (the container reaches nothing until one is set) and lives with this session
-// object; the tunnel starts with the first setNetworkPolicy or egressProxy() and ends with stop/destroy.
+// starts as deny-all (the container reaches nothing until one is set). It is kept in the container
+// (root's, beside the bridge copy) with the proxy's port, so a session resumed by another host
+// process gets both back (resumeSession of a running container starts the tunnel again). The tunnel
+// starts with the first setNetworkPolicy or egressProxy() and ends with stop/destroy.
 import { readFile } from 'node:fs/promises';
 import { defaultBridgeFile } from '../../../bootstrap/recipe.ts';
 import type { HarnessV1NetworkPolicy } from '../../../protocol/harness-v1/index.ts';
@@ -23,12 +25,16 @@ export type DockerEgressOptions = {
 
 /** Where the container's copy of the bridge file lives (root's; the CLI only connects to the port). */
 export const dockerEgressBridgeFile = '/var/lib/harness-bridge/egress/bridge.mjs';
+/** The session's policy and the proxy's port, for a resume: `{ policy, port }`. */
+export const dockerEgressPolicyFile = '/var/lib/harness-bridge/egress/policy.json';
 
 export type DockerNetwork = {
   setNetworkPolicy(policy: HarnessV1NetworkPolicy): Promise<void>;
   getNetworkPolicy(): Promise<NetworkPolicy>;
   /** Starts the tunnel if it is not running; the proxy URL for the CLI's HTTP(S)_PROXY inside the container. */
   egressProxy(): Promise<{ port: number; url: string }>;
+  /** A resumed session: the kept policy and port back, and the tunnel started when one was kept. */
+  restore(): Promise<void>;
   /** The running tunnel, if any (its decisions: `counts`). */
   readonly tunnel: EgressTunnel | undefined;
   close(): Promise<void>;
@@ -37,9 +43,29 @@ export type DockerNetwork = {
 export function createDockerNetwork(options: {
   spawn: EgressTunnelSpawn;
   writeBinaryFile: (options: { path: string; content: Uint8Array }) => Promise<void>;
+  readTextFile: (options: { path: string }) => Promise<string | null>;
   egress: DockerEgressOptions | false;
 }): DockerNetwork {
   let policy: NetworkPolicy = { mode: 'deny-all' };
+  let loaded = false;
+  /** The kept policy, once per session object (none kept: deny-all; one that does not validate: deny-all, fail closed). */
+  const load = async (): Promise<boolean> => {
+    if (loaded) return false;
+    loaded = true;
+    const text = await options.readTextFile({ path: dockerEgressPolicyFile });
+    if (text === null) return false;
+    let kept: { policy?: unknown; port?: unknown } = {};
+    try {
+      kept = JSON.parse(text) as typeof kept;
+    } catch {
+      // a torn file keeps deny-all
+    }
+    const parsed = networkPolicySchema.safeParse(kept.policy);
+    policy = parsed.success ? parsed.data : { mode: 'deny-all' };
+    if (port === 0 && typeof kept.port === 'number' && Number.isInteger(kept.port) && kept.port > 0 && kept.port < 65_536) port = kept.port;
+    return true;
+  };
+  const keep = (): Promise<void> => options.writeBinaryFile({ path: dockerEgressPolicyFile, content: new TextEncoder().encode(JSON.stringify({ policy, port })) });
   let tunnel: EgressTunnel | undefined;
   let starting: Promise<EgressTunnel> | undefined;
   let port = options.egress === false ? 0 : (options.egress.port ?? 0);
@@ -51,6 +77,7 @@ export function createDockerNetwork(options: {
       const started = await EgressTunnel.start({ spawn: options.spawn, nodeCommand: egress.nodeCommand ?? process.execPath, bridgeFile: dockerEgressBridgeFile, port, policy });
       port = started.port;
       tunnel = started;
+      await keep();
       return started;
     })().catch((error: unknown) => {
       starting = undefined;
@@ -67,11 +94,21 @@ export function createDockerNetwork(options: {
       if (!parsed.success) {
         throw new DockerSandboxError('invalid-option', `not a network policy: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'policy'}: ${i.message}`).join('; ')}`);
       }
+      await load(); // a resumed session's kept port
       policy = parsed.data;
-      (await start()).setPolicy(policy);
+      const running = await start();
+      running.setPolicy(policy);
+      await keep();
     },
-    getNetworkPolicy: () => Promise.resolve(policy),
+    async getNetworkPolicy() {
+      if (options.egress !== false) await load();
+      return policy;
+    },
+    async restore() {
+      if (options.egress !== false && (await load())) await start();
+    },
     async egressProxy() {
+      await load();
       const running = await start();
       await running.ready();
       return { port: running.port, url: `http://127.0.0.1:${running.port}` };

@@ -189,7 +189,10 @@ export function createDockerSandboxProvider(options: DockerSandboxProviderOption
       const inspected = await docker(command, ['container', 'inspect', '--format', '{{.State.Running}} {{.Config.Image}}', name]);
       if (inspected.code !== 0) throw new DockerSandboxError('session-not-found', `no docker sandbox session ${JSON.stringify(sessionId)} (container ${name})`);
       const [running, image = ''] = inspected.stdout.toString('utf8').trim().split(' ');
-      return createDockerSession({ id: sessionId, container: name, docker: command, origin: { image, fromSnapshot: image.startsWith(`${snapshotRepository}:`) }, running: running === 'true', egress });
+      const session = createDockerSession({ id: sessionId, container: name, docker: command, origin: { image, fromSnapshot: image.startsWith(`${snapshotRepository}:`) }, running: running === 'true', egress });
+      // A running container's CLI may be using its proxy now: the tunnel goes on under the kept policy. A stopped one's starts with egressProxy().
+      if (running === 'true') await session.restoreNetwork();
+      return session;
     },
   };
 }

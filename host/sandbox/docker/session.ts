@@ -48,6 +48,8 @@ export interface DockerSandboxSession extends HarnessV1NetworkSandboxSession {
   readonly getNetworkPolicy: () => Promise<NetworkPolicy>;
   /** The proxy inside the container (`http://127.0.0.1:<port>`, also SOCKS5 on the same port), starting the tunnel if needed. */
   readonly egressProxy: () => Promise<{ port: number; url: string }>;
+  /** Gets the policy and proxy port a session kept back and starts its tunnel (resumeSession does this for a running container). */
+  readonly restoreNetwork: () => Promise<void>;
 }
 
 export const dockerWorkDir = '/work';
@@ -95,6 +97,7 @@ export function createDockerSession(options: {
   const network = createDockerNetwork({
     spawn: (spawnOptions) => spawnProcess(host, spawnOptions),
     writeBinaryFile: async (file) => void (await restrictedView.writeBinaryFile(file)),
+    readTextFile: async (file) => (await restrictedView.readTextFile(file)) ?? null,
     egress: options.egress ?? {},
   });
   let stopping: Promise<void> | undefined;
@@ -135,5 +138,6 @@ export function createDockerSession(options: {
     setNetworkPolicy: (policy) => holdOpen(() => network.setNetworkPolicy(policy)),
     getNetworkPolicy: () => network.getNetworkPolicy(),
     egressProxy: () => holdOpen(() => network.egressProxy()),
+    restoreNetwork: () => holdOpen(() => network.restore()),
   };
 }

@@ -4,7 +4,10 @@
 // policy it gets the page; a host the policy does not name gets the proxy's 403; a live
 // setNetworkPolicy (deny-all, then back) applies to the next request; and the same server is not
 // reachable from the container directly (it has no network). Real sockets and containers throughout.
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDockerSandboxProvider, dockerUnavailable } from '../../../host/sandbox/docker/provider.ts';
 import type { DockerSandboxSession } from '../../../host/sandbox/docker/session.ts';
@@ -29,6 +32,8 @@ req.on('error', (error) => console.log(JSON.stringify({ error: error.code ?? err
 req.end();
 `;
 
+const writeFetchScript = (target: DockerSandboxSession) => target.writeTextFile({ path: '/work/fetch.mjs', content: fetchScript });
+
 let server: Server;
 let port: number;
 let session: DockerSandboxSession;
@@ -38,7 +43,7 @@ beforeAll(async () => {
   server = createServer((req, res) => res.end(`host page ${req.url}`));
   port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
   session = await createDockerSandboxProvider({ namePrefix: prefix }).createSession({ sessionId: 'egress' });
-  await session.writeTextFile({ path: '/work/fetch.mjs', content: fetchScript });
+  await writeFetchScript(session);
 }, 180_000);
 
 afterAll(async () => {
@@ -46,8 +51,8 @@ afterAll(async () => {
   server?.close();
 });
 
-async function fetchInside(url: string, proxy?: string): Promise<{ status?: number; proxyError?: string | null; body?: string; error?: string }> {
-  const result = await session.run({ command: `${JSON.stringify(process.execPath)} /work/fetch.mjs ${JSON.stringify(url)}${proxy ? ` ${JSON.stringify(proxy)}` : ''}` });
+async function fetchInside(url: string, proxy?: string, inside: DockerSandboxSession = session): Promise<{ status?: number; proxyError?: string | null; body?: string; error?: string }> {
+  const result = await inside.run({ command: `${JSON.stringify(process.execPath)} /work/fetch.mjs ${JSON.stringify(url)}${proxy ? ` ${JSON.stringify(proxy)}` : ''}` });
   expect(result.exitCode, result.stderr).toBe(0);
   return JSON.parse(result.stdout.trim()) as { status?: number; proxyError?: string | null; body?: string; error?: string };
 }
@@ -77,5 +82,23 @@ describe.skipIf(unavailable !== undefined)('docker session network through the e
     expect(await fetchInside(page, proxy)).toMatchObject({ status: 200, body: 'host page /models' });
     expect(session.restricted()).not.toHaveProperty('setNetworkPolicy');
     await expect(session.setNetworkPolicy({ mode: 'custom', allowedHosts: ['not a host!'] } as never)).rejects.toThrow(/not a network policy/);
+  });
+
+  it('a second host process resuming the session gets the kept policy and the tunnel back on the same port', { timeout: 180_000 }, async () => {
+    const sessionId = 'egress-second-host';
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'docker-egress-first-host.ts'), prefix, sessionId], { cwd: join(import.meta.dirname, '../../..') });
+    const { port: firstPort } = JSON.parse(stdout.trim()) as { port: number };
+    // The first host is gone, and with it its end of the tunnel; this process resumes the session.
+    const resumed = await createDockerSandboxProvider({ namePrefix: prefix }).resumeSession({ sessionId });
+    try {
+      expect(await resumed.getNetworkPolicy()).toEqual({ mode: 'custom', allowedCIDRs: ['127.0.0.1/32'] });
+      const { port: proxyPort, url: proxy } = await resumed.egressProxy();
+      expect(proxyPort).toBe(firstPort);
+      await writeFetchScript(resumed);
+      expect(await fetchInside(`http://127.0.0.1:${port}/resumed`, proxy, resumed)).toEqual({ status: 200, proxyError: null, body: 'host page /resumed' });
+      expect(await fetchInside(`http://[::1]:${port}/resumed`, proxy, resumed)).toMatchObject({ status: 403, proxyError: 'blocked-by-harness-bridge' });
+    } finally {
+      await resumed.destroy();
+    }
   });
 });
