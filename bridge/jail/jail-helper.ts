@@ -27,6 +27,7 @@ export class JailHelper {
   #failed: Error | null = null;
   #exited = false;
   #wasReady = false;
+  #killed = false;
   /** Jailed processes still running: srt's clean-up (its mount-point files) waits until none is. */
   #active = 0;
 
@@ -52,6 +53,7 @@ export class JailHelper {
       this.#child.once('error', (error) => fail(new Error(`the jail helper did not start: ${error.message}`)));
       this.#child.once('exit', (code, signal) => {
         this.#exited = true;
+        this.#killed = signal === 'SIGKILL';
         const said = errorLines(stderr);
         fail(new Error(`the jail helper exited (${code ?? signal})${said ? `: ${said}` : ''}`));
       });
@@ -97,6 +99,11 @@ export class JailHelper {
   /** The helper said ready once: it ran, so its exit was done to it, not a failure to start. */
   get wasReady(): boolean {
     return this.#wasReady;
+  }
+
+  /** It ended by SIGKILL: done to it from outside (a failure to start exits with its error), even before it was ready. */
+  get killed(): boolean {
+    return this.#killed;
   }
 
   /** A jailed process started (its wrap is in use). */

@@ -176,8 +176,9 @@ export async function namespaceSupport(options: {
     try {
       wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd, keptSocket);
     } catch (error) {
-      // A helper that was killed before this spawn noticed is replaced once; one that fails on its own start fails the spawn.
-      if (!jailHelper.exitedAlready || !jailHelper.wasReady) return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
+      // A helper that was killed (before this spawn noticed, or SIGKILLed while it started) is replaced once; one that
+      // fails on its own start fails the spawn with its error.
+      if (!jailHelper.exitedAlready || !(jailHelper.wasReady || jailHelper.killed)) return { ok: false, message: `sandbox-runtime could not wrap the CLI: ${(error as Error).message}` };
       jailHelper = jailHelperOf(dirs.user);
       try {
         wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd, keptSocket);

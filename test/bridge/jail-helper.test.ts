@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JailHelper } from '../../bridge/jail/jail-helper.ts';
-import { findSrt } from '../../bridge/jail/srt.ts';
+import { findSrt, namespaceSupport } from '../../bridge/jail/srt.ts';
 import { bridgeBundle, tempDir } from './helpers.ts';
 
 const srt = findSrt(undefined, bridgeBundle);
@@ -94,5 +94,30 @@ describe.skipIf(!canNamespace)('the jail helper leaving with a kept CLI it wrapp
     expect(left).toEqual([]);
     expect(relays).toBeGreaterThan(0);
     expect({ relaysLeft, socketsLeft }).toEqual({ relaysLeft: 0, socketsLeft: 0 });
+  });
+});
+
+describe.skipIf(!canNamespace)('a jail helper SIGKILLed from outside', () => {
+  it('while it starts: the spawn that started it gets a new helper and is wrapped (not spawn-failed)', async () => {
+    const stateDir = tempDir('hb-helper-state-');
+    const project = tempDir('hb-helper-project-');
+    const log = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
+    const support = await namespaceSupport({ user: undefined, srt: undefined, stateDir, bridgeFile: bridgeBundle, policyFile: undefined, log: log as never });
+    if (!support.ok) throw new Error(support.reason);
+    try {
+      const before = new Set(childrenOf(process.pid).map((child) => child.pid));
+      // The first wrap starts the helper synchronously (no await before its spawn); it is killed before it can say ready.
+      const jailed = support.wrap({ argv: ['/bin/true'], cwd: project, io: { mode: 'pipes' } } as never, { areas: [project], project, user: undefined });
+      const started = childrenOf(process.pid).filter((child) => !before.has(child.pid) && child.argv.includes('--jail-helper'));
+      expect(started.length, 'the helper this wrap started').toBe(1);
+      process.kill(started[0]!.pid, 'SIGKILL');
+      const result = await jailed;
+      expect(result, JSON.stringify(result)).toMatchObject({ ok: true });
+      if (result.ok) result.release();
+    } finally {
+      support.close();
+      rmSync(stateDir, { recursive: true, force: true });
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });
