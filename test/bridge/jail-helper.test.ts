@@ -113,7 +113,7 @@ describe.skipIf(!canNamespace)('a jail helper SIGKILLed from outside', () => {
       process.kill(started[0]!.pid, 'SIGKILL');
       const result = await jailed;
       expect(result, JSON.stringify(result)).toMatchObject({ ok: true });
-      if (result.ok) result.release();
+      if (result.ok) result.release?.();
     } finally {
       support.close();
       rmSync(stateDir, { recursive: true, force: true });
