@@ -5,7 +5,11 @@
 // the container's own loopback. The CLI comes from the host's pinned install, bound read-only into
 // the container (readOnlyMounts; librariesOf puts Claude Code's shared libraries in the base image).
 // Skips without docker.
-import { realpathSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { HarnessV1NetworkSandboxSession as SdkNetworkSandboxSession, HarnessV1SandboxProvider as SdkSandboxProvider } from '@ai-sdk/harness';
 import { HarnessAgent } from '@ai-sdk/harness/agent';
 import { tool } from 'ai';
@@ -102,4 +106,53 @@ describe.skipIf(unavailable !== undefined)('HarnessAgent + a real CLI in a docke
       await session.destroy?.();
     });
   }
+
+  it('claude-code: suspendTurn at the host tool call in one host process, continueFrom in another: the tool result reaches Claude once', { timeout: 600_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hb-docker-suspend-'));
+    const prefix = `hbhs${process.pid}`;
+    try {
+      const stateFile = join(dir, 'state.json');
+      const modelUrl = model.url.replace('127.0.0.1', 'localhost');
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'docker-claude-first-host.ts'), prefix, modelUrl, stateFile], { cwd: join(import.meta.dirname, '../../..') });
+      const first = JSON.parse(stdout.trim().split('\n').at(-1)!) as { sessionId: string; head: string; type: string };
+      expect(first.type).toBe('continue-turn');
+      const { sessionId, state } = JSON.parse(readFileSync(stateFile, 'utf8'));
+      // This process is the second host: the session is resumed, its kept policy and tunnel with it.
+      const install = await ensureCli('claude-code');
+      const bin = realpathSync(install.binPath);
+      const docker = createDockerSandboxProvider({ namePrefix: prefix, readOnlyMounts: [install.dir], librariesOf: [bin], egressTunnel: { port: proxyPort } });
+      const sandbox: SdkSandboxProvider = {
+        specificationVersion: 'harness-sandbox-v1',
+        providerId: 'docker-egress',
+        createSession: async () => {
+          throw new Error('the second host only resumes');
+        },
+        resumeSession: async (options) => {
+          const session = await docker.resumeSession(options);
+          sessions.push(session);
+          return session as unknown as SdkNetworkSandboxSession;
+        },
+      };
+      const agent = new HarnessAgent({
+        harness: createBridgeHarness(cases[0]!.adapter(bin, modelUrl), { probeTimeoutMs: 20_000 }),
+        sandbox,
+        permissionMode: 'allow-all',
+        tools: { echo_upper: tool({ description: 'Echo in upper case', inputSchema: z.object({ text: z.string() }), execute: async () => 'SHOULD NOT RUN AGAIN' }) },
+      });
+      const continued = await agent.createSession({ sessionId, continueFrom: state });
+      const rest = await agent.continueStream({ session: continued });
+      let tail = '';
+      for await (const delta of rest.textStream) tail += delta;
+      expect(await rest.finishReason).toBe('stop');
+      console.log(`[figures] docker suspend/continue: head=${JSON.stringify(first.head.slice(0, 80))} tail=${JSON.stringify(tail.slice(0, 120))}`);
+      expect(first.head + tail).toMatch(/Last tool result was: .*HOST SAYS HI/);
+      expect(first.head + tail).not.toContain('SHOULD NOT RUN AGAIN');
+      await continued.destroy?.();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      const { docker: run } = await import('../../../host/sandbox/docker/docker-cli.ts');
+      const ids = (await run('docker', ['ps', '-aq', '--filter', `name=^${prefix}-`])).stdout.toString().split('\n').filter(Boolean);
+      if (ids.length > 0) await run('docker', ['rm', '-f', ...ids]);
+    }
+  });
 });
