@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EgressTunnel } from '../../host/reach/egress-tunnel.ts';
+import { EgressTunnel, type EgressTunnelSpawn } from '../../host/reach/egress-tunnel.ts';
+import { hostedExecSession } from '../fixtures/hosted-sandbox.ts';
 import { createLocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import type { LocalSandboxSession } from '../../host/sandbox/local/session.ts';
 import { TunnelMux } from '../../protocol/v1/egress-tunnel-mux.ts';
@@ -136,6 +137,21 @@ describe('egress tunnel over the local exec stream', () => {
     await tunnel.ready();
     expect(tunnel.starts).toBe(startsBefore + 1);
     expect((await proxiedGet(tunnel.port, `http://127.0.0.1:${webPort}/after`)).body).toBe('hello from the host: /after');
+  });
+});
+
+describe('egress tunnel over a hosted exec API (string output, billed writes)', () => {
+  it('the frames are ASCII: an allowed GET and a 403 arrive whole, nothing replaced', async () => {
+    const hosted = hostedExecSession(session);
+    const overHosted = await EgressTunnel.start({ spawn: hosted.session.restricted().spawn as unknown as EgressTunnelSpawn, nodeCommand: process.execPath, bridgeFile, policy: { mode: 'custom', allowedCIDRs: ['127.0.0.1/32'] } });
+    try {
+      expect(await proxiedGet(overHosted.port, `http://127.0.0.1:${webPort}/hosted`)).toMatchObject({ status: 200, body: 'hello from the host: /hosted' });
+      expect((await proxiedGet(overHosted.port, `http://[::1]:${webPort}/hosted`)).status).toBe(403);
+      expect(hosted.figures.replacedChars).toBe(0);
+      expect(hosted.figures.stdinWrites).toBeGreaterThan(0);
+    } finally {
+      await overHosted.close();
+    }
   });
 });
 
