@@ -123,6 +123,11 @@ export class EgressProxy {
     });
   }
 
+  /** The listening server does not by itself keep the process alive (a host whose app is done may exit). */
+  unref(): void {
+    this.#server.unref();
+  }
+
   get port(): number {
     const address = this.#server.address();
     return typeof address === 'object' && address !== null ? address.port : 0;

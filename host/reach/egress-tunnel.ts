@@ -62,6 +62,7 @@ export class EgressTunnel {
   static async start(options: EgressTunnelOptions): Promise<EgressTunnel> {
     const tunnel = new EgressTunnel(options);
     await tunnel.#proxy.listen(0);
+    tunnel.#proxy.unref(); // the exec stream keeps the host alive while the sandbox's end runs, not this server
     // The port may still be held by the end a gone host left (it exits once the end of its stream
     // arrives): a start that finds it taken tries again, a bounded number of times.
     for (let attempt = 1; ; attempt++) {
