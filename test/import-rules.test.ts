@@ -31,6 +31,13 @@ const allowed: Record<Area, readonly Area[]> = {
   host: ['host', 'protocol', 'bootstrap'],
 };
 
+/**
+ * The one way into bridge/ from host/: the network policy engine. The host's end of a sandbox's egress tunnel
+ * (host/reach/egress-tunnel.ts, docs/remote-providers.md#egress-tunnel) decides each tunnelled connection with the
+ * bridge's own EgressProxy, so a tunnelled and a local CLI are policed by the same code. Only node builtins below it.
+ */
+const sharedPolicyEngine: ReadonlySet<string> = new Set(['bridge/jail/egress-proxy.ts', 'bridge/jail/bridge-ports.ts']);
+
 /** Optional native modules loaded at run time only when present (the bundles mark them external). */
 const optionalPackages = new Set(['node-pty', 'bufferutil', 'utf-8-validate']);
 
@@ -150,6 +157,7 @@ describe('import rules', () => {
   it('each area imports only the areas it may (protocol ← bridge, bootstrap ← host; host never imports bridge)', () => {
     const broken = edges
       .filter(({ from, to }) => !(allowed[areaOf(from) as Area] as readonly string[]).includes(areaOf(to)))
+      .filter(({ from, to }) => !(from === 'host/reach/egress-tunnel.ts' && sharedPolicyEngine.has(to)))
       .map(({ from, to }) => `${from} -> ${to}`);
     expect(broken.sort()).toEqual([]);
   });
@@ -214,7 +222,9 @@ describe('import rules', () => {
     for (const entry of roots) expect(files, `${entry} exists`).toContain(entry);
     const graph = reachable(roots, [...edges, ...lookups]);
     expect(graph.size, 'the walk reaches the kit').toBeGreaterThan(100);
-    expect([...graph].filter((file) => areaOf(file) === 'bridge'), 'the kit reaches the daemon over the socket only').toEqual([]);
+    expect([...graph].filter((file) => areaOf(file) === 'bridge' && !sharedPolicyEngine.has(file)), 'the kit reaches the daemon over the socket only').toEqual([]);
+    const engineImports = edges.filter(({ from }) => sharedPolicyEngine.has(from)).map(({ to }) => to);
+    expect(engineImports.filter((to) => !sharedPolicyEngine.has(to) && areaOf(to) !== 'protocol'), 'the shared policy engine stays self-contained').toEqual([]);
     const devOnly = [...packages]
       .flatMap(([name, users]) => users.filter((file) => graph.has(file)).map((file) => ({ name, file })))
       .filter(({ name }) => !runtime.has(name) && !optionalPackages.has(name))
