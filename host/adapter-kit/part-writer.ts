@@ -34,7 +34,8 @@ export type StreamState = {
 };
 
 /** The parts the AI SDK's HarnessAgent collects into a step: a finish with one of them not closed by finish-step is an error there. */
-const stepContentTypes = new Set<HarnessV1StreamPart['type']>(['text-delta', 'reasoning-delta', 'tool-call', 'tool-approval-request', 'tool-result']);
+// A file-change or compaction part is one too: the agent shows each as a tool-call and tool-result of its own.
+const stepContentTypes = new Set<HarnessV1StreamPart['type']>(['text-delta', 'reasoning-delta', 'tool-call', 'tool-approval-request', 'tool-result', 'file-change', 'compaction']);
 
 /** What the writer keeps of a builtin tool call until its result: the name, and the file a file tool names and what it does to it. */
 export type ToolCallMemo = { toolName: string; path?: string; fileEvent?: 'create' | 'modify' | 'delete' };

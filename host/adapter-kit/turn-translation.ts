@@ -28,6 +28,8 @@ export type TranslationSnapshot = {
   unansweredParts: JSONValue[];
   /** The start parts of the blocks open after `seq` (as JSON): a restored slice re-opens them before their next part. Absent in an earlier version's snapshot: restore() declines it. */
   openBlocks?: JSONValue[];
+  /** The tool-input-start parts of tool-input blocks ended by `seq` whose tool-call has not come yet: a restored slice re-announces them before it. */
+  inputsAwaitingCall?: JSONValue[];
 };
 
 type BlockStart = Extract<HarnessV1StreamPart, { type: 'text-start' | 'reasoning-start' | 'tool-input-start' }>;
@@ -64,6 +66,14 @@ export class TurnTranslation<S> {
   readonly answeredAhead = new Set<string>();
   /** The open blocks whose start this slice delivered (itself or re-sent): their parts need no re-opening. */
   private readonly shownBlocks = new Set<string>();
+  /**
+   * Tool-input blocks ended whose tool-call has not come yet, by toolCallId (their start part). The agent types a
+   * tool part by the tool-input-start it saw in the same stream (a static `tool-<name>` part); a tool-call alone
+   * makes a `dynamic-tool` part. A slice that delivers such a call without that start re-announces the block first.
+   */
+  private readonly inputsAwaitingCall = new Map<string, Extract<BlockStart, { type: 'tool-input-start' }>>();
+  /** The awaiting inputs whose start this slice delivered. */
+  private readonly shownInputs = new Set<string>();
 
   constructor(
     private readonly adapter: CliAdapter<S>,
@@ -91,6 +101,10 @@ export class TurnTranslation<S> {
         const parsed = streamPartSchema.safeParse(json);
         const part = parsed.success ? parsed.data : undefined;
         if (part?.type === 'text-start' || part?.type === 'reasoning-start' || part?.type === 'tool-input-start') this.openBlocks.set(blockKey(part)!.key, part);
+      }
+      for (const json of restored.snapshot.inputsAwaitingCall ?? []) {
+        const parsed = streamPartSchema.safeParse(json);
+        if (parsed.success && parsed.data.type === 'tool-input-start') this.inputsAwaitingCall.set(parsed.data.id, parsed.data);
       }
     } else {
       this.state = adapter.translator.init(turn);
@@ -125,6 +139,7 @@ export class TurnTranslation<S> {
       seq,
       adapter: snapshot(this.state),
       openBlocks: [...this.openBlocks.values()].map((part) => JSON.parse(JSON.stringify(part)) as JSONValue),
+      inputsAwaitingCall: [...this.inputsAwaitingCall.values()].map((part) => JSON.parse(JSON.stringify(part)) as JSONValue),
       unansweredParts: this.unanswered().flatMap((id) => {
         const part = this.requestParts.get(id);
         // Parts of host tool calls are plain JSON (strings, ids, JSON input); the round trip makes that explicit.
@@ -179,33 +194,59 @@ export class TurnTranslation<S> {
       if (id !== undefined) this.requestParts.set(id, part);
       const deliver = !replayed || this.isRedelivery(part);
       const block = blockKey(part);
+      if (deliver) this.reopenBlocks(out);
       if (block) this.trackBlock(part, block, deliver ? out : undefined);
-      else if (deliver) out.push(part);
+      else {
+        if (part.type === 'tool-call') this.announceInput(part.toolCallId, deliver ? out : undefined);
+        if (deliver) out.push(part);
+      }
     }
     return out;
   }
 
   /**
-   * Follows `part` of a block; `out` (when it is delivered) gets it, preceded by the block's start when this
-   * slice has not delivered that yet (the block opened in an earlier slice). An end the turn never opened is
-   * the adapter's own: passed on unchanged.
+   * Follows `part` of a block; `out` (when it is delivered) gets it. An end the turn never opened is the
+   * adapter's own: passed on unchanged.
    */
   private trackBlock(part: HarnessV1StreamPart, { key, role }: { key: string; role: 'start' | 'delta' | 'end' }, out: HarnessV1StreamPart[] | undefined): void {
     if (role === 'start') {
       this.openBlocks.set(key, part as BlockStart);
       if (out) this.shownBlocks.add(key);
     } else {
+      // A delivered part's block, if an earlier slice opened it, was re-opened first (reopenBlocks).
       const start = this.openBlocks.get(key);
-      if (out && start && !this.shownBlocks.has(key)) {
-        out.push(start);
-        this.shownBlocks.add(key);
-      }
       if (role === 'end') {
+        if (start?.type === 'tool-input-start') {
+          this.inputsAwaitingCall.set(start.id, start);
+          if (out || this.shownBlocks.has(key)) this.shownInputs.add(start.id);
+        }
         this.openBlocks.delete(key);
         this.shownBlocks.delete(key);
       }
     }
     out?.push(part);
+  }
+
+  /**
+   * Before the first part this slice delivers: the start of every block an earlier slice left open, in the order
+   * they opened. The re-opened UI part then follows the part the earlier stream left streaming, before anything
+   * else this slice shows (a block whose end follows another part, e.g. a compaction, stays in its place).
+   */
+  private reopenBlocks(out: HarnessV1StreamPart[]): void {
+    for (const [key, start] of this.openBlocks) {
+      if (this.shownBlocks.has(key)) continue;
+      out.push(start);
+      this.shownBlocks.add(key);
+    }
+  }
+
+  /** Before a tool-call: its input block, ended in an earlier slice, re-announced (start and end) when `out` takes the call. */
+  private announceInput(toolCallId: string, out: HarnessV1StreamPart[] | undefined): void {
+    const start = this.inputsAwaitingCall.get(toolCallId);
+    if (!start) return;
+    if (out && !this.shownInputs.has(toolCallId)) out.push(start, { type: 'tool-input-end', id: toolCallId });
+    this.inputsAwaitingCall.delete(toolCallId);
+    this.shownInputs.delete(toolCallId);
   }
 
   /**

@@ -46,6 +46,8 @@ const inFlightTurnSchema = z.object({
       unansweredParts: z.array(z.custom<JSONValue>((value) => typeof value === 'object' && value !== null)),
       /** The start parts of the blocks open at `seq`: the next slice re-opens them (docs/guarantees.md#ui). */
       openBlocks: z.array(z.custom<JSONValue>((value) => typeof value === 'object' && value !== null)).optional(),
+      /** The tool-input-start parts of input blocks ended at `seq` whose tool-call is still to come: re-announced before it. */
+      inputsAwaitingCall: z.array(z.custom<JSONValue>((value) => typeof value === 'object' && value !== null)).optional(),
     })
     .optional(),
 });

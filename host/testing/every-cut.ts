@@ -127,22 +127,38 @@ export function blockProblem(parts: ReadonlyArray<HarnessV1StreamPart>): string 
 
 /**
  * The parts of consecutive slices of one turn as one stream: a start a slice re-sent for a block an
- * earlier slice left open (the kit's rule at a slice boundary) is dropped. What remains must be the
- * uninterrupted turn's parts: anything else is lost or doubled.
+ * earlier slice left open, and a tool-input block (start and end) a slice re-announced before a tool-call
+ * whose input an earlier slice showed (the kit's rules at a slice boundary), are dropped. What remains must
+ * be the uninterrupted turn's parts: anything else is lost or doubled.
  */
 export function joinSlices(slices: ReadonlyArray<ReadonlyArray<HarnessV1StreamPart>>): HarnessV1StreamPart[] {
   const open = new Set<string>();
+  /** Tool-input blocks ended whose tool-call has not come yet. */
+  const awaiting = new Set<string>();
   const out: HarnessV1StreamPart[] = [];
   for (const slice of slices) {
     const reopened = new Set<string>();
+    const reannounced = new Set<string>();
     for (const part of slice) {
       const block = blockOf(part);
       if (block?.role === 'start' && open.has(block.key) && !reopened.has(block.key)) {
         reopened.add(block.key);
         continue;
       }
+      if (part.type === 'tool-input-start' && awaiting.has(part.id) && !reannounced.has(part.id)) {
+        reannounced.add(part.id);
+        continue;
+      }
+      if (part.type === 'tool-input-end' && reannounced.has(part.id) && awaiting.has(part.id)) {
+        awaiting.delete(part.id);
+        continue;
+      }
       if (block?.role === 'start') open.add(block.key);
-      if (block?.role === 'end') open.delete(block.key);
+      if (block?.role === 'end') {
+        open.delete(block.key);
+        if (part.type === 'tool-input-end') awaiting.add(part.id);
+      }
+      if (part.type === 'tool-call') awaiting.delete(part.toolCallId);
       out.push(part);
     }
   }

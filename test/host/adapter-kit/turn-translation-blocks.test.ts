@@ -1,6 +1,6 @@
 // The kit's rule at a slice boundary (docs/guarantees.md#ui), part by part: a
-// slice re-opens a block an earlier slice left open right before that block's
-// next part (a delta, or its end), from the snapshot or by replaying the turn;
+// slice re-opens a block an earlier slice left open before the first part it
+// delivers (before another part, a delta, or its end), from the snapshot or by replaying the turn;
 // a snapshot that cannot say which blocks are open is declined (the session
 // replays the turn). The UI-level proof is test/host/ui-every-cut.test.ts.
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ function snapshotAfter(k: number): TranslationSnapshot {
 const types = (parts: HarnessV1StreamPart[]) => parts.map((part) => part.type);
 
 describe('TurnTranslation: blocks open at a cut', () => {
-  it('mid-block: the restored slice re-sends the text-start (same part) before its first delta, once', () => {
+  it('mid-block: the restored slice re-sends the text-start (same part) first, once', () => {
     const k = 4; // turn-start, start, delta 0, delta 1
     const snapshot = snapshotAfter(k);
     expect(snapshot.openBlocks).toEqual([{ type: 'text-start', id: 'text-3' }]);
@@ -63,5 +63,46 @@ describe('TurnTranslation: blocks open at a cut', () => {
   it("a snapshot without openBlocks (an earlier version's) is declined: the session replays the turn", () => {
     const { openBlocks: _open, ...old } = snapshotAfter(4);
     expect(TurnTranslation.restore(fixtureAdapter(), turn, old, new Set())).toBeNull();
+  });
+});
+
+// A translator whose stdout lines are the parts themselves: a tool's input block ends, then its call comes.
+const partsAdapter = {
+  ...fixtureAdapter(),
+  translator: {
+    init: () => ({}),
+    step: (state: object, record: (typeof records)[number]) => ({ state, parts: record.kind === 'stdout' ? [JSON.parse(record.data.text) as HarnessV1StreamPart] : [] }),
+    snapshot: () => ({}),
+    restore: () => ({}),
+  },
+} as unknown as ReturnType<typeof fixtureAdapter>;
+const toolParts: HarnessV1StreamPart[] = [
+  { type: 'tool-input-start', id: 'call-1', toolName: 'bash', providerExecuted: true },
+  { type: 'tool-input-delta', id: 'call-1', delta: '{"command":"ls"}' },
+  { type: 'tool-input-end', id: 'call-1' },
+  { type: 'tool-call', toolCallId: 'call-1', toolName: 'bash', input: '{"command":"ls"}', providerExecuted: true },
+  { type: 'tool-result', toolCallId: 'call-1', toolName: 'bash', result: 'ok', isError: false },
+];
+const toolRecords = journalOfLines(toolParts.map(line));
+
+describe('TurnTranslation: a tool input ended before the cut, its call after', () => {
+  const k = 4; // turn-start, input start, delta, end: the call comes after the cut
+  const live = new TurnTranslation(partsAdapter, turn, 0, new Set());
+  for (const record of toolRecords.slice(0, k)) live.push(record);
+  const snapshot = viaJson(live.snapshot(toolRecords[k - 1]!.seq)!);
+
+  it('the slice re-announces the input block (start, end) right before the call, so the agent types the part as the uninterrupted turn does', () => {
+    expect(snapshot.inputsAwaitingCall).toEqual([toolParts[0]]);
+    const slice = TurnTranslation.restore(partsAdapter, turn, snapshot, new Set())!;
+    const parts = toolRecords.slice(k).flatMap((record) => slice.push(record));
+    expect(parts.slice(0, 4)).toEqual([toolParts[0], { type: 'tool-input-end', id: 'call-1' }, toolParts[3], toolParts[4]]);
+  });
+
+  it('replayed from the turn start: the same slice; a cut after the call re-announces nothing', () => {
+    const restored = TurnTranslation.restore(partsAdapter, turn, snapshot, new Set())!;
+    const replayed = new TurnTranslation(partsAdapter, turn, toolRecords[k - 1]!.seq, new Set());
+    expect(toolRecords.flatMap((record) => replayed.push(record))).toEqual(toolRecords.slice(k).flatMap((record) => restored.push(record)));
+    const afterCall = new TurnTranslation(partsAdapter, turn, toolRecords[k]!.seq, new Set());
+    expect(types(toolRecords.flatMap((record) => afterCall.push(record)))).not.toContain('tool-input-start');
   });
 });

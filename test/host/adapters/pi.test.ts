@@ -370,7 +370,7 @@ describe('fixture by fixture', () => {
     const turn = turnsOf('compact')[1]!;
     expect(turn.map((l) => JSON.parse(l).type)).toEqual(['compaction_start', 'compaction_end', 'response']);
     const { parts, bySeq } = translate(journal(turn));
-    expect(types(parts)).toEqual(['stream-start', 'compaction', 'finish']);
+    expect(types(parts)).toEqual(['stream-start', 'compaction', 'finish-step', 'finish']);
     // The scripted model echoes the focus it was given: pi put the instructions into its summarisation request.
     const summary = 'Scripted summary of a conversation with 0 earlier user message(s), focus "COMPACT-FOCUS keep the file names".';
     expect(ofType(parts, 'compaction')).toEqual([{ type: 'compaction', trigger: 'manual', summary, tokensBefore: 15 }]);
