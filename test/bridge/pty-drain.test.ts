@@ -1,9 +1,8 @@
 // drainBeforeDestroy: what a pty still holds when node-pty destroys its socket (200 ms
 // after the CLI exits) is read and delivered, not dropped. The pty's socket is paused at
 // once, so nothing is read the usual way: without the drain every byte the CLI wrote is lost.
-// 10,000 bytes: more than the stream reads ahead into its buffer (so the kernel still holds
-// some: both sources are drained), less than the kernel holds for a pty (so the CLI is not
-// blocked writing and does exit).
+// 3,000 bytes: less than the kernel holds for a pty, so the CLI is never blocked writing and
+// exits whether or not the stream read ahead into its buffer before the pause (both are drained).
 import * as pty from 'node-pty';
 import { describe, expect, it } from 'vitest';
 import { drainBeforeDestroy } from '../../bridge/supervisor/pty-drain.ts';
@@ -26,13 +25,13 @@ async function runPaused(bytes: number, encoding: 'utf8' | null, drain: boolean)
 describe('pty drain before node-pty destroys the socket', () => {
   for (const encoding of ['utf8', null] as const) {
     it(`delivers every byte a paused pty held when its CLI exited (encoding ${encoding ?? 'bytes'})`, { timeout: 30_000 }, async () => {
-      const text = await runPaused(10_000, encoding, true);
-      expect(text).toBe(`${'x'.repeat(10_000)}END`);
+      const text = await runPaused(3_000, encoding, true);
+      expect(text).toBe(`${'x'.repeat(3_000)}END`);
     });
   }
 
   it('without it, node-pty drops what the paused pty held (what the drain is for)', { timeout: 30_000 }, async () => {
-    const text = await runPaused(10_000, 'utf8', false);
+    const text = await runPaused(3_000, 'utf8', false);
     expect(text.endsWith('END'), 'the last bytes were lost without the drain').toBe(false);
   });
 });
