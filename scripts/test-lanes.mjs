@@ -52,6 +52,7 @@ const realCliUnitFiles = [
   'test/host/cli/**',
   'test/bridge/mcp-claude.test.ts',
   'test/model-server/claude-smoke.test.ts',
+  'test/bootstrap/bin-path-agent.test.ts',
   'test/fixtures/**',
 ];
 // The slowest unit files (long fault, survival and whole-agent scenarios, the benchmark scripts, the
