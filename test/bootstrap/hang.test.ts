@@ -1,11 +1,12 @@
 // A bootstrap command that hangs is killed after commandTimeoutMs and reported as one typed error that
-// names the command and carries its output; an adapter given binPath (a CLI already installed) adds no
+// names the command and carries its output (applyBootstrap's commandTimeoutMs, and createBridgeHarness's
+// bootstrapCommandTimeoutMs failing doStart with it); an adapter given binPath (a CLI already installed) adds no
 // install command at all, and npmCli's command skips npm when that version is already installed.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyBootstrap, BootstrapError, bootstrapLogFileName, bootstrapMarkerPath, defineBootstrapRecipe } from '../../bootstrap/index.ts';
+import { applyBootstrap, BootstrapError, bootstrapLogFileName, bootstrapMarkerPath, defineBootstrapRecipe, type BootstrapProgress } from '../../bootstrap/index.ts';
 import { npmCli } from '../../host/adapter-kit/cli-launch.ts';
 import type { CliAdapter } from '../../host/adapter-kit/adapter.ts';
 import { acpAdapter } from '../../host/adapters/acp/acp.ts';
@@ -13,6 +14,7 @@ import { claudeCodeAdapter } from '../../host/adapters/claude-code/claude-code.t
 import { codexAdapter } from '../../host/adapters/codex/codex.ts';
 import { piAdapter } from '../../host/adapters/pi/pi.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
+import { fixtureAdapter } from '../../host/testing/fixture/fixture-adapter.ts';
 import { createLocalSandboxProvider, type LocalSandboxSession } from '../../host/sandbox/local/provider.ts';
 
 let tempRoot = '';
@@ -75,6 +77,27 @@ describe('a bootstrap command that hangs', () => {
     };
     for (let i = 0; i < 200 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
     expect(alive()).toBe(false);
+  });
+
+  it("through createBridgeHarness (bootstrapCommandTimeoutMs): doStart fails with it, naming the adapter's install command and its output", async () => {
+    const session = await fresh();
+    const hang = 'echo "npm http fetch GET https://registry.invalid/my-cli"; echo "still waiting on the network" >&2; exec sleep 600';
+    const adapter: CliAdapter<any> = { ...fixtureAdapter(), install: { commands: [{ command: hang }] } };
+    const progress: BootstrapProgress[] = [];
+    const harness = createBridgeHarness(adapter, { bootstrapCommandTimeoutMs: 1_000, onBootstrapProgress: (p) => void progress.push(p) });
+    const error = await harness.doStart({ sessionId: 'hang-start', sandboxSession: session, sessionWorkDir: session.defaultWorkingDirectory }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(BootstrapError.isInstance(error), String(error)).toBe(true);
+    const failure = error as BootstrapError;
+    expect(failure.code).toBe('command-timeout');
+    expect(failure.command).toBe(hang);
+    expect(failure.message).toContain(`was still running after 1000 ms and was killed: ${hang}`);
+    expect(failure.message).toContain('npm http fetch GET https://registry.invalid/my-cli');
+    expect(failure.message).toContain('still waiting on the network');
+    // The progress the host saw named the command while it ran.
+    expect(progress.some((p) => p.phase === 'command' && p.command === hang)).toBe(true);
   });
 
   it('a bad commandTimeoutMs is refused', async () => {
