@@ -1,6 +1,7 @@
 // The coding-agent CLIs' installer: installs any npm-published CLI an adapter
 // declares (its `cli`: package, version, bin) into a cache outside any repo
-// (~/.cache/harness-bridge/clis), and names the reference adapters' pins. Owns:
+// ($HARNESS_BRIDGE_CLI_CACHE, else /var/cache/harness-bridge/clis as root, else
+// ~/.cache/harness-bridge/clis: cacheRoot()), and names the reference adapters' pins. Owns:
 // pins, cache layout, idempotence (marker file) and concurrency (temp dir +
 // atomic rename). Leaves to callers: how the CLI is run (env, args, sandboxing).
 // Product code (`harness-bridge run/demo` install a real CLI on first use; the

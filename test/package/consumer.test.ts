@@ -3,6 +3,9 @@
 // registry, --prefer-offline over the default npm cache), then:
 // - the tarball's file list (lib/, the three dist files, README, package.json;
 //   no test/, no .ts but declarations), its file count and size printed;
+// - every relative link (and #anchor) of the Markdown it ships resolves in the
+//   installed package; package.json names the repository; each cache path it
+//   names for a user (~/.cache/…) has the root one (/var/cache/…) beside it;
 // - one @ai-sdk/provider and one @ai-sdk/provider-utils in the installed tree;
 // - every public entry imported from plain node, `npx harness-bridge --help`;
 // - the README's "Use it from the AI SDK" program, verbatim (README.md holds
@@ -34,6 +37,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkDocLinks } from './doc-links.ts';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const programs = join(repo, 'test/package/consumer');
@@ -43,6 +47,7 @@ const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as
   exports: Record<string, string | { types: string; default: string }>;
   bin: Record<string, string>;
   devDependencies: Record<string, string>;
+  repository: { type: string; url: string };
 };
 
 /** The public packages the consumer installs beside ours, at the versions we test against. */
@@ -216,6 +221,39 @@ describe('the published package, installed in a fresh project', () => {
     const targets = Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : [target.types, target.default]));
     for (const target of [...targets, ...Object.values(manifest.bin)]) expect(paths, `${target} is packed`).toContain(target.replace(/^\.\//, ''));
     expect(pack.entryCount).toBeLessThan(400);
+  });
+
+  it("the shipped Markdown's relative links (README, docs/, the scripted model's README) resolve in the installed package, anchors included; package.json names the repository", () => {
+    const installed = join(app, 'node_modules', manifest.name);
+    const packed = new Set(pack.files.map((file) => file.path));
+    const markdown = [...packed].filter((path) => path.endsWith('.md')).sort();
+    expect(markdown).toEqual(expect.arrayContaining(['README.md', 'docs/writing-an-adapter.md', 'docs/acp.md', 'host/testing/scripted-model/README.md']));
+    const { links, broken } = checkDocLinks(installed, markdown);
+    console.log(`[figures] installed package: ${markdown.length} Markdown files, ${links.length} relative links, ${broken.length} broken`);
+    expect(broken).toEqual([]);
+    // The README's links name files of the tarball (not of a checkout beside it).
+    const fromReadme = [...new Set(links.filter((link) => link.from === 'README.md').map((link) => link.target))];
+    expect(fromReadme.length).toBeGreaterThan(5);
+    for (const target of fromReadme) expect(packed.has(target), `README links ${target}: in the tarball`).toBe(true);
+    const installedManifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { repository?: { type: string; url: string } };
+    expect(installedManifest.repository).toEqual(manifest.repository);
+    expect(installedManifest.repository?.url).toMatch(/^git\+https:\/\/.+\.git$/);
+  });
+
+  it('wherever a shipped doc or declaration names the cache dir for a user (~/.cache/harness-bridge), it names the one for root (/var/cache/harness-bridge) beside it', () => {
+    const installed = join(app, 'node_modules', manifest.name);
+    const shipped = pack.files.map((file) => file.path).filter((path) => /\.(md|d\.ts|d\.mts|mjs)$/.test(path));
+    let named = 0;
+    for (const path of shipped) {
+      const text = readFileSync(join(installed, path), 'utf8');
+      for (const m of text.matchAll(/~\/\.cache\/harness-bridge/g)) {
+        named++;
+        const around = text.slice(Math.max(0, m.index - 300), m.index + 300);
+        expect(around, `${path}: ${JSON.stringify(text.slice(m.index, m.index + 80))} without the root path`).toContain('/var/cache/harness-bridge');
+      }
+    }
+    console.log(`[figures] installed package: ${named} mentions of ~/.cache/harness-bridge in ${shipped.length} docs and declarations, each beside the root path`);
+    expect(named).toBeGreaterThan(3);
   });
 
   it('the installed tree holds one @ai-sdk/provider and one @ai-sdk/provider-utils (npm ls is clean)', async () => {

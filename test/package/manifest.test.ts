@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { entries } from '../../esbuild.config.mjs';
+import { checkDocLinks } from './doc-links.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** What the README's and the docs' relative links name, shipped so they resolve in the installed package. */
@@ -70,9 +71,18 @@ describe('package.json', () => {
     for (const doc of readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md'))) {
       for (const href of links(`docs/${doc}`)) expect(shipped(posix.normalize(posix.join('docs', href))), `docs/${doc} links ${href}`).toBe(true);
     }
+    // And each resolves, #anchors included (the installed package's copy: test/package/consumer.test.ts).
+    const markdown = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`), 'host/testing/scripted-model/README.md'];
+    expect(checkDocLinks(root, markdown).broken).toEqual([]);
     for (const bin of Object.values(manifest.bin)) expect(built, `bin ${bin} is built by esbuild.config.mjs`).toContain(bin);
     // bootstrap/recipe.ts finds the bridge at ../dist/bridge.mjs; scripts/build-lib.mjs re-points that from lib/.
     expect(built).toContain('dist/bridge.mjs');
+  });
+
+  it('repository: a git URL, so the registry page and `npm repo` lead to the source the docs cite', () => {
+    const { repository } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { repository?: { type?: string; url?: string } };
+    expect(repository?.type).toBe('git');
+    expect(repository?.url).toMatch(/^git\+https:\/\/[^/]+\/[^/]+\/[^/]+\.git$/);
   });
 
   it('lib/ is a build output: ignored by git, excluded from the type check, built by npm run build, and npm pack builds first', () => {

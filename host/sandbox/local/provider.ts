@@ -24,7 +24,11 @@ export type { LocalSandboxSession, LocalSessionOrigin } from './session.ts';
 export { defaultSandboxesRoot, defaultTemplatesRoot } from './paths.ts';
 
 export interface LocalSandboxProviderOptions {
-  /** Where session directories live. Default: `<OS cache dir>/harness-bridge/sandboxes`. */
+  /**
+   * Where session directories live. Default: `$XDG_CACHE_HOME/harness-bridge/sandboxes` when
+   * XDG_CACHE_HOME is set, else `/var/cache/harness-bridge/sandboxes` as root, `~/Library/Caches/harness-bridge/sandboxes`
+   * on macOS, `~/.cache/harness-bridge/sandboxes` otherwise.
+   */
   root?: string;
   /**
    * How bridges started in a session isolate the CLI from themselves (docs/security.md#modes).
@@ -38,7 +42,7 @@ export interface LocalSandboxProviderOptions {
   requireIsolation?: boolean;
   /** The CLI's user when bridges run as root: a name (created if missing) or `UID:GID`. Default harness-agent. */
   cliUser?: string;
-  /** Where identity templates live. Default: `<OS cache dir>/harness-bridge/templates`. */
+  /** Where identity templates live. Default: `templates` in the same cache dir as the default `root` (`…/harness-bridge/templates`). */
   templatesRoot?: string;
   /** PATH used to find bwrap for an explicit namespace mode. Default: process.env.PATH at session creation. */
   bwrapSearchPath?: string;

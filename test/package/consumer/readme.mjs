@@ -5,7 +5,7 @@ import { fixtureAdapter } from 'harness-bridge/testing';
 
 const agent = new HarnessAgent({
   harness: createBridgeHarness(fixtureAdapter()), // or claudeCodeAdapter()
-  sandbox: createLocalSandboxProvider(), // sessions: directories under ~/.cache/harness-bridge/sandboxes (as root /var/cache/harness-bridge/sandboxes)
+  sandbox: createLocalSandboxProvider(), // sessions: directories under ~/.cache/harness-bridge/sandboxes (as root /var/cache/harness-bridge/sandboxes; $XDG_CACHE_HOME/harness-bridge/sandboxes when it is set)
 });
 
 const session = await agent.createSession();
