@@ -2,7 +2,8 @@
 // with no network but loopback: the bootstrap writes the recipe's files and runs no command (an npm
 // install there would fail the start: the sandbox's commands run inside the scripted model's
 // loopback-only namespace). acpAdapter's HOME files, prelude and env reach the agent's process through
-// the sh wrapper, with binPath still the exec'd agent: its own shell tool prints them back.
+// the sh wrapper, with binPath still the exec'd agent: its own shell tool prints them back. Under
+// allow-reads the agent's permission request becomes an approval whose tool-call holds the command.
 import { claudeCodeAcpCli } from '../../host/adapters/acp/agents.ts';
 import { acpAdapter } from '../../host/adapters/acp/acp.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';
@@ -76,6 +77,23 @@ describe('a binPath ACP agent with HOME files and a prelude, offline', () => {
     expect(log, 'the bootstrap ran in this sandbox').toMatch(/apply \S+: \d+ files written/);
     expect(log, 'no bootstrap command (no npm install)').not.toMatch(/command \d+\/\d+:/);
     expect(log).not.toMatch(/npm install/);
+    await session.doDestroy();
+  }, 180_000);
+
+  it("allow-reads: the approval's tool-call carries the shell command the agent asks to run (not {}), and the approved call runs", async () => {
+    const { session } = await env.open('approval', 'allow-reads');
+    const asked = 'echo approved-run > approved.txt && cat approved.txt'; // a write: Claude Code runs a bare echo without asking
+    const { parts } = await turn(session, `SCENARIO:shell CMD:${Buffer.from(asked).toString('base64url')}`, (part, control) => {
+      if (part.type === 'tool-approval-request') void control?.submitToolApproval!({ approvalId: part.approvalId, approved: true });
+    });
+    expectValid(parts, 'approval');
+    const [request] = ofType(parts, 'tool-approval-request');
+    expect(request, 'the agent asked').toBeDefined();
+    const call = ofType(parts, 'tool-call').find((c) => c.toolCallId === request!.toolCallId);
+    expect(call?.toolName).toBe('bash');
+    expect(JSON.parse(call!.input as string)).toMatchObject({ command: asked });
+    const [result] = ofType(parts, 'tool-result').filter((r) => r.toolCallId === request!.toolCallId);
+    expect(String(result?.result).trim()).toBe('approved-run');
     await session.doDestroy();
   }, 180_000);
 });
