@@ -100,7 +100,14 @@ describe('package.json', () => {
     expect(runner).toContain("const heavyFiles = ['test/package/consumer.test.ts'];");
     expect(runner).toContain("const packageLanes = ['consumer', 'consumer-node22', 'consumer-node24'];");
     expect(runner).toMatch(/all: \[[^\n]*packageLanes/);
-    for (const major of ['22', '24']) expect(runner).toContain(`'consumer-node${major}': { kind: 'vitest', node: '${major}', args: ['vitest', 'run', ...heavyFiles] }`);
+    for (const major of ['22', '24']) expect(runner).toContain(`'consumer-node${major}': { kind: 'vitest', node: '${major}', args: ['vitest', 'run', ...heavyFiles, '--testNamePattern', consumerRuntimeCases] }`);
+    // On 22 and 24 every case that runs the package runs; only the type checks and the kit-breaking mutations are left to 20.
+    const pattern = new RegExp(/const consumerRuntimeCases = '([^']+)';/.exec(runner)![1]!);
+    const names = [...readFileSync(fileURLToPath(new URL('./consumer.test.ts', import.meta.url)), 'utf8').matchAll(/\bit\((['"`])(.+?)\1/g)].map((m) => m[2]!);
+    const left = names.filter((name) => !pattern.test(name));
+    expect(left.length).toBeGreaterThan(0);
+    for (const name of left) expect(name).toMatch(/the kit broken|type-checks against/);
+    expect(names.filter((name) => pattern.test(name)).some((name) => name.includes('suspend in one process'))).toBe(true);
     expect(runner).toContain('const unitExcludes = [...heavyDirs.map((d) => `${d}/**`), ...heavyFiles];');
   });
 });
