@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 /** Starts a bridge the way the kit does (token handed over in a file, never in env) and runs the attack in one turn. */
-async function attack(isolation: string | undefined): Promise<ModeResult & { bridgeAlive: boolean; records: JournalRecord[]; hostDisplaced: boolean }> {
+async function attack(isolation: string | undefined, cliUser?: string): Promise<ModeResult & { bridgeAlive: boolean; records: JournalRecord[]; hostDisplaced: boolean }> {
   const project = tempDir('hb-insider-project-');
   const stateDir = join(tempDir('hb-insider-'), 'state');
   const token = randomBytes(32).toString('hex');
@@ -39,7 +39,7 @@ async function attack(isolation: string | undefined): Promise<ModeResult & { bri
     stateDir,
     token,
     env: { HARNESS_BRIDGE_TOKEN: null },
-    args: ['--token-file', tokenFile, ...(isolation ? ['--isolation', isolation] : [])],
+    args: ['--token-file', tokenFile, ...(isolation ? ['--isolation', isolation] : []), ...(cliUser ? ['--cli-user', cliUser] : [])],
   });
   bridges.push(bridge);
   const { client, hello } = await connectClient(bridge);
@@ -106,7 +106,9 @@ describe('insider attack suite: a command the CLI runs tries to act as the host'
   });
 
   it.skipIf(!root)('uid mode: every attempt is refused', { timeout: 180_000 }, async () => {
-    const result = await attack('uid');
+    // A CLI user of this case's own: without a pid namespace, its kill -9 -1 reaches every process of its uid, and
+    // the default user's may be other suites' CLIs on this machine (docs/security.md#multi-session).
+    const result = await attack('uid', 'harness-insider');
     summary.push(result);
     console.log(figures(result));
     expect(result.report?.mode).toBe('uid');
