@@ -4,7 +4,7 @@
 // run (a lane that silently ran nothing shows). Lanes pick files by directory/glob, so a new test
 // file lands in one without editing this list.
 //
-//   node scripts/test-lanes.mjs [all|serial|fast|quick|heavy|wide|matrix|<lane>…]
+//   node scripts/test-lanes.mjs [all|serial|quick|heavy|wide|matrix|<lane>…]
 //
 // A plan is a list of steps run one after another; a step is one lane, or a group of branches run at
 // the same time (each branch a lane or a list of lanes run in order). Lanes run together where they
@@ -13,10 +13,10 @@
 // saturated, by the hog, not by whatever else happens to run.
 //
 //   all (npm test): build; then at once: typecheck, runtimes (the bridge bundle on Node 22 and 24), unit,
-//   the consumer test on Node 20 → 22 → 24, the runtime unit lanes on Node 22 → 24; then one at a time:
-//   e2e (one file at a time), one real-CLI E2E file's core cases on Node 22 and on 24, chaos (one file at a
-//   time), chaos-hog (its two files at once); the leftover-process check
-//   serial: every lane one at a time; fast: e2e two files at a time beside chaos
+//   the consumer test on Node 20 → 22 → 24, the runtime unit lanes on Node 22 → 24; then at once: e2e-pair
+//   (the real-CLI E2E files, two at a time), chaos (one file at a time), one real-CLI E2E file's core cases
+//   on Node 22 then 24; then chaos-hog (its two files at once, alone); the leftover-process check
+//   serial: every lane one at a time, e2e one file at a time
 //   quick (npm run test:quick): the unit files that need no real CLI but the slowest (slowUnitFiles); among
 //   them the E2E case on the fixture CLI (test/host/adapter-conformance.test.ts: the conformance suite, real
 //   bridge and sandbox)
@@ -132,15 +132,13 @@ const lanes = {
 const packageLanes = ['consumer', 'consumer-node22', 'consumer-node24']; // one after another: each packs this tree
 const runtimeLanes = ['unit-runtime-node22', 'unit-runtime-node24']; // vitest itself on that node
 const plans = {
-  // Side by side where lanes wait more than they compute and run no real CLI: unit, the package consumer test on each
-  // runtime and the runtime unit lanes. Then one at a time: the real-CLI E2E files (an ACP agent's turn ended early,
-  // "acp ended the turn without a result (exit)", in 2 of 3 runs with two E2E files at once beside the chaos files;
-  // cause not found), the runtime E2E cases, the chaos files, and the chaos schedules under the hog.
-  all: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes], 'e2e', 'e2e-node22', 'e2e-node24', 'chaos', 'chaos-hog', 'leftover'],
+  // Side by side where lanes wait more than they compute: unit, the package consumer test on each runtime and the
+  // runtime unit lanes; then the real-CLI E2E files two at a time beside the chaos files and the runtime E2E cases.
+  // Each suite's CLIs are apart from the others': a case that attacks its own uid (the insider suite's kill -9 -1
+  // without a pid namespace) runs its CLI as a user of its own.
+  all: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes], ['e2e-pair', 'chaos', ['e2e-node22', 'e2e-node24']], 'chaos-hog', 'leftover'],
   // One lane at a time (but the two cheap checks): the slowest and most conservative order.
   serial: ['build', ['typecheck', 'runtimes'], 'unit', ...packageLanes, ...runtimeLanes, 'e2e', 'e2e-node22', 'e2e-node24', 'chaos', 'chaos-hog', 'leftover'],
-  // Also the E2E files two at a time beside the chaos files and the runtime E2E cases (~18 min here, not yet reliable).
-  fast: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes], ['e2e-pair', 'chaos', ['e2e-node22', 'e2e-node24']], 'chaos-hog', 'leftover'],
   // No build lane: vitest's global setup builds dist/ (what the quick files need; lib/ is for the package lanes).
   quick: ['quick-unit', 'leftover'],
   heavy: ['build', ['e2e-pair', 'chaos', packageLanes]],
