@@ -26,7 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -311,8 +311,37 @@ async function runLane(name, label) {
   return result.code;
 }
 
-/** Runs a step: a lane, or a group whose branches run at the same time (a branch stops at its first failure). */
+/**
+ * The machine's busy CPU time so far, in seconds (/proc/stat: every state but idle and iowait), or undefined
+ * off Linux. A step's busy time over its wall time says how many cores it kept busy: the headroom left there.
+ */
+function busySeconds() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = fields;
+    return (user + nice + system + irq + softirq + (steal ?? 0)) / 100; // USER_HZ: /proc/stat counts in 1/100 s on Linux
+  } catch {
+    return undefined;
+  }
+}
+
+/** Per step: its lanes, wall time and the cores the machine kept busy meanwhile (the summary prints them). */
+const stepLoads = [];
+
+/** Runs a step, and records its wall time and the machine's busy cores meanwhile. */
 async function runStep(step) {
+  const started = Date.now();
+  const busyBefore = busySeconds();
+  const code = await runStepBody(step);
+  const seconds = (Date.now() - started) / 1000;
+  const busyAfter = busySeconds();
+  const cores = busyBefore === undefined || busyAfter === undefined || seconds === 0 ? undefined : (busyAfter - busyBefore) / seconds;
+  stepLoads.push({ lanes: lanesOf(step), seconds, cores });
+  return code;
+}
+
+/** Runs a step's body: a lane, or a group whose branches run at the same time (a branch stops at its first failure). */
+async function runStepBody(step) {
   if (!Array.isArray(step)) return runLane(step);
   const codes = await Promise.all(
     step.map(async (branch) => {
@@ -363,6 +392,10 @@ for (const r of results) {
     const slow = [...r.report.files].sort((a, b) => b.ms - a.ms).slice(0, 5);
     out.push(`         slowest: ${slow.map((f) => `${f.name} ${(f.ms / 1000).toFixed(1)}s (${f.tests})`).join(', ')}`);
   }
+}
+// Each step's wall time and the cores the machine kept busy during it (of cpus().length).
+for (const { lanes: names, seconds, cores } of stepLoads) {
+  out.push(`[step] ${names.join(' + ')}: time=${seconds.toFixed(1)}s${cores === undefined ? '' : ` busy=${cores.toFixed(2)} of ${cpus().length} cores`}`);
 }
 // Lanes run at once overlap: the run's time is the wall clock, the lanes' sum says how much they overlapped.
 const total = (Date.now() - startedAll) / 1000;

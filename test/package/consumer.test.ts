@@ -346,35 +346,51 @@ describe('the published package, installed in a fresh project', () => {
   // The user's view (docs/guarantees.md#ui): ui-flow.mjs folds each stream with readUIMessageStream (terminateOnError), every
   // chunk checked by uiMessageChunkSchema. `mutation` breaks the installed kit first (then puts it back): the flows must fail.
   const uiLines = fixtureLines('ui LINES:20 INTERVAL:40', 0, 20);
-  async function uiFlows(mutation?: keyof typeof mutations): Promise<string[]> {
-    const problems: string[] = [];
-    const restore = mutation ? mutate(mutation) : () => undefined;
-    try {
-      const clean = (what: string, facts: Record<string, unknown>) => {
-        if (facts.foldError !== null) problems.push(`${what}: readUIMessageStream threw: ${String(facts.foldError)}`);
-        if (facts.invalid !== 0) problems.push(`${what}: ${String(facts.invalid)} chunk(s) uiMessageChunkSchema refused`);
-        if ((facts.errors as string[]).length > 0) problems.push(`${what}: error chunks ${JSON.stringify(facts.errors)}`);
-      };
+  type Problems = string[];
+  const clean = (problems: Problems, what: string, facts: Record<string, unknown>) => {
+    if (facts.foldError !== null) problems.push(`${what}: readUIMessageStream threw: ${String(facts.foldError)}`);
+    if (facts.invalid !== 0) problems.push(`${what}: ${String(facts.invalid)} chunk(s) uiMessageChunkSchema refused`);
+    if ((facts.errors as string[]).length > 0) problems.push(`${what}: error chunks ${JSON.stringify(facts.errors)}`);
+  };
+  /** Each UI flow: runs its programs and adds what it finds wrong to `problems`, each led by the flow's name. */
+  const flows = {
+    whole: async (problems: Problems) => {
       const whole = await program('ui-flow.mjs', ['whole', '-']);
-      clean('whole', whole);
+      clean(problems, 'whole', whole);
       if (whole.text !== uiLines) problems.push(`whole: the message's text is not the turn's 20 lines once each`);
-      const suspendFile = join(work, `ui-suspend-${mutation ?? 'none'}.json`);
+    },
+    'suspend → continue': async (problems: Problems, tag: string) => {
+      const suspendFile = join(work, `ui-suspend-${tag}.json`);
       const shown = await program('ui-flow.mjs', ['suspend', suspendFile]);
       const continued = await program('ui-flow.mjs', ['continue', suspendFile]);
-      clean('suspend → continue', continued);
+      clean(problems, 'suspend → continue', continued);
       if (continued.text !== uiLines || String(shown.text).length >= uiLines.length) problems.push(`suspend → continue: the final message is not the uninterrupted one (${JSON.stringify(continued.text).slice(0, 120)})`);
-      const stopFile = join(work, `ui-stop-${mutation ?? 'none'}.json`);
+    },
+    'stop → resume → continue': async (problems: Problems, tag: string) => {
+      const stopFile = join(work, `ui-stop-${tag}.json`);
       const before = await program('ui-flow.mjs', ['stop', stopFile]);
       const after = await program('ui-flow.mjs', ['continue', stopFile]);
-      clean('stop → resume → continue', after);
+      clean(problems, 'stop → resume → continue', after);
       const seen = String(after.text);
       const stopLines = fixtureLines('stopped LINES:200 INTERVAL:20', 0, 200);
       if (!seen.startsWith(String(before.text)) || !stopLines.startsWith(seen) || seen.length >= stopLines.length) problems.push(`stop → resume → continue: shown again or re-run (${JSON.stringify(seen).slice(0, 120)})`);
       if (after.finishReason !== 'other' || after.nextText !== fixtureLines('after LINES:2', 0, 2)) problems.push(`stop → resume → continue: finish ${String(after.finishReason)}, next turn ${JSON.stringify(after.nextText)}`);
+    },
+    'host tool': async (problems: Problems) => {
       const tool = await program('ui-flow.mjs', ['tool', '-']);
-      clean('host tool', tool);
+      clean(problems, 'host tool', tool);
       if (JSON.stringify(tool.toolPart) !== JSON.stringify({ state: 'output-available', output: 'found it' })) problems.push(`host tool: the UI part is ${JSON.stringify(tool.toolPart)}`);
       if (JSON.stringify(tool.toolResults) !== JSON.stringify([{ toolName: 'lookup', output: 'found it' }])) problems.push(`host tool: generate().toolResults ${JSON.stringify(tool.toolResults)}`);
+    },
+  } as const;
+  type Flow = keyof typeof flows;
+
+  /** Runs the named UI flows (all by default), with the installed kit broken by `mutation` meanwhile; what went wrong. */
+  async function uiFlows(names: readonly Flow[] = Object.keys(flows) as Flow[], mutation?: keyof typeof mutations): Promise<Problems> {
+    const problems: Problems = [];
+    const restore = mutation ? mutate(mutation) : () => undefined;
+    try {
+      for (const name of names) await flows[name](problems, mutation ?? 'none');
     } catch (error) {
       problems.push(`a flow program failed: ${(error as Error).message.split('\n')[0]}`);
     } finally {
@@ -383,14 +399,29 @@ describe('the published package, installed in a fresh project', () => {
     return problems;
   }
 
-  /** Breaks in the installed kit's lib/ the flows must catch: what each replaces, and with what. */
+  /**
+   * Breaks in the installed kit's lib/ the flows must catch: what each replaces, and with what; the flow meant to catch
+   * it (the only one the mutation runs) and how that flow's first problem starts.
+   */
   const mutations = {
-    'drop the re-opened block': ['host/adapter-kit/turn-translation.js', 'out.push(start);', ''],
-    'resend a shown delta': ['host/session/turn-consumer.js', 'for (const part of parts)\n                slice.emit(part);', "for (const part of parts) { slice.emit(part); if (part.type === 'text-delta') slice.emit(part); }"],
-    'drop the tool-result': ['host/adapter-kit/turn-translation.js', 'return [hostToolResult(', 'return []; void [hostToolResult('],
-  } as const;
+    'drop the re-opened block': {
+      edit: ['host/adapter-kit/turn-translation.js', 'out.push(start);', ''],
+      caughtBy: 'suspend → continue',
+      says: 'suspend → continue: readUIMessageStream threw: Received text-delta for missing text part',
+    },
+    'resend a shown delta': {
+      edit: ['host/session/turn-consumer.js', 'for (const part of parts)\n                slice.emit(part);', "for (const part of parts) { slice.emit(part); if (part.type === 'text-delta') slice.emit(part); }"],
+      caughtBy: 'whole',
+      says: "whole: the message's text is not the turn's 20 lines once each",
+    },
+    'drop the tool-result': {
+      edit: ['host/adapter-kit/turn-translation.js', 'return [hostToolResult(', 'return []; void [hostToolResult('],
+      caughtBy: 'host tool',
+      says: 'host tool: the UI part is {"state":"input-available"',
+    },
+  } as const satisfies Record<string, { edit: readonly [string, string, string]; caughtBy: Flow; says: string }>;
   function mutate(name: keyof typeof mutations): () => void {
-    const [file, find, replace] = mutations[name];
+    const [file, find, replace] = mutations[name].edit;
     const path = join(app, 'node_modules', manifest.name, 'lib', file);
     const original = readFileSync(path, 'utf8');
     expect(original.split(find), `${name}: the text to break is in ${file}, once`).toHaveLength(2);
@@ -405,9 +436,10 @@ describe('the published package, installed in a fresh project', () => {
 
   for (const name of Object.keys(mutations) as Array<keyof typeof mutations>) {
     it(`the UI flows fail with the kit broken: ${name}`, async () => {
-      const problems = await uiFlows(name);
-      console.log(`[figures] consumer ui-flows mutation="${name}" caught=${problems.length > 0} first="${(problems[0] ?? '').slice(0, 160)}"`);
-      expect(problems, 'the flows see the break').not.toEqual([]);
+      const { caughtBy, says } = mutations[name];
+      const problems = await uiFlows([caughtBy], name);
+      console.log(`[figures] consumer ui-flows mutation="${name}" flow="${caughtBy}" caught=${problems.length > 0} first="${(problems[0] ?? '').slice(0, 160)}"`);
+      expect(problems[0] ?? 'nothing: the flow saw no break', `the ${caughtBy} flow sees the break at the check meant for it`).toContain(says);
       // A broken kit may leave a flow's session behind: cleared here, not counted.
       for (const { pid } of strays()) {
         try {
