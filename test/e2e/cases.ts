@@ -10,6 +10,7 @@ import { blockProblem, joinSlices } from '../../host/testing/every-cut.ts';
 import { loadSource, type JournalSource } from '../../host/replay/source.ts';
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import { expectValid, ofType, textOf, turn, type Control, type E2eEnv, type Part } from './support.ts';
+import { uiSuspendAtHostTool } from './ui-agent-case.ts';
 
 export type E2eProfile = {
   readonly name: string;
@@ -110,6 +111,9 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       expect(textOf(parts)).toContain('HOST: HELLO MCP');
       await session.doDestroy();
     });
+
+    test('through the real HarnessAgent and readUIMessageStream: a host-tool turn suspended while the tool runs and continued in a new agent folds to the uninterrupted message', () =>
+      uiSuspendAtHostTool(env), 180_000);
 
     test('host tools changed between turns: a tool first offered in the second turn reaches the long-lived CLI and runs', async () => {
       const { session } = await open('tools-changed');
