@@ -9,13 +9,14 @@
 // A plan is a list of steps run one after another; a step is one lane, or a group of branches run at
 // the same time (each branch a lane or a list of lanes run in order). Lanes run together where they
 // wait more than they compute, so their waits overlap; a concurrent lane's output lines carry its
-// name. The chaos suite under the CPU hog runs alone: it proves the schedules hold with the cores
-// saturated, by the hog, not by whatever else happens to run.
+// name. The chaos schedules run under the CPU hog beside the E2E and chaos files: the hog keeps the cores
+// saturated whatever else runs (it proves the schedules count events, not seconds), and the files beside it
+// run under that load too.
 //
 //   all (npm test): build; then at once: typecheck, runtimes (the bridge bundle on Node 22 and 24), unit,
 //   the consumer test on Node 20 → 22 → 24, the runtime unit lanes on Node 22 → 24; then at once: e2e-pair
 //   (the real-CLI E2E files, two at a time), chaos (one file at a time), one real-CLI E2E file's core cases
-//   on Node 22 then 24; then chaos-hog (its two files at once, alone); the leftover-process check
+//   on Node 22 then 24, and chaos-hog (its two files at once under the CPU hog); the leftover-process check
 //   serial: every lane one at a time, e2e one file at a time
 //   quick (npm run test:quick): the unit files that need no real CLI but the slowest (slowUnitFiles); among
 //   them the E2E case on the fixture CLI (test/host/adapter-conformance.test.ts: the conformance suite, real
@@ -39,8 +40,8 @@ const runId = randomBytes(8).toString('hex');
 const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`, [RUN_ENV]: runId };
 
 // The heavy files: real CLIs (test/e2e, two files at a time: they wait more than they compute), the
-// chaos and fuzz files (serial: they saturate a core), the package consumer test on each Node
-// runtime; and the chaos suite run under the CPU hog.
+// chaos and fuzz files (one at a time), the package consumer test on each Node runtime; and the
+// chaos schedules run under the CPU hog.
 const e2eDir = 'test/e2e';
 const chaosDir = 'test/chaos';
 const heavyDirs = [chaosDir, e2eDir];
@@ -132,11 +133,12 @@ const lanes = {
 const packageLanes = ['consumer', 'consumer-node22', 'consumer-node24']; // one after another: each packs this tree
 const runtimeLanes = ['unit-runtime-node22', 'unit-runtime-node24']; // vitest itself on that node
 const plans = {
-  // Side by side where lanes wait more than they compute: unit, the package consumer test on each runtime and the
-  // runtime unit lanes; then the real-CLI E2E files two at a time beside the chaos files and the runtime E2E cases.
-  // Each suite's CLIs are apart from the others': a case that attacks its own uid (the insider suite's kill -9 -1
-  // without a pid namespace) runs its CLI as a user of its own.
-  all: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes], ['e2e-pair', 'chaos', ['e2e-node22', 'e2e-node24']], 'chaos-hog', 'leftover'],
+  // Side by side: unit, the package consumer test on each runtime and the runtime unit lanes (about two cores busy);
+  // then the real-CLI E2E files two at a time beside the chaos files, the runtime E2E cases and the chaos schedules
+  // under the CPU hog (the E2E and chaos files alone left half a core idle; the hog alone after them cost a step of
+  // its own). Each suite's CLIs are apart from the others': a case that attacks its own uid (the insider suite's
+  // kill -9 -1 without a pid namespace) runs its CLI as a user of its own.
+  all: ['build', ['typecheck', 'runtimes', 'unit', packageLanes, runtimeLanes], ['e2e-pair', 'chaos', ['e2e-node22', 'e2e-node24'], 'chaos-hog'], 'leftover'],
   // One lane at a time (but the two cheap checks): the slowest and most conservative order.
   serial: ['build', ['typecheck', 'runtimes'], 'unit', ...packageLanes, ...runtimeLanes, 'e2e', 'e2e-node22', 'e2e-node24', 'chaos', 'chaos-hog', 'leftover'],
   // No build lane: vitest's global setup builds dist/ (what the quick files need; lib/ is for the package lanes).
