@@ -78,7 +78,7 @@ function live(entry: string): boolean {
 }
 
 /** Field 22 of /proc/<pid>/stat (clock ticks after boot), or '' when there is no such process. */
-function startTime(pid: number): string {
+export function startTime(pid: number): string {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';

@@ -5,7 +5,7 @@
 // the bridge's (token, journal, bridge.json, bridge.lock, bridge.log, keepers/, jail/) and a
 // launch naming one of those is refused. With a CLI uid, these dirs are handed to that uid;
 // the state dir itself becomes 0711 (traversable, not listable) so the CLI reaches its areas.
-import { chmodSync, closeSync, constants, fchownSync, fstatSync, mkdirSync, opendirSync, openSync, statSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, mkdirSync, opendirSync, openSync, statSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { AgentUser } from './agent-user.ts';
@@ -96,17 +96,70 @@ export function handOverRefusal(dir: string, keep: readonly string[]): string | 
  * their owner (a symlink's owner gives no rights; the CLI can replace them in its own dirs).
  */
 export function handOver(dir: string, user: AgentUser, skip: readonly string[]): { changed: number } {
+  return walkOwners(dir, {
+    take: (info) => !(info.uid === user.uid && info.gid === user.gid) && !(info.isFile() && info.nlink > 1),
+    enter: () => true,
+    skip: (child, name) => name === '.harness-bridge' || skip.some((s) => inside(s, child) || inside(child, s)),
+    to: user,
+    missing: 'throw',
+  });
+}
+
+/**
+ * Gives what `from` owns in `dir` (the dir included) to `to`: a session uid's files, before that uid
+ * serves another session (session-uid.ts). `from` can only have made entries in dirs it owned or that
+ * anyone may write, so only those are entered (`/tmp` is walked the same way, `maxDepth` deep). The
+ * same fd-based walk as handOver; files of `from` with several links are taken too (`from` can link
+ * only its own files).
+ */
+export function giveBack(dir: string, from: number, to: { uid: number; gid: number }, options: { maxDepth?: number; rootMode?: number } = {}): { changed: number } {
+  const maxDepth = options.maxDepth ?? Infinity;
+  return walkOwners(dir, {
+    take: (info) => info.uid === from,
+    enter: (info, depth) => depth < maxDepth && (info.uid === from || (info.mode & 0o002) !== 0),
+    skip: () => false,
+    to,
+    missing: 'nothing',
+    ...(options.rootMode === undefined ? {} : { rootMode: options.rootMode }),
+  });
+}
+
+/** Takes group and other access off `dir` itself (through an fd: a symlink is refused); returns the mode it had. */
+export function closeToOthers(dir: string): number {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  try {
+    const mode = fstatSync(fd).mode & 0o7777;
+    if ((mode & 0o077) !== 0) fchmodSync(fd, mode & ~0o077);
+    return mode;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+type Walk = {
+  /** Whether to change this entry's owner. */
+  take(info: Stats): boolean;
+  /** Whether to walk into this directory (as it was before any change), `depth` below the root. */
+  enter(info: Stats, depth: number): boolean;
+  skip(path: string, name: string): boolean;
+  to: { uid: number; gid: number };
+  /** A root that is not there (or a symlink): an error, or nothing to do. */
+  missing: 'throw' | 'nothing';
+  /** The mode the root gets when its owner is changed. */
+  rootMode?: number;
+};
+
+function walkOwners(dir: string, walk: Walk): { changed: number } {
   let changed = 0;
   // Entries may vanish or change while we walk (a running CLI's, or the mount-point files a jail makes and removes).
   const skipped = (error: unknown) => ['ENOENT', 'ELOOP', 'ENOTDIR', 'ENXIO', 'EOPNOTSUPP'].includes((error as NodeJS.ErrnoException).code ?? '');
   const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
   const take = (fd: number, info: Stats) => {
-    if (info.uid === user.uid && info.gid === user.gid) return;
-    if (info.isFile() && info.nlink > 1) return;
-    fchownSync(fd, user.uid, user.gid);
+    if (!walk.take(info)) return;
+    fchownSync(fd, walk.to.uid, walk.to.gid);
     changed++;
   };
-  const visit = (dirFd: number, path: string) => {
+  const visit = (dirFd: number, path: string, depth: number) => {
     const names: string[] = [];
     const handle = opendirSync(`/proc/self/fd/${dirFd}`);
     try {
@@ -118,7 +171,7 @@ export function handOver(dir: string, user: AgentUser, skip: readonly string[]):
     }
     for (const name of names) {
       const child = join(path, name);
-      if (name === '.harness-bridge' || skip.some((s) => inside(s, child) || inside(child, s))) continue;
+      if (walk.skip(child, name)) continue;
       let fd: number;
       try {
         fd = openSync(`/proc/self/fd/${dirFd}/${name}`, flags);
@@ -130,16 +183,25 @@ export function handOver(dir: string, user: AgentUser, skip: readonly string[]):
         const info = fstatSync(fd);
         if (!info.isDirectory() && !info.isFile()) continue;
         take(fd, info);
-        if (info.isDirectory()) visit(fd, child);
+        if (info.isDirectory() && walk.enter(info, depth + 1)) visit(fd, child, depth + 1);
       } finally {
         closeSync(fd);
       }
     }
   };
-  const rootFd = openSync(dir, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  let rootFd: number;
   try {
-    take(rootFd, fstatSync(rootFd));
-    visit(rootFd, dir);
+    rootFd = openSync(dir, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_DIRECTORY);
+  } catch (error) {
+    if (walk.missing === 'nothing' && skipped(error)) return { changed };
+    throw error;
+  }
+  try {
+    const info = fstatSync(rootFd);
+    const before = changed;
+    take(rootFd, info);
+    if (walk.rootMode !== undefined && changed > before) fchmodSync(rootFd, walk.rootMode);
+    if (walk.enter(info, 0)) visit(rootFd, dir, 0);
   } finally {
     closeSync(rootFd);
   }

@@ -4,6 +4,7 @@
 // its own, and in the namespace modes the argv wrapped in sandbox-runtime (srt.ts) with the
 // state dir hidden and the network behind the bridge's egress proxy — plus the uid/gid to spawn
 // it under. The launch the host sent stays what is journaled and what reuse compares.
+import { lstatSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { IsolationMode, IsolationReport } from '../../protocol/v1/isolation.ts';
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
@@ -11,7 +12,8 @@ import type { AgentUser } from './agent-user.ts';
 import type { EgressProxy } from './egress-proxy.ts';
 import type { KeptEgressSpec } from './kept-egress.ts';
 import type { PolicyState } from './policy.ts';
-import { blockedAncestor, cliDirs, handOver, handOverRefusal, openStateDirPath, prepareArea } from './cli-dirs.ts';
+import { blockedAncestor, cliDirs, closeToOthers, handOver, handOverRefusal, openStateDirPath, prepareArea } from './cli-dirs.ts';
+import { SESSION_UID_BASE, SESSION_UID_SLOTS } from './session-uid.ts';
 
 export type Credentials = { readonly uid: number; readonly gid: number };
 
@@ -56,6 +58,8 @@ export type JailOptions = {
   readonly bridgeFile: string;
   /** The CLI's uid (uid modes). */
   readonly user?: AgentUser;
+  /** Told of a project dir before it is handed to `user`, with the owner it had (a session uid's lease gives it back: session-uid.ts). */
+  readonly handedOver?: (path: string, owner: { uid: number; gid: number; mode: number }) => void;
   readonly wrap?: NamespaceWrap;
   readonly egress?: EgressProxy;
   readonly close?: () => void;
@@ -116,7 +120,12 @@ export function createJail(options: JailOptions): CliJail {
         const refusal = handOverRefusal(project, keep);
         if (refusal === undefined) {
           try {
+            // A uid of the session's own: the project is closed to other uids (the files its CLI makes are 0644),
+            // and its owner and mode are recorded to be given back (session-uid.ts).
+            const ownUid = asUser === user && options.handedOver !== undefined;
+            if (ownUid) options.handedOver!(project, ownerBefore(project));
             const { changed } = handOver(project, asUser, keep);
+            if (ownUid) closeToOthers(project);
             if (changed > 0) log.info({ project, uid: asUser.uid, changed }, 'jail: project dir handed to the CLI user');
           } catch (error) {
             return refuse(`cannot hand the project dir ${project} to uid ${asUser.uid}: ${(error as Error).message}`);
@@ -137,6 +146,14 @@ export function createJail(options: JailOptions): CliJail {
       return { ok: true, launch: jailed, ...(credentials ? { credentials } : {}) };
     },
   };
+}
+
+/** Who a project dir goes back to, with its mode: its owner, or its parent's (and 0755) when a session uid (another session's) holds it. */
+function ownerBefore(project: string): { uid: number; gid: number; mode: number } {
+  const info = lstatSync(project);
+  if (info.uid < SESSION_UID_BASE || info.uid >= SESSION_UID_BASE + SESSION_UID_SLOTS) return { uid: info.uid, gid: info.gid, mode: info.mode & 0o7777 };
+  const parent = lstatSync(dirname(project));
+  return { uid: parent.uid, gid: parent.gid, mode: 0o755 };
 }
 
 export function modeHasUid(mode: IsolationMode): boolean {

@@ -2,8 +2,11 @@
 // as. Apart from agent-user.ts (which finds or creates that user) because stage 1 parses the flag:
 // agent-user.ts needs node:child_process, which stage 1 does not load (docs/bridge-internals.md#two-stage-start).
 
-/** The default name (a setting: `--cli-user`). */
+/** The one user every session's CLI shares when a root bridge cannot lease a uid of the session's own (session-uid.ts). */
 export const DEFAULT_CLI_USER = 'harness-agent';
+
+/** `--cli-user` not given: a uid of the session's own (session-uid.ts); given: that user for every session. */
+export type CliUserSpec = { session: true } | { name: string } | { uid: number; gid: number };
 
 const userNamePattern = /^[a-z_][a-z0-9_-]{0,31}$/;
 

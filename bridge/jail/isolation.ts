@@ -5,6 +5,8 @@
 // gives a jail that refuses every spawn: the bridge fails closed at the spawn point.
 import type { IsolationMode, IsolationReport, IsolationRequest } from '../../protocol/v1/isolation.ts';
 import { ensureAgentUser, type AgentUser } from './agent-user.ts';
+import { DEFAULT_CLI_USER, type CliUserSpec } from './cli-user.ts';
+import { leaseSessionUid, type SessionUid, type SessionUidOptions } from './session-uid.ts';
 import { createJail, modeHasNamespace, modeHasUid, type CliJail, type NamespaceWrap } from './cli-jail.ts';
 import type { EgressProxy } from './egress-proxy.ts';
 import type { PolicyState } from './policy.ts';
@@ -18,7 +20,10 @@ export const NO_UID_OF_ITS_OWN = 'runs in the namespace without a uid of its own
 export type IsolationOptions = {
   readonly requested: IsolationRequest;
   readonly required: boolean;
-  readonly cliUser: { name: string } | { uid: number; gid: number };
+  /** `{ session: true }`: a uid of the session's own (session-uid.ts); else one user for every session. */
+  readonly cliUser: CliUserSpec;
+  /** Where session uids are leased (tests); default session-uid.ts's pool. */
+  readonly sessionUids?: SessionUidOptions;
   readonly stateDir: string;
   readonly bridgeFile: string;
   /** Whether (and how) the namespace can be made here, as the CLI user when there is one (srt.ts). */
@@ -35,17 +40,33 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   let wrap: NamespaceWrap | undefined;
   let egress: EgressProxy | undefined;
   let closeNamespace: (() => void) | undefined;
+  let sessionUid: SessionUid | undefined;
   if (requested === 'none') return jail('none', undefined, undefined);
 
   if (process.getuid?.() !== 0) {
     reasons.push('the bridge does not run as root, so the CLI cannot get a uid of its own');
   } else if (requested !== 'namespace') {
-    const ensured = ensureAgentUser(options.cliUser);
-    if (ensured.ok) {
-      user = ensured.user;
-      if (ensured.created) log.info({ user: user.name, uid: user.uid }, 'isolation: created the CLI user');
-    } else {
-      reasons.push(ensured.reason);
+    let spec = options.cliUser;
+    if ('session' in spec) {
+      const leased = await leaseSessionUid(options.stateDir, options.sessionUids);
+      if (leased.ok) {
+        sessionUid = leased.uid;
+        user = sessionUid.user;
+        log.info({ user: user.name, uid: user.uid, created: sessionUid.created, ...(sessionUid.reclaimed ? { reclaimed: sessionUid.reclaimed } : {}) }, 'isolation: the session\'s own CLI uid');
+      } else {
+        // Still a uid apart from the bridge, but one every such session shares (docs/security.md#session-uid).
+        reasons.push(`${leased.reason}; the CLI runs as ${DEFAULT_CLI_USER}, which other sessions' CLIs on this machine may share`);
+        spec = { name: DEFAULT_CLI_USER };
+      }
+    }
+    if (!('session' in spec)) {
+      const ensured = ensureAgentUser(spec);
+      if (ensured.ok) {
+        user = ensured.user;
+        if (ensured.created) log.info({ user: user.name, uid: user.uid }, 'isolation: created the CLI user');
+      } else {
+        reasons.push(ensured.reason);
+      }
     }
   }
   if (requested !== 'uid') {
@@ -99,7 +120,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
       report: r,
       stateDir: options.stateDir,
       bridgeFile: options.bridgeFile,
-      ...(withUser ? { user: withUser } : {}),
+      ...(withUser ? { user: withUser, ...(sessionUid ? { handedOver: sessionUid.handedOver } : {}) } : {}),
       ...(withWrap && egress ? { wrap: withWrap, egress, ...(closeNamespace ? { close: closeNamespace } : {}) } : {}),
       ...(options.policy ? { policy: options.policy } : {}),
       log,

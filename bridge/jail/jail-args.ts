@@ -5,12 +5,12 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { IsolationRequest } from '../../protocol/v1/isolation.ts';
-import { DEFAULT_CLI_USER, parseCliUser } from './cli-user.ts';
+import { parseCliUser, type CliUserSpec } from './cli-user.ts';
 
 export type JailArgs = {
   requested: IsolationRequest;
   required: boolean;
-  cliUser: { name: string } | { uid: number; gid: number };
+  cliUser: CliUserSpec;
   /** The network policy file the host's sandbox writes (host/sandbox/local/network-policy.ts). */
   networkPolicy?: string;
   /** sandbox-runtime's CLI (dist/cli.js); default: resolved next to the bridge file. */
@@ -19,7 +19,7 @@ export type JailArgs = {
   sessionsRoot?: string;
 };
 
-export const DEFAULT_JAIL_ARGS: Readonly<JailArgs> = Object.freeze({ requested: 'auto', required: false, cliUser: { name: DEFAULT_CLI_USER } });
+export const DEFAULT_JAIL_ARGS: Readonly<JailArgs> = Object.freeze({ requested: 'auto', required: false, cliUser: { session: true as const } });
 
 const requests: readonly IsolationRequest[] = ['auto', 'uid+namespace', 'namespace', 'uid', 'none'];
 

@@ -12,7 +12,7 @@ export type BridgeIsolation = {
   readonly mode?: IsolationRequest;
   /** Refuse to run a CLI without isolation (the bridge exits at start, or refuses each spawn). */
   readonly require?: boolean;
-  /** The CLI's user when the bridge runs as root: a name (created if missing) or `UID:GID`. Default harness-agent. */
+  /** One user for every session's CLI when the bridge runs as root: a name (created if missing) or `UID:GID`. Default: a uid of the session's own (docs/security.md#session-uid). */
   readonly cliUser?: string;
   /** The sandbox's network policy file (host/sandbox/local/network-policy.ts), for the bridge's egress proxy. */
   readonly networkPolicyFile?: string;

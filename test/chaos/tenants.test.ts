@@ -24,7 +24,9 @@ const root = process.getuid?.() === 0;
 const SESSIONS = 3;
 
 type TenantAttempt = Attempt & { victim: string };
-type Session = { name: string; dir: string; stateDir: string; home: string; bridge: RunningBridge; client: TestClient; mode: string };
+type Session = { name: string; dir: string; project: string; stateDir: string; home: string; bridge: RunningBridge; client: TestClient; mode: string; survive: boolean };
+/** How one session is started: its isolation, extra bridge flags, a kept CLI (launch survive), a project dir apart from the session dir. */
+type SessionSpec = { isolation?: string; args?: string[]; survive?: boolean; ownProject?: boolean };
 
 const bridges: RunningBridge[] = [];
 afterAll(async () => {
@@ -34,11 +36,16 @@ afterAll(async () => {
 /** A non-root bridge: its uid (nobody's), which its session's files are handed to, and setpriv to start it as that uid. */
 const NOBODY = { uid: 65534, gid: 65534 };
 
-async function startSession(sessionsRoot: string, name: string, isolation: string | undefined, env: Record<string, string> = {}, asUser?: typeof NOBODY): Promise<Session> {
+async function startSession(sessionsRoot: string, name: string, spec: SessionSpec, env: Record<string, string> = {}, asUser?: typeof NOBODY): Promise<Session> {
+  const { isolation } = spec;
   const dir = join(sessionsRoot, name);
   mkdirSync(dir, { mode: 0o755 });
+  // The project: the session dir (the local provider's layout: it holds the bridge's state, so it stays the
+  // host's), or a dir of its own beside the state, which the bridge hands to the CLI's uid.
+  const project = spec.ownProject ? join(dir, 'project') : dir;
+  if (spec.ownProject) mkdirSync(project, { mode: 0o755 });
   // A file of the user's project, readable by anyone on the host (the usual 0644).
-  writeFileSync(join(dir, 'secret.txt'), `project secret of ${name}\n`, { mode: 0o644 });
+  writeFileSync(join(project, 'secret.txt'), `project secret of ${name}\n`, { mode: 0o644 });
   const stateDir = join(dir, '.harness-bridge', 'sessions', `fixture-${name}`);
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('hex');
@@ -49,13 +56,13 @@ async function startSession(sessionsRoot: string, name: string, isolation: strin
     stateDir,
     token,
     env: { HARNESS_BRIDGE_TOKEN: null, HOST_SECRET_CANARY: `canary-${name}`, ...env },
-    args: ['--token-file', tokenFile, '--sessions-root', sessionsRoot, ...(isolation ? ['--isolation', isolation] : [])],
+    args: ['--token-file', tokenFile, '--sessions-root', sessionsRoot, ...(isolation ? ['--isolation', isolation] : []), ...(spec.args ?? [])],
     ...(asUser ? { wrap: (cmd: string, args: string[]) => ({ cmd: 'setpriv', args: [`--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', '--', cmd, ...args] }) } : {}),
   });
   bridges.push(bridge);
   const { client, hello } = await connectClient(bridge);
   await client.attach(hello.lastSeq);
-  return { name, dir, stateDir, home: join(stateDir, 'home'), bridge, client, mode: hello.isolation?.mode ?? 'none' };
+  return { name, dir, project, stateDir, home: join(stateDir, 'home'), bridge, client, mode: hello.isolation?.mode ?? 'none', survive: spec.survive === true };
 }
 
 /** Whole or not there: the attacker reads it as soon as it exists. */
@@ -79,7 +86,8 @@ async function runShell(s: Session, shell: string): Promise<void> {
     turnId: 'tenant',
     launch: {
       argv: [process.execPath, fixtureCli, '--echo'],
-      cwd: s.dir,
+      cwd: s.project,
+      ...(s.survive ? { survive: true } : {}),
       stdin: 'pipe',
       lifetime: 'session',
       turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
@@ -88,20 +96,32 @@ async function runShell(s: Session, shell: string): Promise<void> {
   });
 }
 
-/** SESSIONS sessions, each CLI attacking all the others; every attempt, with the victims' hosts' view of the flood. */
-async function tenants(isolation: string | undefined, asUser?: typeof NOBODY): Promise<{ modes: string[]; attempts: TenantAttempt[]; alive: boolean }> {
+/** A kept CLI's egress socket (/tmp/hb-kept-*.sock), from its keeper's spec (a namespace mode; none otherwise). */
+async function keptSocketOf(s: Session): Promise<string | undefined> {
+  if (!s.survive) return undefined;
+  const spawned = (await s.client.waitForRecord((r) => r.kind === 'spawn', 60_000)) as RecordOf<'spawn'>;
+  const specFile = join(s.stateDir, 'keepers', spawned.data.keeper!, 'spec.json');
+  for (let i = 0; i < 600 && !existsSync(specFile); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  return (JSON.parse(readFileSync(specFile, 'utf8')) as { egress?: { socket?: string } }).egress?.socket;
+}
+
+/** Sessions (SESSIONS of `spec`, or one per spec), each CLI attacking all the others; every attempt, with the victims' hosts' view of the flood. */
+async function tenants(spec: SessionSpec | SessionSpec[], asUser?: typeof NOBODY): Promise<{ modes: string[]; attempts: TenantAttempt[]; alive: boolean; kept: number }> {
   const sessionsRoot = tempDir('hb-tenants-'); // 0755, as the provider's root
   chmodSync(sessionsRoot, 0o755);
+  const specs = Array.isArray(spec) ? spec : Array.from({ length: SESSIONS }, () => spec);
   const sessions: Session[] = [];
-  for (let i = 0; i < SESSIONS; i++) sessions.push(await startSession(sessionsRoot, `s${i}`, isolation, {}, asUser));
+  for (const [i, one] of specs.entries()) sessions.push(await startSession(sessionsRoot, `s${i}`, one, {}, asUser));
   for (const s of sessions) await runShell(s, `exec ${process.execPath} ${attackScript} '${JSON.stringify({ name: s.name, root: sessionsRoot })}'`);
+  const keptSockets = new Map<string, string | undefined>();
+  for (const s of sessions) keptSockets.set(s.name, await keptSocketOf(s));
   // Every attacker has its home secret written and says its MCP port; then each learns the others.
   const mcpPorts = new Map<string, number>();
   for (const s of sessions) mcpPorts.set(s.name, (JSON.parse(await waitForFile(join(s.home, 'ready.json'), s)) as { mcpPort: number }).mcpPort);
   for (const s of sessions) {
     const victims = sessions
       .filter((v) => v !== s)
-      .map((v) => ({ name: v.name, sessionName: v.name, stateDir: v.stateDir, project: v.dir, bridgePid: v.bridge.ready.pid, port: v.bridge.port, mcpPort: mcpPorts.get(v.name) }));
+      .map((v) => ({ name: v.name, sessionName: v.name, stateDir: v.stateDir, project: v.project, bridgePid: v.bridge.ready.pid, port: v.bridge.port, mcpPort: mcpPorts.get(v.name), keptSocket: keptSockets.get(v.name) }));
     publish(join(s.home, 'go.json'), JSON.stringify({ victims }));
   }
   // While every attacker holds what it could open, each victim's real host connects.
@@ -135,18 +155,25 @@ async function tenants(isolation: string | undefined, asUser?: typeof NOBODY): P
   const allAlive = sessions.every((s) => alive(s.bridge.ready.pid));
   for (const s of sessions) await s.client.close();
   for (const s of sessions) await s.bridge.kill('SIGTERM');
-  return { modes: [...new Set(sessions.map((s) => s.mode))], attempts, alive: allAlive };
+  return { modes: [...new Set(sessions.map((s) => s.mode))], attempts, alive: allAlive, kept: [...keptSockets.values()].filter((k) => k !== undefined).length };
 }
 
-function report(label: string, result: { attempts: TenantAttempt[] }): void {
-  console.log(figuresLine(`tenants ${label} sessions=${SESSIONS}`, result.attempts).replace('[figures] insider ', '[figures] '));
+function report(label: string, result: { attempts: TenantAttempt[] }, sessions = SESSIONS): void {
+  console.log(figuresLine(`tenants ${label} sessions=${sessions}`, result.attempts).replace('[figures] insider ', '[figures] '));
   const won = result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}: ${a.detail ?? ''}`);
   if (won.length) console.log(`[tenants] ${label} successes:\n  ${won.join('\n  ')}`);
 }
 
+/**
+ * What mode `uid` does not keep apart (docs/security.md#multi-session): the network is shared (another bridge's
+ * port and MCP endpoint answer; attaching and MCP calls need tokens the attacker cannot read; a flood of
+ * connections reaches the bridge), and a world-listable sessions root lists the session dirs' names.
+ */
+const SHARED_IN_UID_MODE = new Set(['see-victim-session-dir', 'reach-bridge-direct', 'reach-mcp-direct', 'exhaust-victim-connections']);
+
 describe('cross-tenant attack suite: each session\'s CLI attacks the other sessions on this machine', () => {
   it.skipIf(!root)('default mode (auto, the bridges as root): every attempt against another session is refused', { timeout: 240_000 }, async () => {
-    const result = await tenants(undefined);
+    const result = await tenants({});
     report(`mode=${result.modes.join('+')}`, result);
     expect(result.modes).toEqual(['uid+namespace']);
     expect(result.attempts.length).toBeGreaterThan(SESSIONS * (SESSIONS - 1) * 20);
@@ -159,8 +186,8 @@ describe('cross-tenant attack suite: each session\'s CLI attacks the other sessi
     const cap = 96;
     const bombs = 300;
     const neighbour = 40;
-    const a = await startSession(sessionsRoot, 'bomb', undefined, { HARNESS_BRIDGE_PIDS_MAX: String(cap) });
-    const b = await startSession(sessionsRoot, 'neighbour', undefined);
+    const a = await startSession(sessionsRoot, 'bomb', {}, { HARNESS_BRIDGE_PIDS_MAX: String(cap) });
+    const b = await startSession(sessionsRoot, 'neighbour', {});
     await runShell(a, `exec ${process.execPath} ${forkBomb} ${bombs}`);
     const bomb = JSON.parse(await waitForFile(join(a.home, 'bomb.json'), a)) as { held: number; refused: string | null };
     await runShell(b, `exec ${process.execPath} ${forkBomb} ${neighbour}`);
@@ -179,15 +206,31 @@ describe('cross-tenant attack suite: each session\'s CLI attacks the other sessi
   });
 
   it.skipIf(!root)('non-root bridges (namespace, every bridge and CLI as one uid): every attempt against another session is refused', { timeout: 240_000 }, async () => {
-    const result = await tenants(undefined, NOBODY);
+    const result = await tenants({}, NOBODY);
     report(`mode=${result.modes.join('+')} bridge-uid=${NOBODY.uid}`, result);
     expect(result.modes).toEqual(['namespace']);
     expect(result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}`)).toEqual([]);
     expect(result.alive).toBe(true);
   });
 
+  it.skipIf(!root)('uid mode (no namespace, a uid per session): no file, process or keeper socket of another session is reached', { timeout: 240_000 }, async () => {
+    // Three sessions in `uid`, each project a dir of its own handed to its session's uid; a fourth in the default
+    // mode whose CLI is kept (launch survive), so its keeper's socket is in /tmp for the others to find.
+    const uidSession: SessionSpec = { isolation: 'uid', ownProject: true };
+    const result = await tenants([uidSession, uidSession, uidSession, { ownProject: true, survive: true }]);
+    const guarded = result.attempts.filter((a) => !SHARED_IN_UID_MODE.has(a.attempt));
+    const shared = result.attempts.filter((a) => SHARED_IN_UID_MODE.has(a.attempt));
+    report(`mode=${result.modes.join('+')} kept=${result.kept}`, { attempts: guarded }, 4);
+    console.log(`[figures] tenants mode=uid shared-network-and-listing attempts=${shared.length} reached=${shared.filter((a) => a.success).length} (${[...SHARED_IN_UID_MODE].join(',')}; documented)`);
+    expect(result.modes).toEqual(['uid', 'uid+namespace']);
+    expect(result.kept).toBe(1);
+    expect(guarded.filter((a) => a.attempt === 'connect-keeper-socket')).toHaveLength(3);
+    expect(guarded.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}`)).toEqual([]);
+    expect(result.alive).toBe(true);
+  });
+
   it.skipIf(!root)('namespace mode (one uid for every bridge and CLI): every attempt against another session is refused', { timeout: 240_000 }, async () => {
-    const result = await tenants('namespace');
+    const result = await tenants({ isolation: 'namespace' });
     report(`mode=${result.modes.join('+')}`, result);
     expect(result.modes).toEqual(['namespace']);
     expect(result.attempts.filter((a) => a.success).map((a) => `${a.attempt}@${a.victim}`)).toEqual([]);

@@ -40,7 +40,7 @@ export interface LocalSandboxProviderOptions {
   isolation?: LocalIsolation;
   /** Refuse to run a CLI without isolation (the bridge exits at start, or refuses the turn). Default false. */
   requireIsolation?: boolean;
-  /** The CLI's user when bridges run as root: a name (created if missing) or `UID:GID`. Default harness-agent. */
+  /** One user for every session's CLI when bridges run as root: a name (created if missing) or `UID:GID`. Default: a uid of each session's own (docs/security.md#session-uid). */
   cliUser?: string;
   /** Where identity templates live. Default: `templates` in the same cache dir as the default `root` (`…/harness-bridge/templates`). */
   templatesRoot?: string;
@@ -97,7 +97,7 @@ export function createLocalSandboxProvider(options: LocalSandboxProviderOptions 
     if (blocked !== undefined && (isolation !== 'auto' || onPathOf('bwrap', searchPath()) === undefined)) {
       throw new LocalSandboxError(
         'invalid-option',
-        `isolation '${isolation}' runs the CLI as a user of its own (${options.cliUser ?? 'harness-agent'}), which cannot pass ${blocked.dir} ` +
+        `isolation '${isolation}' runs the CLI as a user of its own (${options.cliUser ?? "the session's uid"}), which cannot pass ${blocked.dir} ` +
           `(mode ${blocked.mode.toString(8)}) on the way to the sandboxes root ${root}: make it passable (chmod o+x ${blocked.dir}), ` +
           `choose a root that user can reach (the default is ${defaultSandboxesRoot()})` +
           (isolation === 'auto' ? ', or install bubblewrap so the CLI runs in a namespace instead' : ", or ask for isolation 'auto'"),

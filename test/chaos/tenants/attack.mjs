@@ -5,7 +5,8 @@
 // read their token, bridge.json, journal, log, home area and project files, write into their
 // project and home, see and signal their processes, open their CLI's stdin, read their CLI's
 // environ (the MCP token), reach their bridge and MCP ports directly, through its own egress proxy
-// and through any relay socket it finds in /tmp, attach with any token it found, and hold as many
+// and through any relay socket it finds in /tmp, connect to a kept CLI's keeper socket (/tmp/hb-kept-*),
+// attach with any token it found, and hold as many
 // connections to their bridge as it can while their host connects. Also: whether the host's
 // secret variable reached its own environment. One JSON line per attempt in the results file.
 //
@@ -261,6 +262,15 @@ for (const v of victims) {
       got.socket?.destroy();
     }
     note(v.name, 'reach-bridge-through-other-relay', reached.length > 0, relays.length ? 'refused' : 'no-socket-visible', `${relays.length} sockets; reached through ${reached.join(',')}`);
+  }
+  // A kept CLI's egress socket (its keeper's proxy, 0600, the victim CLI's uid): any connection at all.
+  if (v.keptSocket) {
+    const got = await new Promise((resolve) => {
+      const socket = connect(v.keptSocket);
+      socket.once('connect', () => (socket.destroy(), resolve(null)));
+      socket.once('error', (error) => resolve(code(error)));
+    });
+    note(v.name, 'connect-keeper-socket', got === null, got, v.keptSocket);
   }
 }
 
