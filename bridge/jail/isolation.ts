@@ -110,6 +110,8 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
 
   function jail(mode: IsolationMode, withUser: AgentUser | undefined, withWrap: NamespaceWrap | undefined): CliJail {
     const r = report(mode, false);
+    // A session uid's CLI outside a namespace can leave files in the host's /tmp: its lease says so (session-uid.ts).
+    if (sessionUid && withUser && !withWrap) sessionUid.runsUnshared();
     if (!withWrap) {
       void egress?.close();
       closeNamespace?.();

@@ -41,8 +41,13 @@ type Lease = {
   start: string;
   /** Project dirs handed to the uid, with the owner each gets back. */
   given: Given[];
+  /**
+   * The session's CLI ran outside a namespace (mode uid), where it could write the host's /tmp, /var/tmp and /dev/shm;
+   * in a namespace those are read-only or private (srt), so a reclaim need not search them. Unknown (an older lease): searched.
+   */
+  shared?: boolean;
   /** Previous sessions': given back before the uid runs anything for this one (kept until done). */
-  pending?: Array<{ stateDir: string; given: Given[] }>;
+  pending?: Array<{ stateDir: string; given: Given[]; shared?: boolean }>;
 };
 
 export type SessionUidOptions = {
@@ -63,6 +68,8 @@ export type SessionUid = {
   readonly created: boolean;
   /** The slot was another session's: its state dir and how many entries went back to their owners. */
   readonly reclaimed?: { stateDir: string; changed: number };
+  /** Records that the session's CLI runs outside a namespace (mode uid): a reclaim searches the shared dirs for its files. */
+  runsUnshared(): void;
   /** Records a project dir about to be handed to the uid, and the owner and root mode it gets back when the slot changes hands. */
   handedOver(path: string, owner: Owner & { mode: number }): void;
 };
@@ -91,11 +98,12 @@ export async function leaseSessionUid(stateDir: string, options: SessionUidOptio
     const leases = readLeases(dir);
     const busy = uidsInUse();
     const passwd = readPasswd();
-    lease = { stateDir: state, pid: process.pid, start: startTime(process.pid), given: [] };
+    lease = { stateDir: state, pid: process.pid, start: startTime(process.pid), given: [], shared: false };
     const own = leases.find(([, l]) => l.stateDir === state);
     if (own !== undefined) {
       [slot] = own;
       lease.given = own[1].given;
+      lease.shared = own[1].shared !== false;
       if (own[1].pending) lease.pending = own[1].pending;
     } else {
       const stale = leases.filter(([s, l]) => !live(l) && !busy.has(base + s) && fits(passwd, base + s, `${prefix}${s}`)).sort(([a], [b]) => a - b)[0];
@@ -103,7 +111,7 @@ export async function leaseSessionUid(stateDir: string, options: SessionUidOptio
         [slot] = stale;
         const old = stale[1];
         // A reclaim that did not finish (its bridge died) still owes the older sessions' files.
-        lease.pending = [...(old.pending ?? []), { stateDir: old.stateDir, given: old.given }];
+        lease.pending = [...(old.pending ?? []), { stateDir: old.stateDir, given: old.given, shared: old.shared !== false }];
       }
     }
     if (slot !== undefined) writeLease(join(dir, String(slot)), lease);
@@ -150,6 +158,11 @@ export async function leaseSessionUid(stateDir: string, options: SessionUidOptio
       slot,
       created,
       ...(reclaimed ? { reclaimed } : {}),
+      runsUnshared() {
+        if (lease.shared === true) return;
+        lease.shared = true;
+        writeLease(file, lease);
+      },
       handedOver(path, owner) {
         const abs = resolve(path);
         if (lease.given.some((g) => g.path === abs)) return;
@@ -161,7 +174,7 @@ export async function leaseSessionUid(stateDir: string, options: SessionUidOptio
 }
 
 /** The top-level entries of the old state dir (its areas) to that dir's owner, each project to its owner, the shared dirs' to root. */
-function giveBackAll(uid: number, pending: ReadonlyArray<{ stateDir: string; given: Given[] }>, sharedDirs: readonly string[]): number {
+function giveBackAll(uid: number, pending: ReadonlyArray<{ stateDir: string; given: Given[]; shared?: boolean }>, sharedDirs: readonly string[]): number {
   let changed = 0;
   for (const session of pending) {
     let names: string[] = [];
@@ -177,7 +190,10 @@ function giveBackAll(uid: number, pending: ReadonlyArray<{ stateDir: string; giv
     for (const name of names) changed += giveBack(join(session.stateDir, name), uid, owner).changed;
     for (const given of session.given) changed += giveBack(given.path, uid, { uid: given.uid, gid: given.gid }, given.mode === undefined ? {} : { rootMode: given.mode }).changed;
   }
-  for (const shared of sharedDirs) changed += giveBack(shared, uid, { uid: 0, gid: 0 }, { maxDepth: sharedDepth }).changed;
+  // A walk of a busy /tmp costs ~0.1 s of CPU: only where a previous session could have written there.
+  if (pending.some((session) => session.shared !== false)) {
+    for (const shared of sharedDirs) changed += giveBack(shared, uid, { uid: 0, gid: 0 }, { maxDepth: sharedDepth }).changed;
+  }
   return changed;
 }
 
@@ -225,9 +241,10 @@ function readLease(file: string): Lease | undefined {
     // A lease that lists bare paths names no owners: they go back to root.
     const bare = Array.isArray(value.paths) ? value.paths.filter((p): p is string => typeof p === 'string').map((path) => ({ path, uid: 0, gid: 0 })) : [];
     const pending = Array.isArray(value.pending)
-      ? value.pending.filter((p) => typeof p?.stateDir === 'string').map((p) => ({ stateDir: p.stateDir, given: givenOf(p.given) }))
+      ? value.pending.filter((p) => typeof p?.stateDir === 'string').map((p) => ({ stateDir: p.stateDir, given: givenOf(p.given), ...(typeof p.shared === 'boolean' ? { shared: p.shared } : {}) }))
       : undefined;
-    return { stateDir: value.stateDir, pid: value.pid, start: value.start, given: [...givenOf(value.given), ...bare], ...(pending ? { pending } : {}) };
+    const shared = typeof value.shared === 'boolean' ? { shared: value.shared } : {};
+    return { stateDir: value.stateDir, pid: value.pid, start: value.start, given: [...givenOf(value.given), ...bare], ...shared, ...(pending ? { pending } : {}) };
   } catch {
     return undefined;
   }

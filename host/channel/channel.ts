@@ -24,7 +24,7 @@ import { CHANNEL_LIMITS } from '../limits.ts';
 import { reviveWithin } from './revive.ts';
 import { refuseAttach, refuseHello } from './attach.ts';
 import { ReconnectBudget, formatSeconds } from './backoff.ts';
-import { BridgeConnection, classifyLoss, looksDead, type Loss } from './connection.ts';
+import { BridgeConnection, classifyLoss, looksDead, portTaken, type Loss } from './connection.ts';
 import { RecordDelivery } from './delivery.ts';
 import { bridgeDiagnostic, channelDiagnostic } from './diagnostics.ts';
 import { BridgeChannelError, ChannelRequestError, type BridgeChannelErrorCode } from './errors.ts';
@@ -45,6 +45,8 @@ class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
   /** Where the bridge listens: the options' until a revival (options.revive) moves it. */
   private endpoint: RevivedEndpoint;
+  /** The endpoint a bridge last attached us on: a 401 from it later is another process on the dead bridge's port. */
+  private accepted: RevivedEndpoint | undefined;
   /** When the recent revivals started (CHANNEL_LIMITS.maxRevives within reviveWindowMs: a bridge that keeps dying is not revived forever). */
   private revivals: number[] = [];
   /** Aborts a revival in flight when the channel ends. */
@@ -187,6 +189,8 @@ class Channel implements BridgeChannel {
       ...(loss.httpStatus !== undefined ? { httpStatus: loss.httpStatus } : {}),
     });
 
+    // A bridge keeps its token for life: a refused token where it was accepted is another bridge on the freed port.
+    if ((loss.httpStatus === 401 || loss.httpStatus === 403) && this.accepted === this.endpoint) loss = portTaken(loss);
     const verdict = classifyLoss(loss, { stopAcked: this.stopAcked, cursor: this.cursor });
     if (verdict.kind === 'terminal') {
       this.fail(verdict.code, verdict.message);
@@ -372,6 +376,7 @@ class Channel implements BridgeChannel {
 
   /** replay-begin answers our attach: we own the stream from here. */
   private onAttached(): void {
+    this.accepted = this.endpoint;
     if (this.connectTimer) clearTimeout(this.connectTimer);
     this.connectTimer = null;
     this.budget.success();

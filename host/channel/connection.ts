@@ -179,7 +179,15 @@ export function classifyLoss(loss: Loss, context: { stopAcked: boolean; cursor: 
  * relay that could not reach the port or could not be spawned at all (the sandbox is gone or stopped;
  * exec-socket.ts). A slow or partitioned bridge times out instead, and a port proxy answers with an HTTP status.
  */
-const deadBridgeCodes: ReadonlySet<string> = new Set(['ECONNREFUSED', 'HB_RELAY_UNREACHABLE', 'HB_RELAY_SPAWN_FAILED']);
+const deadBridgeCodes: ReadonlySet<string> = new Set(['ECONNREFUSED', 'HB_RELAY_UNREACHABLE', 'HB_RELAY_SPAWN_FAILED', 'HB_PORT_TAKEN']);
+
+/**
+ * A refused token (HTTP 401/403) on the port where the bridge accepted it before: the bridge is gone and another
+ * one (the machine's ports are reused) holds its port. A dead bridge, not a wrong token.
+ */
+export function portTaken(loss: Loss): Loss {
+  return { reason: `${loss.reason}: another process answers on the port where the bridge accepted this token`, errorCode: 'HB_PORT_TAKEN' };
+}
 
 /** The loss looks like a dead bridge (deadBridgeCodes): the channel asks its `revive` hook before backing off. */
 export function looksDead(loss: Loss): boolean {

@@ -2,6 +2,7 @@
 // refused port goes to the hook before any backoff; what the hook answers decides what follows — a new
 // bridge on the same state dir (the channel re-attaches at its cursor, every record once, a queued request
 // delivered), null (not dead: plain backoff, at most maxRevives asks in its window), or a rejection (bridge-gone).
+import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JournalRecord } from '../../../protocol/v1/index.ts';
 import { createBridgeChannel, type BridgeChannel, type BridgeChannelOptions } from '../../../host/channel/index.ts';
@@ -19,14 +20,14 @@ async function bridge(stateDir?: string): Promise<RunningBridge> {
   return running;
 }
 
-function open(first: RunningBridge, revive: BridgeChannelOptions['revive'], reconnectDeadlineMs = 1_500) {
+function open(first: RunningBridge, revive: BridgeChannelOptions['revive'], reconnectDeadlineMs = 1_500, backoff = { initialMs: 20, maxMs: 100 }) {
   const records: JournalRecord[] = [];
   const diags: string[] = [];
   const channel: BridgeChannel = createBridgeChannel({
     url: first.url,
     token: first.token,
     cursor: 0,
-    backoff: { initialMs: 20, maxMs: 100 },
+    backoff,
     reconnectDeadlineMs,
     onRecords: (batch) => void records.push(...batch),
     onDiagnostic: (d) => diags.push(`${d.level} ${d.message}`),
@@ -81,6 +82,32 @@ describe('channel revive hook', () => {
     expect(diags.filter((d) => /not dead after all/.test(d))).toHaveLength(CHANNEL_LIMITS.maxRevives);
     // The refusals are warnings with their cause, not info.
     expect(diags.filter((d) => /connection lost: .*ECONNREFUSED/.test(d)).every((d) => d.startsWith('warn'))).toBe(true);
+  });
+
+  it('another process on the dead bridge\'s port refusing the token (HTTP 401) is a dead bridge, not a wrong token: revived', { timeout: 30_000 }, async () => {
+    const first = await bridge();
+    const asked: string[] = [];
+    const { channel, records } = open(
+      first,
+      async (dead) => {
+        asked.push(dead.cause);
+        const second = await bridge(first.stateDir);
+        return { url: second.url, token: second.token };
+      },
+      10_000,
+      // The first retry comes after the port is taken (below), as when another bridge on the machine gets it.
+      { initialMs: 2_000, maxMs: 2_000 },
+    );
+    await channel.whenLive();
+    await first.kill('SIGKILL');
+    const taker = createServer((_request, response) => response.writeHead(401).end());
+    taker.on('upgrade', (_request, socket) => socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n'));
+    await new Promise<void>((done) => taker.listen(first.port, '127.0.0.1', done));
+    cleanups.push(() => new Promise((done) => taker.close(() => done(undefined))));
+    await channel.request({ type: 'start', turnId: 't1', launch: fixtureLaunch(['--lines', '2']) });
+    await eventually(() => records.some((r) => r.kind === 'turn-end'));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatch(/another process answers on the port/);
   });
 
   it('a hook that cannot bring the bridge back ends the channel with bridge-gone, naming both causes', { timeout: 30_000 }, async () => {
