@@ -1,16 +1,26 @@
 // The machine's bridge ports (docs/security.md#multi-session): every bridge with a jail lists its
-// host-socket and MCP ports here, one file per port holding its pid, so an egress proxy of any
-// session (egress-proxy.ts: a bridge's or a keeper's) refuses a local destination on another
-// session's bridge even under `allow-all`. An entry holds the bridge's pid and its start time (field
-// 22 of /proc/<pid>/stat), so the file of a bridge killed without its exit handler stops counting
-// once that process is gone, also when the pid is recycled; each bridge removes such entries at start.
-// The dir is the machine's /tmp, sticky and world-writable like /tmp itself: a jailed CLI sees it
+// host-socket and MCP ports here, so an egress proxy of any session (egress-proxy.ts: a bridge's or
+// a keeper's) refuses a local destination on another session's bridge even under `allow-all`. One
+// file per port and bridge, `<port>.<pid>.<random>`, created exclusively: a file another uid left
+// (a SIGKILLed root bridge whose port a non-root bridge now holds, or one planted by a CLI that can
+// write /tmp) can neither block nor replace a bridge's own entry in this sticky dir. An entry holds
+// the bridge's pid and its start time (field 22 of /proc/<pid>/stat), so the file of a bridge killed
+// without its exit handler stops counting once that process is gone, also when the pid is recycled;
+// each bridge removes such entries at start (those its uid may remove). A jailed CLI sees the dir
 // read-only, and an entry only ever closes a port.
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const BRIDGE_PORTS_DIR = '/tmp/harness-bridge-ports';
 
+/** Entries read per lookup or sweep: a dir flooded with junk costs a bounded read. */
+const MAX_ENTRIES = 4096;
+
+/**
+ * The dir, made sticky and world-writable; false when it cannot be trusted: not a real dir (a
+ * symlink), or owned by another non-root uid, who could delete entries (root takes it back).
+ */
 function ensureDir(dir: string): boolean {
   try {
     mkdirSync(dir, { mode: 0o1777 });
@@ -19,9 +29,24 @@ function ensureDir(dir: string): boolean {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return false;
   }
   try {
-    return statSync(dir).isDirectory();
+    const stat = lstatSync(dir);
+    if (!stat.isDirectory()) return false;
+    const uid = process.getuid?.() ?? 0;
+    if (stat.uid === 0 || stat.uid === uid) return true;
+    if (uid !== 0) return false;
+    chownSync(dir, 0, 0);
+    chmodSync(dir, 0o1777);
+    return true;
   } catch {
     return false;
+  }
+}
+
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir).slice(0, MAX_ENTRIES);
+  } catch {
+    return [];
   }
 }
 
@@ -30,18 +55,14 @@ export function registerBridgePorts(ports: readonly number[], dir = BRIDGE_PORTS
   if (!ensureDir(dir)) return () => undefined;
   sweep(dir);
   const written: string[] = [];
+  const entry = `${process.pid} ${startTime(process.pid)}\n`;
   for (const port of ports) {
-    const file = join(dir, String(port));
+    const file = join(dir, `${port}.${process.pid}.${randomBytes(6).toString('hex')}`);
     try {
-      rmSync(file, { force: true }); // a stale entry of a dead bridge (ours to remove only if ours: sticky dir)
-    } catch {
-      // another uid's, still there: writing below fails and the port stays listed by it
-    }
-    try {
-      writeFileSync(file, `${process.pid} ${startTime(process.pid)}\n`, { mode: 0o644 });
+      writeFileSync(file, entry, { mode: 0o644, flag: 'wx' });
       written.push(file);
     } catch {
-      // listed by another uid's entry already
+      // the dir went away or is full: this port only loses the cross-session refusal
     }
   }
   let done = false;
@@ -50,9 +71,9 @@ export function registerBridgePorts(ports: readonly number[], dir = BRIDGE_PORTS
     done = true;
     for (const file of written) {
       try {
-        if (readFileSync(file, 'utf8').split(' ')[0] === String(process.pid)) rmSync(file, { force: true });
+        rmSync(file, { force: true });
       } catch {
-        // gone already
+        // the dir is gone or was taken from us
       }
     }
   };
@@ -62,10 +83,33 @@ export function registerBridgePorts(ports: readonly number[], dir = BRIDGE_PORTS
 
 /** Whether a live bridge of this machine lists `port` (its host socket or its MCP endpoint). */
 export function isBridgePort(port: number, dir = BRIDGE_PORTS_DIR): boolean {
+  const prefix = `${port}.`;
+  for (const name of entries(dir)) {
+    if (!name.startsWith(prefix)) continue;
+    if (live(readEntry(join(dir, name)))) return true;
+  }
+  return false;
+}
+
+/**
+ * An entry's text, or '' when it is not a regular file: opened without following a link and without
+ * waiting, so a FIFO or a link planted in the dir cannot stall the bridge that reads it.
+ */
+function readEntry(file: string): string {
+  let fd: number;
   try {
-    return live(readFileSync(join(dir, String(port)), 'utf8'));
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch {
-    return false;
+    return '';
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return '';
+    const buffer = Buffer.alloc(64);
+    return buffer.toString('utf8', 0, readSync(fd, buffer, 0, buffer.length, 0));
+  } catch {
+    return '';
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -89,18 +133,13 @@ export function startTime(pid: number): string {
 
 /** Removes the entries of bridges that are gone (those of other uids where the sticky dir lets us). */
 function sweep(dir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir).slice(0, 4096);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  for (const name of entries(dir)) {
     const file = join(dir, name);
+    if (live(readEntry(file))) continue;
     try {
-      if (!live(readFileSync(file, 'utf8'))) rmSync(file, { force: true });
+      rmSync(file, { force: true });
     } catch {
-      // gone, or not ours to remove
+      // not ours to remove
     }
   }
 }

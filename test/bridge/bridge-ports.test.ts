@@ -3,12 +3,14 @@
 // a remote address on that port are not refused; an entry of a gone process (dead, or its pid recycled)
 // does not count and the next bridge to register removes it; the list is cleaned by its writer.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isBridgePort, registerBridgePorts } from '../../bridge/jail/bridge-ports.ts';
 import { EgressProxy } from '../../bridge/jail/egress-proxy.ts';
 import { tempDir } from './helpers.ts';
+
+const repoRoot = join(import.meta.dirname, '../..');
 
 const quiet = { info: () => undefined, warn: () => undefined };
 
@@ -17,22 +19,58 @@ describe('bridge ports: another session\'s bridge is never reached through an eg
     const dir = join(tempDir('hb-ports-'), 'ports');
     const release = registerBridgePorts([40001, 40002], dir);
     expect(statSync(dir).mode & 0o7777).toBe(0o1777);
-    const own = readFileSync(join(dir, '40001'), 'utf8').trim().split(' ');
+    const mine = readdirSync(dir).sort();
+    expect(mine.map((name) => name.split('.').slice(0, 2).join('.'))).toEqual([`40001.${process.pid}`, `40002.${process.pid}`]);
+    const own = readFileSync(join(dir, mine[0]!), 'utf8').trim().split(' ');
     expect(own[0]).toBe(String(process.pid));
     expect([isBridgePort(40001, dir), isBridgePort(40002, dir), isBridgePort(40003, dir)]).toEqual([true, true, false]);
     // A dead bridge's entry, and one whose pid now names another process (a recycled pid: pid 1, another start time).
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(join(dir, '40003'), `${dead.stdout} ${own[1]}\n`);
-    writeFileSync(join(dir, '40004'), `1 ${own[1]}\n`);
+    writeFileSync(join(dir, `40003.${dead.stdout}.a`), `${dead.stdout} ${own[1]}\n`);
+    writeFileSync(join(dir, '40004.1.a'), `1 ${own[1]}\n`);
     expect([isBridgePort(40003, dir), isBridgePort(40004, dir)]).toEqual([false, false]);
     const init = readFileSync('/proc/1/stat', 'utf8');
-    writeFileSync(join(dir, '40002'), `1 ${init.slice(init.lastIndexOf(')') + 2).split(' ')[19]}\n`); // taken over by another live process: not ours to remove
-    expect(isBridgePort(40002, dir)).toBe(true);
+    writeFileSync(join(dir, '40002.1.b'), `1 ${init.slice(init.lastIndexOf(')') + 2).split(' ')[19]}\n`); // another live process lists it too
     release();
-    expect([existsSync(join(dir, '40001')), existsSync(join(dir, '40002'))]).toEqual([false, true]);
+    expect(readdirSync(dir).sort()).toEqual(['40002.1.b', `40003.${dead.stdout}.a`, '40004.1.a']);
+    expect(isBridgePort(40002, dir)).toBe(true);
     // The next bridge to register sweeps the entries of processes that are gone.
     registerBridgePorts([40005], dir)();
-    expect(['40002', '40003', '40004'].map((p) => existsSync(join(dir, p)))).toEqual([true, false, false]);
+    expect(readdirSync(dir)).toEqual(['40002.1.b']);
+  });
+
+  it('what another uid left or planted in the dir neither blocks an entry nor stalls a lookup', () => {
+    const dir = join(tempDir('hb-ports-'), 'ports');
+    // Another uid's stale entry on the same port (a SIGKILLed bridge of another uid), a FIFO and a symlink to a live entry.
+    registerBridgePorts([], dir);
+    writeFileSync(join(dir, '40010'), `1 0\n`);
+    writeFileSync(join(dir, '40010.1.stale'), `999999999 0\n`);
+    expect(spawnSync('mkfifo', [join(dir, '40011.1.fifo')]).status).toBe(0);
+    const live = readdirSync(dir).length;
+    expect(live).toBe(3);
+    // The lookups run in a child process with a hang guard: a FIFO opened by a blocking read would never return.
+    const probe = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', `
+        const { isBridgePort, registerBridgePorts } = await import(${JSON.stringify(join(repoRoot, 'bridge/jail/bridge-ports.ts'))});
+        const dir = ${JSON.stringify(dir)};
+        const before = [isBridgePort(40010, dir), isBridgePort(40011, dir)];
+        registerBridgePorts([40010, 40011], dir);
+        process.stdout.write(JSON.stringify([...before, isBridgePort(40010, dir), isBridgePort(40011, dir)]));
+      `],
+      { cwd: repoRoot, encoding: 'utf8', timeout: 20_000, ...(process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}) },
+    );
+    expect(probe.stderr).toBe('');
+    expect(JSON.parse(probe.stdout)).toEqual([false, false, true, true]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('root takes back a dir another uid created first (its owner could remove every entry)', () => {
+    const dir = join(tempDir('hb-ports-'), 'ports');
+    mkdirSync(dir, { mode: 0o777 });
+    chownSync(dir, 4242, 4242);
+    registerBridgePorts([40020], dir)();
+    const stat = statSync(dir);
+    expect([stat.uid, stat.mode & 0o7777]).toEqual([0, 0o1777]);
   });
 
   it('the proxy refuses a listed port on every local address under allow-all, and a remote address on it is decided by the policy', async () => {
