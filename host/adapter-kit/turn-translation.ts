@@ -30,6 +30,8 @@ export type TranslationSnapshot = {
   openBlocks?: JSONValue[];
   /** The tool-input-start parts of tool-input blocks ended by `seq` whose tool-call has not come yet: a restored slice re-announces them before it. */
   inputsAwaitingCall?: JSONValue[];
+  /** The CLI's own tool calls without a result yet: a restored slice delivers one before an approval request that names it. */
+  cliCalls?: JSONValue[];
 };
 
 type BlockStart = Extract<HarnessV1StreamPart, { type: 'text-start' | 'reasoning-start' | 'tool-input-start' }>;
@@ -53,6 +55,16 @@ export class TurnTranslation<S> {
   private ended = false;
   /** Host tool-call / approval-request parts by id, kept so a snapshot can carry the unanswered ones. */
   private readonly requestParts = new Map<string, HarnessV1StreamPart>();
+  /**
+   * The CLI's own tool calls (providerExecuted) without a result yet, by toolCallId. A slice delivers an
+   * approval request with the call it names unless the slice delivered that call: the agent accepts a request
+   * only for a call of the same stream, and a continued turn's stream may not have shown it.
+   */
+  private readonly cliCalls = new Map<string, Extract<HarnessV1StreamPart, { type: 'tool-call' }>>();
+  /** The tool-input-start of each call in cliCalls that had one: sent again with the call, its UI part keeps its type (`tool-<name>`). */
+  private readonly cliCallInputs = new Map<string, Extract<BlockStart, { type: 'tool-input-start' }>>();
+  /** Tool calls this slice delivered. */
+  private readonly deliveredCalls = new Set<string>();
   /** Parts a restored translation owes the consumer before any new record (redeliveries). */
   private owed: HarnessV1StreamPart[] = [];
   /** The start part of every block open in the turn (text, reasoning, tool input), by blockKey. */
@@ -97,6 +109,13 @@ export class TurnTranslation<S> {
         this.requestParts.set(id, part);
         if (redeliver.has(id)) this.owed.push(part);
       }
+      for (const json of restored.snapshot.cliCalls ?? []) {
+        const parsed = streamPartSchema.safeParse(json);
+        if (parsed.success && parsed.data.type === 'tool-call') this.cliCalls.set(parsed.data.toolCallId, parsed.data);
+        if (parsed.success && parsed.data.type === 'tool-input-start') this.cliCallInputs.set(parsed.data.id, parsed.data);
+      }
+      // Each owed approval request of a CLI call comes with that call.
+      this.owed = this.owed.flatMap((part) => (part.type === 'tool-approval-request' ? [...this.resentCall(part.toolCallId), part] : [part]));
       for (const json of restored.snapshot.openBlocks ?? []) {
         const parsed = streamPartSchema.safeParse(json);
         const part = parsed.success ? parsed.data : undefined;
@@ -146,6 +165,10 @@ export class TurnTranslation<S> {
         const json: JSONValue = part ? JSON.parse(JSON.stringify(part)) : null;
         return json === null ? [] : [json];
       }),
+      cliCalls: [...this.cliCalls.values()].flatMap((part) => {
+        const input = this.cliCallInputs.get(part.toolCallId);
+        return (input ? [input, part] : [part]).map((one) => JSON.parse(JSON.stringify(one)) as JSONValue);
+      }),
       toolCalls: [...this.toolCalls].map(([id, call]) => [
         id,
         { source: call.source, answered: call.answered, ...(call.toolName === undefined ? {} : { toolName: call.toolName }) },
@@ -181,6 +204,12 @@ export class TurnTranslation<S> {
     const replayed = record.seq <= this.emitAfter;
     const out: HarnessV1StreamPart[] = [];
     for (const part of parts) {
+      if (part.type === 'tool-call' && part.providerExecuted === true) {
+        this.cliCalls.set(part.toolCallId, part);
+        const input = this.inputsAwaitingCall.get(part.toolCallId);
+        if (input) this.cliCallInputs.set(part.toolCallId, input);
+      }
+      if (part.type === 'tool-result') this.cliCalls.delete(part.toolCallId), this.cliCallInputs.delete(part.toolCallId);
       // A call an earlier slice delivered and did not list for redelivery was answered there.
       if (part.type === 'tool-call' && part.providerExecuted !== true && !this.toolCalls.has(part.toolCallId)) {
         const answered = replayed && !this.redeliver.has(part.toolCallId);
@@ -198,7 +227,8 @@ export class TurnTranslation<S> {
       if (block) this.trackBlock(part, block, deliver ? out : undefined);
       else {
         if (part.type === 'tool-call') this.announceInput(part.toolCallId, deliver ? out : undefined);
-        if (deliver) out.push(part);
+        if (deliver && part.type === 'tool-approval-request') this.deliverCallOf(part.toolCallId, out);
+        if (deliver) this.deliver(part, out);
       }
     }
     return out;
@@ -240,6 +270,26 @@ export class TurnTranslation<S> {
     }
   }
 
+  /** Hands `part` to the slice, noting the calls it delivered. */
+  private deliver(part: HarnessV1StreamPart, out: HarnessV1StreamPart[]): void {
+    if (part.type === 'tool-call') this.deliveredCalls.add(part.toolCallId);
+    out.push(part);
+  }
+
+  /** Before an approval request: the CLI call it names, when this slice has not delivered that call. */
+  private deliverCallOf(toolCallId: string, out: HarnessV1StreamPart[]): void {
+    if (this.deliveredCalls.has(toolCallId)) return;
+    for (const part of this.resentCall(toolCallId)) this.deliver(part, out);
+  }
+
+  /** A CLI call sent again: its input block announced (start and end) when it had one, then the call. */
+  private resentCall(toolCallId: string): HarnessV1StreamPart[] {
+    const call = this.cliCalls.get(toolCallId);
+    if (!call) return [];
+    const input = this.cliCallInputs.get(toolCallId);
+    return input ? [input, { type: 'tool-input-end', id: input.id }, call] : [call];
+  }
+
   /** Before a tool-call: its input block, ended in an earlier slice, re-announced (start and end) when `out` takes the call. */
   private announceInput(toolCallId: string, out: HarnessV1StreamPart[] | undefined): void {
     const start = this.inputsAwaitingCall.get(toolCallId);
@@ -254,11 +304,18 @@ export class TurnTranslation<S> {
    * not answered meanwhile (the session takes them once the replay caught up, so its answers are known).
    */
   takeOwed(): HarnessV1StreamPart[] {
+    const unanswered = (id: string) => !(this.answeredAhead.has(id) || this.toolCalls.get(id)?.answered === true || this.approvals.get(id)?.answered === true);
+    // A CLI call sent with an approval request (its input block, the call) goes as the request goes.
+    const requestOf = new Map(this.owed.flatMap((part) => (part.type === 'tool-approval-request' ? [[part.toolCallId, part.approvalId] as const] : [])));
     const owed = this.owed.filter((part) => {
+      const callId = part.type === 'tool-call' && part.providerExecuted === true ? part.toolCallId : part.type === 'tool-input-start' || part.type === 'tool-input-end' ? part.id : undefined;
+      const request = callId === undefined ? undefined : requestOf.get(callId);
+      if (request !== undefined) return unanswered(request);
       const id = requestId(part);
-      return id === undefined || !(this.answeredAhead.has(id) || this.toolCalls.get(id)?.answered === true || this.approvals.get(id)?.answered === true);
+      return id === undefined || unanswered(id);
     });
     this.owed = [];
+    for (const part of owed) if (part.type === 'tool-call') this.deliveredCalls.add(part.toolCallId);
     return owed;
   }
 

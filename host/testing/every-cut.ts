@@ -127,23 +127,37 @@ export function blockProblem(parts: ReadonlyArray<HarnessV1StreamPart>): string 
 
 /**
  * The parts of consecutive slices of one turn as one stream: a start a slice re-sent for a block an
- * earlier slice left open, and a tool-input block (start and end) a slice re-announced before a tool-call
- * whose input an earlier slice showed (the kit's rules at a slice boundary), are dropped. What remains must
+ * earlier slice left open, a tool-input block (start and end) a slice re-announced before a tool-call
+ * whose input an earlier slice showed, and a CLI tool call an earlier slice showed delivered again right
+ * before its approval request (the kit's rules at a slice boundary), are dropped. What remains must
  * be the uninterrupted turn's parts: anything else is lost or doubled.
  */
 export function joinSlices(slices: ReadonlyArray<ReadonlyArray<HarnessV1StreamPart>>): HarnessV1StreamPart[] {
   const open = new Set<string>();
   /** Tool-input blocks ended whose tool-call has not come yet. */
   const awaiting = new Set<string>();
+  /** The CLI's own tool calls earlier slices showed: one a later slice delivers again right before its approval request is dropped. */
+  const cliCalls = new Set<string>();
   const out: HarnessV1StreamPart[] = [];
   for (const slice of slices) {
     const reopened = new Set<string>();
     const reannounced = new Set<string>();
-    for (const part of slice) {
+    const shown = new Set(cliCalls);
+    const resent = new Set<number>();
+    for (const [index, part] of slice.entries()) {
       const block = blockOf(part);
       if (block?.role === 'start' && open.has(block.key) && !reopened.has(block.key)) {
         reopened.add(block.key);
         continue;
+      }
+      // A CLI call an earlier slice showed, sent again before its approval request: input block and call dropped.
+      if (resent.has(index)) continue;
+      if (part.type === 'tool-input-start' && shown.has(part.id)) {
+        const [end, call, request] = slice.slice(index + 1, index + 4);
+        if (end?.type === 'tool-input-end' && end.id === part.id && call?.type === 'tool-call' && call.toolCallId === part.id && request?.type === 'tool-approval-request' && request.toolCallId === part.id) {
+          resent.add(index + 1).add(index + 2);
+          continue;
+        }
       }
       if (part.type === 'tool-input-start' && awaiting.has(part.id) && !reannounced.has(part.id)) {
         reannounced.add(part.id);
@@ -157,6 +171,11 @@ export function joinSlices(slices: ReadonlyArray<ReadonlyArray<HarnessV1StreamPa
       if (block?.role === 'end') {
         open.delete(block.key);
         if (part.type === 'tool-input-end') awaiting.add(part.id);
+      }
+      if (part.type === 'tool-call' && part.providerExecuted === true) {
+        const next = slice[index + 1];
+        if (shown.has(part.toolCallId) && next?.type === 'tool-approval-request' && next.toolCallId === part.toolCallId) continue;
+        cliCalls.add(part.toolCallId);
       }
       if (part.type === 'tool-call') awaiting.delete(part.toolCallId);
       out.push(part);

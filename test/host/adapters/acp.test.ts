@@ -97,7 +97,7 @@ describe('acp translator snapshots', () => {
     });
 
     it(`${mode}: every cut point, folded by the real HarnessAgent + readUIMessageStream onto the message before it: no fold error, no refused chunk (docs/guarantees.md#ui)`, async () => {
-      const { checked, differing } = await checkEveryCutFolds(() => adapter, turn(mode), `acp ${mode}`, { strict: false });
+      const { checked, differing } = await checkEveryCutFolds(() => adapter, turn(mode), `acp ${mode}`);
       console.log(`[figures] ui-every-cut acp ${mode}: cuts=${checked} fold-errors=0 message-differs=${differing.length}${differing.length ? ` (${differing.join(', ')})` : ''}`);
       expect(checked).toBeGreaterThan(0);
     });

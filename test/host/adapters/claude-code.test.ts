@@ -96,7 +96,7 @@ function translate(records: JournalRecord[], rerun = false): { parts: Part[]; by
 const turnParts = (name: string, index = 0) => translate(journal(turnsOf(name)[index]!));
 const text = textOf;
 
-/** The UI-level every-cut check (test/host/ui-replay.ts): every cut folds; the cuts whose message differs are counted (docs/guarantees.md#ui). */
+/** The UI-level every-cut check (test/host/ui-replay.ts): every cut folds to the uninterrupted message, approvals answered as an application answers them (docs/guarantees.md#ui). */
 const ui = { cuts: 0, differing: 0, turns: [] as string[] };
 afterAll(() => console.log(`[figures] ui-every-cut claude-code: cuts=${ui.cuts} fold-errors=0 message-differs=${ui.differing} in ${ui.turns.join(', ') || 'none'}`));
 
@@ -125,7 +125,7 @@ describe('every fixture, every turn', () => {
       });
 
       it(`${where}: every cut point, the slice after it folded onto the message before it by the real HarnessAgent + readUIMessageStream: no fold error, no refused chunk`, async () => {
-        const { checked, differing } = await checkEveryCutFolds(() => claudeCodeAdapter(), records, where, { strict: false });
+        const { checked, differing } = await checkEveryCutFolds(() => claudeCodeAdapter(), records, where);
         ui.cuts += checked;
         ui.differing += differing.length;
         if (differing.length > 0) ui.turns.push(`${where} (${differing.length})`);

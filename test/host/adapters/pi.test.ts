@@ -120,7 +120,7 @@ function ctx(over: Partial<LaunchContext> = {}): LaunchContext {
   };
 }
 
-/** The UI-level every-cut check (test/host/ui-replay.ts): every cut folds; the cuts whose message differs are counted (docs/guarantees.md#ui). */
+/** The UI-level every-cut check (test/host/ui-replay.ts): every cut folds to the uninterrupted message, approvals answered as an application answers them (docs/guarantees.md#ui). */
 const ui = { cuts: 0, differing: 0, turns: [] as string[] };
 afterAll(() => console.log(`[figures] ui-every-cut pi: cuts=${ui.cuts} fold-errors=0 message-differs=${ui.differing} in ${ui.turns.join(', ') || 'none'}`));
 
@@ -154,7 +154,10 @@ describe('every fixture, every turn', () => {
       });
 
       it(`${where}: every cut point, the slice after it folded onto the message before it by the real HarnessAgent + readUIMessageStream: no fold error, no refused chunk`, async () => {
-        const { checked, differing } = await checkEveryCutFolds(() => piAdapter(), records, where, { strict: false });
+        // compact-mid-turn: one cut, after the compaction inside an open text block, differs in the SDK's fold (docs/guarantees.md#ui).
+        const known = where.startsWith('compact-mid-turn');
+        const { checked, differing } = await checkEveryCutFolds(() => piAdapter(), records, where, { strict: !known });
+        if (known) expect(differing.length).toBeLessThanOrEqual(1);
         ui.cuts += checked;
         ui.differing += differing.length;
         if (differing.length > 0) ui.turns.push(`${where} (${differing.length})`);
@@ -605,18 +608,23 @@ describe('translator snapshots', () => {
     expect(TurnTranslation.restore(adapter, { turnId: 'turn-1', rerun: false }, { ...corrupt, adapter: good }, new Set())).not.toBeNull();
   });
 
-  it('an approval asked before the cut is delivered once more by the restored slice when it was not answered', () => {
+  it('an approval asked before the cut is delivered once more by the restored slice when it was not answered, with the call it names', () => {
     const approve = journal(turnsOf('approve')[0]!);
     const at = approve.findIndex((r) => r.kind === 'stdout' && r.data.text.startsWith('{"type":"extension_ui_request"'));
     const live = new TurnTranslation(adapter, { turnId: 'turn-1', rerun: false }, 0, new Set());
     const delivered = approve.slice(0, at + 1).flatMap((r) => live.push(r));
     const [request] = ofType(delivered, 'tool-approval-request');
+    const [call] = ofType(delivered, 'tool-call').filter((part) => part.toolCallId === request!.toolCallId);
+    const [input] = ofType(delivered, 'tool-input-start').filter((part) => part.id === request!.toolCallId);
     expect(live.unanswered()).toEqual([request!.approvalId]);
     const snapshot = JSON.parse(JSON.stringify(live.snapshot(approve[at]!.seq)));
     const next = TurnTranslation.restore(piAdapter(), { turnId: 'turn-1', rerun: false }, snapshot, new Set([request!.approvalId]))!;
-    expect(next.takeOwed()).toEqual([request]);
+    // The agent takes an approval request only for a call of the same stream: the call comes first, its input
+    // block announced before it (the UI part keeps its type, tool-bash).
+    expect(next.takeOwed()).toEqual([input, { type: 'tool-input-end', id: input!.id }, call, request]);
     const rest = approve.slice(at + 1).flatMap((r) => next.push(r));
     expect(ofType(rest, 'tool-approval-request'), 'not twice').toEqual([]);
+    expect(ofType(rest, 'tool-call'), 'not twice').toEqual([]);
     expect(ofType(rest, 'tool-result')[0]).toMatchObject({ isError: false, result: 'hi\n' });
   });
 });
