@@ -2,7 +2,8 @@
 // HarnessAgent of @ai-sdk/harness 1.0.x, its toUIMessageStream, and `ai`'s
 // readUIMessageStream with terminateOnError. A `LINES:40 INTERVAL:40` turn is
 // suspended after its 6th delta, inside its text block, and continued by a
-// fresh HarnessAgent, in this process and in a second node process. The
+// fresh HarnessAgent, in this process and in a second node process (and the
+// session detached there instead, resumed with resumeFrom, continued). The
 // continuation starts inside the block whose text-start went to the first
 // stream: the kit re-opens it, so every chunk folds (no "text-delta for
 // missing text part"), every chunk passes uiMessageChunkSchema, and the
@@ -66,19 +67,19 @@ function onTextDelta(n: number, at: () => void): TransformStream<UIMessageChunk,
   });
 }
 
-/** The first slice: the turn streamed until the CLI holds after its 6th delta, then suspended. */
-async function firstSlice(name: string): Promise<{ sessionId: string; state: unknown; head: UIMessage; holdFile: string; partsFrom: number }> {
+/** The first slice: the turn streamed until the CLI holds after its 6th delta, then suspended (or the session detached). */
+async function firstSlice(name: string, how: 'suspend' | 'detach' = 'suspend'): Promise<{ sessionId: string; state: unknown; head: UIMessage; holdFile: string; partsFrom: number }> {
   const holdFile = join(kit.root, `${name}.go`);
   const agent = new HarnessAgent({ harness: kit.harness(heldFixture(holdFile, heldAfter)), sandbox: kit.provider });
   const session = await agent.createSession();
   const result = await agent.stream({ session, prompt });
   let suspending: Promise<unknown> | undefined;
-  const folded = await foldUI(result.toUIMessageStream().pipeThrough(onTextDelta(heldAfter, () => (suspending = session.suspendTurn()))));
+  const folded = await foldUI(result.toUIMessageStream().pipeThrough(onTextDelta(heldAfter, () => (suspending = how === 'suspend' ? session.suspendTurn() : session.detach()))));
   expect(folded.error, 'the first slice folds').toBeUndefined();
   expect(folded.invalid).toEqual([]);
   expect(uiText(folded.message)).toBe(fixtureLines(prompt, heldAfter));
   const state = await suspending;
-  expect((state as { type: string }).type).toBe('continue-turn');
+  expect((state as { type: string }).type).toBe(how === 'suspend' ? 'continue-turn' : 'resume-session');
   await writeFile(holdFile, ''); // the CLI goes on while no host is attached; the bridge journals the rest
   return { sessionId: session.sessionId, state, head: folded.message!, holdFile, partsFrom: kit.parts.length };
 }
@@ -96,6 +97,18 @@ describe('a turn suspended inside its text block and continued, through the real
     expect(uiView(rest.message)).toEqual(uiView(uninterrupted));
     expect(uiText(rest.message)).toBe(fixtureLines(prompt, 40));
     expect(kit.parts.filter((entry) => !entry.valid)).toEqual([]);
+    await session.destroy();
+  });
+
+  it('the session detached mid-block, resumed by a fresh HarnessAgent (resumeFrom) and continued: the same message', async () => {
+    const { sessionId, state, head } = await firstSlice('detached', 'detach');
+    const agent = new HarnessAgent({ harness: kit.harness(), sandbox: kit.provider });
+    const session = await agent.createSession({ sessionId, resumeFrom: state as never });
+    const rest = await foldUI((await agent.continueStream({ session })).toUIMessageStream(), head);
+    expect(rest.error, 'readUIMessageStream folds the continuation').toBeUndefined();
+    expect(rest.invalid, 'chunks uiMessageChunkSchema refused').toEqual([]);
+    expect(uiView(rest.message)).toEqual(uiView(uninterrupted));
+    expect(uiText(rest.message)).toBe(fixtureLines(prompt, 40));
     await session.destroy();
   });
 
