@@ -19,7 +19,8 @@ import { ownerPolicyFromEnv } from './server/owner-watch.ts';
 import { createBridgeServer } from './server/server.ts';
 import { Supervisor } from './supervisor/supervisor.ts';
 import { registerBridgePorts } from './jail/bridge-ports.ts';
-import { DEFAULT_SESSION_PIDS_MAX, openPidsCap } from './jail/pids-cap.ts';
+import { DEFAULT_SESSION_PIDS_MAX, openNprocCap, openPidsCap } from './jail/pids-cap.ts';
+import { SESSION_UID_BASE, SESSION_UID_SLOTS } from './jail/session-uid.ts';
 import { resolveIsolation } from './jail/isolation.ts';
 import { namespaceSupport } from './jail/srt.ts';
 import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
@@ -65,13 +66,18 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     policy: () => policy.reload(),
     log: jailLog,
   });
-  // The session's CLIs under a process cap of their own (a root bridge with the pids controller): before any spawn or adoption.
+  // The session's CLIs under a process cap of their own (a root bridge: the pids controller, else an rlimit on the session's uid): before any spawn or adoption.
   const pidsMax = Number(process.env.HARNESS_BRIDGE_PIDS_MAX ?? DEFAULT_SESSION_PIDS_MAX);
   delete process.env.HARNESS_BRIDGE_PIDS_MAX;
   if (jail.report.mode !== 'none') {
-    const pids = openPidsCap(ctx.stateDir, Number.isSafeInteger(pidsMax) && pidsMax > 0 ? pidsMax : DEFAULT_SESSION_PIDS_MAX);
+    const max = Number.isSafeInteger(pidsMax) && pidsMax > 0 ? pidsMax : DEFAULT_SESSION_PIDS_MAX;
+    const pids = openPidsCap(ctx.stateDir, max);
+    // Without the pids controller, a uid of the session's own still gives a cap of its own: RLIMIT_NPROC on it.
+    const sessionUid = jail.report.cliUid !== undefined && jail.report.cliUid >= SESSION_UID_BASE && jail.report.cliUid < SESSION_UID_BASE + SESSION_UID_SLOTS;
+    const nproc = pids.ok || !sessionUid ? undefined : openNprocCap(max);
     if (pids.ok) jailLog.info({ cgroup: pids.cap.dir, max: pids.cap.max }, 'jail: the session\'s CLIs run under a pids cap');
-    else jailLog.info({ reason: pids.reason }, 'jail: no pids cap for the session\'s CLIs');
+    else if (nproc?.ok) jailLog.info({ rlimit: 'nproc', uid: jail.report.cliUid, max, cgroup: pids.reason }, 'jail: the session\'s CLIs run under a process cap on their own uid');
+    else jailLog.info({ reason: nproc ? `${pids.reason}; ${nproc.reason}` : pids.reason }, 'jail: no pids cap for the session\'s CLIs');
   }
   const egress = jail.egress;
   if (egress) {

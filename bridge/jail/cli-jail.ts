@@ -12,6 +12,7 @@ import type { AgentUser } from './agent-user.ts';
 import type { EgressProxy } from './egress-proxy.ts';
 import type { KeptEgressSpec } from './kept-egress.ts';
 import type { PolicyState } from './policy.ts';
+import { nprocPrefix } from './pids-cap.ts';
 import { blockedAncestor, cliDirs, closeToOthers, handOver, handOverRefusal, openStateDirPath, prepareArea } from './cli-dirs.ts';
 import { SESSION_UID_BASE, SESSION_UID_SLOTS } from './session-uid.ts';
 
@@ -58,6 +59,8 @@ export type JailOptions = {
   readonly bridgeFile: string;
   /** The CLI's uid (uid modes). */
   readonly user?: AgentUser;
+  /** `user` is a uid of this session's own (session-uid.ts): no other session's processes count under it. */
+  readonly sessionUid?: boolean;
   /** Told of a project dir before it is handed to `user`, with the owner it had (a session uid's lease gives it back: session-uid.ts). */
   readonly handedOver?: (path: string, owner: { uid: number; gid: number; mode: number }) => void;
   readonly wrap?: NamespaceWrap;
@@ -138,12 +141,17 @@ export function createJail(options: JailOptions): CliJail {
       const names: Record<string, string> = asUser && /^[a-z_]/.test(asUser.name) ? { USER: asUser.name, LOGNAME: asUser.name } : {};
       const jailed: LaunchSpec = { ...launch, env: { ...launch.env, ...env, ...names } };
       const credentials = asUser ? { uid: asUser.uid, gid: asUser.gid } : undefined;
+      // A uid of the session's own without a pids cgroup: the process cap is RLIMIT_NPROC on that uid (pids-cap.ts).
+      const capped = (spec: LaunchSpec): LaunchSpec => {
+        const prefix = asUser !== undefined && asUser === user && options.sessionUid === true ? nprocPrefix() : [];
+        return prefix.length === 0 ? spec : { ...spec, argv: [...prefix, ...spec.argv] };
+      };
       if (options.wrap) {
         const wrapped = await options.wrap(jailed, { areas, project, user: asUser });
         if (!wrapped.ok) return refuse(wrapped.message);
-        return { ...wrapped, ...(credentials ? { credentials } : {}) };
+        return { ...wrapped, launch: capped(wrapped.launch), ...(credentials ? { credentials } : {}) };
       }
-      return { ok: true, launch: jailed, ...(credentials ? { credentials } : {}) };
+      return { ok: true, launch: capped(jailed), ...(credentials ? { credentials } : {}) };
     },
   };
 }

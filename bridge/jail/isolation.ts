@@ -122,7 +122,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
       report: r,
       stateDir: options.stateDir,
       bridgeFile: options.bridgeFile,
-      ...(withUser ? { user: withUser, ...(sessionUid ? { handedOver: sessionUid.handedOver } : {}) } : {}),
+      ...(withUser ? { user: withUser, ...(sessionUid ? { sessionUid: true, handedOver: sessionUid.handedOver } : {}) } : {}),
       ...(withWrap && egress ? { wrap: withWrap, egress, ...(closeNamespace ? { close: closeNamespace } : {}) } : {}),
       ...(options.policy ? { policy: options.policy } : {}),
       log,

@@ -6,9 +6,12 @@
 // stay where they were. A fork bomb in one session's CLI ends at its cap; other sessions' CLIs (the
 // same uid) and bridges keep their share of the machine's processes. The CLI cannot leave it: the
 // cgroup's files are root's (and read-only in the jail's mount namespace).
-// Elsewhere (not root, cgroup v2 only, no pids controller) there is no cap and the bridge says why.
+// Without that controller (cgroup v2 only), a CLI that runs as a uid of the session's own
+// (session-uid.ts) starts under RLIMIT_NPROC = the cap, set by prlimit right before it execs: the
+// kernel counts every task of that uid, and no other session has it, so the limit is the session's.
+// Elsewhere (not root: every session's CLI shares the bridge's uid) there is no cap and the bridge says why.
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Tasks (threads count) one session's CLIs may hold at once: room for builds and test runners, not for a bomb. */
@@ -26,6 +29,30 @@ export type PidsCap = {
 };
 
 let current: PidsCap | undefined;
+let nproc: string[] = [];
+
+/** The argv prefix that starts a session-uid CLI under the session's RLIMIT_NPROC (none: []). */
+export function nprocPrefix(): readonly string[] {
+  return nproc;
+}
+
+/**
+ * The fallback cap for a CLI with a uid of the session's own: RLIMIT_NPROC = `max` on that uid, set by
+ * util-linux prlimit before the CLI execs (nprocPrefix). Fails when there is no prlimit.
+ */
+export function openNprocCap(max = DEFAULT_SESSION_PIDS_MAX): { ok: true; prlimit: string } | { ok: false; reason: string } {
+  const prlimit = ['/usr/bin/prlimit', '/bin/prlimit', '/usr/sbin/prlimit'].find((path) => {
+    try {
+      accessSync(path, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (prlimit === undefined) return { ok: false, reason: 'no prlimit (util-linux) to set RLIMIT_NPROC on the session\'s uid' };
+  nproc = [prlimit, `--nproc=${max}:${max}`, '--'];
+  return { ok: true, prlimit };
+}
 
 /** Spawns through the session's cap when there is one (supervised-process.ts, spare-keeper.ts). */
 export function spawnCapped<T>(spawn: () => T): T {

@@ -26,7 +26,7 @@ const SESSIONS = 3;
 type TenantAttempt = Attempt & { victim: string };
 type Session = { name: string; dir: string; project: string; stateDir: string; home: string; bridge: RunningBridge; client: TestClient; mode: string; survive: boolean };
 /** How one session is started: its isolation, extra bridge flags, a kept CLI (launch survive), a project dir apart from the session dir. */
-type SessionSpec = { isolation?: string; args?: string[]; survive?: boolean; ownProject?: boolean };
+type SessionSpec = { isolation?: string; args?: string[]; survive?: boolean; ownProject?: boolean; wrap?: (cmd: string, args: string[]) => { cmd: string; args: string[] } };
 
 const bridges: RunningBridge[] = [];
 afterAll(async () => {
@@ -57,7 +57,7 @@ async function startSession(sessionsRoot: string, name: string, spec: SessionSpe
     token,
     env: { HARNESS_BRIDGE_TOKEN: null, HOST_SECRET_CANARY: `canary-${name}`, ...env },
     args: ['--token-file', tokenFile, '--sessions-root', sessionsRoot, ...(isolation ? ['--isolation', isolation] : []), ...(spec.args ?? [])],
-    ...(asUser ? { wrap: (cmd: string, args: string[]) => ({ cmd: 'setpriv', args: [`--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', '--', cmd, ...args] }) } : {}),
+    ...(asUser ? { wrap: (cmd: string, args: string[]) => ({ cmd: 'setpriv', args: [`--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', '--', cmd, ...args] }) } : spec.wrap ? { wrap: spec.wrap } : {}),
   });
   bridges.push(bridge);
   const { client, hello } = await connectClient(bridge);
@@ -181,19 +181,20 @@ describe('cross-tenant attack suite: each session\'s CLI attacks the other sessi
     expect(result.alive).toBe(true);
   });
 
-  it.skipIf(!root || !existsSync('/sys/fs/cgroup/pids/cgroup.procs'))('a fork bomb in one session\'s CLI ends at its pids cap; the next session\'s CLI starts its processes', { timeout: 180_000 }, async () => {
+  /** A fork bomb of `bombs` in one session's CLI under a cap of 96, then a neighbour session's CLI starting 40. */
+  async function bombCase(spec: SessionSpec, what: string): Promise<void> {
     const sessionsRoot = tempDir('hb-tenants-');
     const cap = 96;
     const bombs = 300;
     const neighbour = 40;
-    const a = await startSession(sessionsRoot, 'bomb', {}, { HARNESS_BRIDGE_PIDS_MAX: String(cap) });
-    const b = await startSession(sessionsRoot, 'neighbour', {});
+    const a = await startSession(sessionsRoot, 'bomb', spec, { HARNESS_BRIDGE_PIDS_MAX: String(cap) });
+    const b = await startSession(sessionsRoot, 'neighbour', spec);
     await runShell(a, `exec ${process.execPath} ${forkBomb} ${bombs}`);
     const bomb = JSON.parse(await waitForFile(join(a.home, 'bomb.json'), a)) as { held: number; refused: string | null };
     await runShell(b, `exec ${process.execPath} ${forkBomb} ${neighbour}`);
     const next = JSON.parse(await waitForFile(join(b.home, 'bomb.json'), b)) as { held: number; refused: string | null };
     for (const s of [a, b]) writeFileSync(join(s.home, 'release'), '');
-    console.log(`[figures] tenants fork-bomb cap=${cap} bomb-held=${bomb.held}/${bombs} refused-by=${bomb.refused} neighbour-held=${next.held}/${neighbour} (${a.mode})`);
+    console.log(`[figures] tenants fork-bomb ${what} cap=${cap} bomb-held=${bomb.held}/${bombs} refused-by=${bomb.refused} neighbour-held=${next.held}/${neighbour} (${a.mode})`);
     for (const s of [a, b]) {
       const end = (await s.client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'tenant', 90_000)) as RecordOf<'turn-end'>;
       expect(end.data.reason).toBe('matched');
@@ -203,6 +204,20 @@ describe('cross-tenant attack suite: each session\'s CLI attacks the other sessi
     expect(bomb.held).toBeLessThan(cap);
     expect(bomb.refused).toBe('EAGAIN');
     expect(next).toEqual({ held: neighbour, refused: null });
+  }
+
+  it.skipIf(!root || !existsSync('/sys/fs/cgroup/pids/cgroup.procs'))('a fork bomb in one session\'s CLI ends at its pids cap; the next session\'s CLI starts its processes', { timeout: 180_000 }, async () => {
+    await bombCase({}, 'cgroup=pids');
+  });
+
+  // A host without the cgroup v1 pids controller, made here by mounting an empty dir over it in the bridges'
+  // mount namespace: each session's CLI runs as its own uid under RLIMIT_NPROC = the cap (pids-cap.ts).
+  it.skipIf(!root)('without a pids cgroup, a fork bomb ends at the RLIMIT_NPROC of the session\'s own uid; the next session\'s CLI starts its processes', { timeout: 180_000 }, async () => {
+    const hidePids = (cmd: string, args: string[]) => ({
+      cmd: 'unshare',
+      args: ['--mount', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs none /sys/fs/cgroup/pids && exec "$@"', 'sh', cmd, ...args],
+    });
+    await bombCase({ wrap: hidePids }, 'rlimit=nproc');
   });
 
   it.skipIf(!root)('non-root bridges (namespace, every bridge and CLI as one uid): every attempt against another session is refused', { timeout: 240_000 }, async () => {
