@@ -17,6 +17,7 @@ import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.
 import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import type { CliAdapter } from './adapter.ts';
+import { BlockSplit, type BlockSplitSnapshot } from './block-split.ts';
 
 export type TranslationSnapshot = {
   /** The last record the snapshot includes (the slice's cursor). */
@@ -32,6 +33,8 @@ export type TranslationSnapshot = {
   inputsAwaitingCall?: JSONValue[];
   /** The CLI's own tool calls without a result yet: a restored slice delivers one before an approval request that names it. */
   cliCalls?: JSONValue[];
+  /** The text and reasoning blocks split around parts shown apart (block-split.ts). */
+  blockSplit?: BlockSplitSnapshot;
 };
 
 type BlockStart = Extract<HarnessV1StreamPart, { type: 'text-start' | 'reasoning-start' | 'tool-input-start' }>;
@@ -53,6 +56,7 @@ export class TurnTranslation<S> {
   readonly approvals = new Map<string, { source: 'bridge' | 'cli'; answered: boolean }>();
   private state: S;
   private ended = false;
+  private readonly split: BlockSplit;
   /** Host tool-call / approval-request parts by id, kept so a snapshot can carry the unanswered ones. */
   private readonly requestParts = new Map<string, HarnessV1StreamPart>();
   /**
@@ -96,6 +100,7 @@ export class TurnTranslation<S> {
   ) {
     this.turnId = turn.turnId;
     this.rerun = turn.rerun;
+    this.split = new BlockSplit(restored?.snapshot.blockSplit);
     if (restored) {
       this.state = restored.state;
       for (const [id, call] of restored.snapshot.toolCalls) this.toolCalls.set(id, { ...call });
@@ -174,6 +179,7 @@ export class TurnTranslation<S> {
         { source: call.source, answered: call.answered, ...(call.toolName === undefined ? {} : { toolName: call.toolName }) },
       ]),
       approvals: [...this.approvals].map(([id, approval]) => [id, { source: approval.source, answered: approval.answered }]),
+      blockSplit: this.split.snapshot(),
     };
   }
 
@@ -189,7 +195,7 @@ export class TurnTranslation<S> {
   push(record: JournalRecord): HarnessV1StreamPart[] {
     // A call an earlier slice delivered (replayed here for redelivery) whose answer the journal holds: shown settled, not asked again.
     const settled = (id: string) => record.seq <= this.emitAfter && this.answeredAhead.has(id);
-    const parts = this.translate(record).flatMap((part): HarnessV1StreamPart[] => {
+    const translated = this.translate(record).flatMap((part): HarnessV1StreamPart[] => {
       if (part.type === 'tool-call' && part.providerExecuted !== true && settled(part.toolCallId) && !this.toolCalls.has(part.toolCallId)) {
         return [this.settledCall(part, record)];
       }
@@ -200,6 +206,7 @@ export class TurnTranslation<S> {
       }
       return [part];
     });
+    const parts = this.split.apply(translated, record.seq);
     if (record.kind === 'turn-end') this.ended = true;
     const replayed = record.seq <= this.emitAfter;
     const out: HarnessV1StreamPart[] = [];

@@ -46,7 +46,7 @@ function differ(where: string, got: unknown, want: unknown): Error {
  * the translator of a NEW adapter instance, records [k..n) through that one: the parts must deep-equal the
  * uninterrupted translation's. The same through the kit's TurnTranslation (it must attach, not fall back to
  * a replay): its slice must stand alone (a block open at the cut is re-opened before its next part) and,
- * joined to the parts before the cut, equal the uninterrupted ones. Every snapshot must fit HOST_SESSION_LIMITS.maxSnapshotChars. Returns the number of cuts checked.
+ * joined to the kit's parts before the cut, equal the kit's uninterrupted ones. Every snapshot must fit HOST_SESSION_LIMITS.maxSnapshotChars. Returns the number of cuts checked.
  */
 export function checkEveryCutResumes<S>(makeAdapter: () => CliAdapter<S>, records: ReadonlyArray<JournalRecord>, where: string, rerun = false): number {
   const turn = { turnId: records[0]?.turnId ?? 'turn-1', rerun };
@@ -79,22 +79,25 @@ export function checkEveryCutResumes<S>(makeAdapter: () => CliAdapter<S>, record
     const got = [...partsOf(records.slice(0, k)), ...tail];
     if (!isDeepStrictEqual(got, all)) throw differ(`${where}: cut after ${k} of ${records.length} records`, got, all);
   }
+  // The kit's own parts of the uninterrupted turn (it splits a text block around a part shown apart: block-split.ts).
   const live = new TurnTranslation(adapter, turn, 0, new Set());
   const kitSnapshots = [viaJson(live.snapshot(0)!)];
+  const kitBySeq = new Map<number, HarnessV1StreamPart[]>();
   for (const record of records) {
-    live.push(record);
+    kitBySeq.set(record.seq, live.push(record));
     kitSnapshots.push(viaJson(live.snapshot(record.seq)!));
   }
+  const kitAll = records.flatMap((r) => kitBySeq.get(r.seq)!);
   records.forEach((_, k) => {
     const cursor = k === 0 ? 0 : records[k - 1]!.seq;
     const slice = TurnTranslation.restore(makeAdapter(), turn, { ...kitSnapshots[k]!, seq: cursor }, new Set());
     if (!slice) throw new Error(`${where}: the kit could not restore the snapshot after ${k} records (it would replay)`);
     const got = records.slice(k).flatMap((record) => slice.push(record));
-    const head = partsOf(records.slice(0, k));
+    const head = records.slice(0, k).flatMap((r) => kitBySeq.get(r.seq)!);
     const problem = blockProblem(got);
     if (problem) throw new Error(`${where}: the kit's slice after seq ${cursor} does not stand alone: ${problem}`);
     const joined = joinSlices([head, got]);
-    if (!isDeepStrictEqual(joined, all)) throw differ(`${where}: the kit's slice after seq ${cursor}, joined to the parts before it`, joined, all);
+    if (!isDeepStrictEqual(joined, kitAll)) throw differ(`${where}: the kit's slice after seq ${cursor}, joined to the parts before it`, joined, kitAll);
   });
   return records.length + 1;
 }

@@ -20,7 +20,7 @@ import type { JournalRecord } from '../../../protocol/v1/journal-record.ts';
 import type { LaunchContext } from '../../../host/adapter-kit/adapter.ts';
 import { HOST_SESSION_LIMITS } from '../../../host/limits.ts';
 import { checkEveryCutFolds } from '../ui-replay.ts';
-import { expectEveryCutResumes, expectSliceResumes, expectWellFormed, normalizeIds, ofType, textOf } from './translator-checks.ts';
+import { expectEveryCutResumes, expectSliceResumes, expectWellFormed, kitBySeq, normalizeIds, ofType, textOf } from './translator-checks.ts';
 
 const fixtureDir = fileURLToPath(new URL('../../fixtures/claude-code/', import.meta.url));
 const fixtures = readdirSync(fixtureDir)
@@ -115,7 +115,7 @@ describe('every fixture, every turn', () => {
       });
 
       it(`${where}: every cut point k — a fresh TurnTranslation emitting after k reproduces the tail, re-opening the blocks open at k`, () => {
-        const full = translate(records).bySeq;
+        const full = kitBySeq(adapter, records);
         for (let k = 0; k <= records.length; k++) {
           const slice = new TurnTranslation(adapter, { turnId: 'turn-1', rerun: false }, k, new Set());
           const got = records.flatMap((record) => slice.push(record));

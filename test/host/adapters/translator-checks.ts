@@ -5,6 +5,7 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import { expect } from 'vitest';
 import type { CliAdapter } from '../../../host/adapter-kit/adapter.ts';
+import { TurnTranslation } from '../../../host/adapter-kit/turn-translation.ts';
 import { blockProblem, checkEveryCutResumes, joinSlices } from '../../../host/testing/every-cut.ts';
 import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import type { HarnessV1StreamPart as Part } from '../../../protocol/harness-v1/stream-part.ts';
@@ -70,4 +71,10 @@ export function expectEveryCutResumes<S>(makeAdapter: () => CliAdapter<S>, recor
 export function expectSliceResumes(head: Part[], slice: Part[], all: Part[], where: string): void {
   expect(blockProblem(slice), `${where}: the slice stands alone`).toBeNull();
   expect(joinSlices([head, slice]), `${where}: joined to the parts before the cut`).toEqual(all);
+}
+
+/** The kit's parts of each record of an uninterrupted turn (a TurnTranslation from the start), by seq. */
+export function kitBySeq<S>(adapter: CliAdapter<S>, records: ReadonlyArray<JournalRecord>): Map<number, Part[]> {
+  const live = new TurnTranslation(adapter, { turnId: records[0]?.turnId ?? 'turn-1', rerun: false }, 0, new Set());
+  return new Map(records.map((record) => [record.seq, live.push(record)]));
 }
