@@ -8,6 +8,7 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
+import { blockKey } from './turn-parts.ts';
 
 type Part = HarnessV1StreamPart;
 type Start = Extract<Part, { type: 'text-start' | 'reasoning-start' }>;
@@ -35,7 +36,7 @@ export class BlockSplit {
   apply(parts: ReadonlyArray<Part>, seq: number): Part[] {
     const out: Part[] = [];
     for (const part of parts) {
-      const block = textBlock(part);
+      const block = part.type.startsWith('tool-input-') ? undefined : blockKey(part);
       if (block === undefined) {
         if (SHOWN_APART.has(part.type)) this.#endOpen(out);
         out.push(part);
@@ -73,23 +74,6 @@ export class BlockSplit {
       this.#ended.set(key, start);
     }
     this.#open.clear();
-  }
-}
-
-/** A text or reasoning part's block, keyed by the adapter's id. */
-function textBlock(part: Part): { key: string; role: 'start' | 'delta' | 'end' } | undefined {
-  switch (part.type) {
-    case 'text-start':
-    case 'text-delta':
-    case 'text-end':
-    case 'reasoning-start':
-    case 'reasoning-delta':
-    case 'reasoning-end': {
-      const dash = part.type.lastIndexOf('-');
-      return { key: `${part.type.slice(0, dash)}:${part.id}`, role: part.type.slice(dash + 1) as 'start' | 'delta' | 'end' };
-    }
-    default:
-      return undefined;
   }
 }
 
