@@ -43,6 +43,8 @@ export {
   type DockerSandboxSession,
 } from './sandbox/docker/provider.ts';
 export { BRIDGE_ISOLATION, type BridgeIsolation } from './reach/bridge-isolation.ts';
+// The CLI's network for a sandbox that has none, over its exec stream (docs/remote-providers.md#egress-tunnel).
+export { EgressTunnel, type EgressTunnelOptions, type EgressTunnelSpawn } from './reach/egress-tunnel.ts';
 export type { IsolationMode, IsolationReport, IsolationRequest } from '../protocol/v1/isolation.ts';
 export type { NetworkPolicy } from '../protocol/v1/network-policy.ts';
 export { CHANNEL_LIMITS, HOST_SESSION_LIMITS } from './limits.ts';

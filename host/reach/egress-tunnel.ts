@@ -27,6 +27,13 @@ export type EgressTunnelOptions = {
   readonly policy: NetworkPolicy;
   /** Restarts in a row that never got ready before the tunnel gives up. Default 5. */
   readonly maxFailedStarts?: number;
+  /**
+   * Hold the frames for the sandbox this long and send them as one stdin write (hosted exec APIs that bill
+   * or rate-limit each write: docs/remote-providers.md#exec-transport). Default 0: each frame at once.
+   */
+  readonly batchWritesMs?: number;
+  /** Held frames go at once at this many bytes. Default 256 KiB. */
+  readonly maxBatchBytes?: number;
   readonly log?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 };
 
@@ -37,7 +44,7 @@ const portTakenAttempts = 14;
 
 const quiet = { info: () => undefined, warn: () => undefined };
 
-type Stream = { process: ExecProcess; mux: TunnelMux; writer: WritableStreamDefaultWriter<Uint8Array>; done: Promise<void> };
+type Stream = { process: ExecProcess; mux: TunnelMux; writer: WritableStreamDefaultWriter<Uint8Array>; flush: () => void; done: Promise<void> };
 
 export class EgressTunnel {
   readonly #options: EgressTunnelOptions;
@@ -50,12 +57,18 @@ export class EgressTunnel {
   #ready: Promise<void> | null = null;
   #lastError: string | undefined;
   #everReady = false;
+  #stdinWrites = 0;
 
   private constructor(options: EgressTunnelOptions) {
     this.#options = options;
     this.#port = options.port ?? 0;
     this.#proxy = new EgressProxy(options.log ?? quiet);
     this.#proxy.setPolicy(options.policy);
+  }
+
+  /** Stdin writes made to the sandbox's end, over every stream (a hosted API bills or limits each). */
+  get stdinWrites(): number {
+    return this.#stdinWrites;
   }
 
   /** Starts the host's proxy and the sandbox's end; resolves once the sandbox's proxy listens. */
@@ -113,6 +126,7 @@ export class EgressTunnel {
   async dropStream(): Promise<void> {
     const stream = this.#stream;
     if (stream === null) return;
+    stream.flush();
     await stream.writer.close().catch(() => undefined);
     await stream.done;
   }
@@ -123,6 +137,7 @@ export class EgressTunnel {
     this.#stream = null;
     if (stream !== null) {
       stream.mux.closeAll();
+      stream.flush();
       await stream.writer.close().catch(() => undefined);
       await stream.process.kill();
       await stream.done;
@@ -145,9 +160,7 @@ export class EgressTunnel {
     });
     if (process.stdin === undefined) throw new Error('egress tunnel: the sandbox spawn gave no stdin');
     const writer = process.stdin.getWriter();
-    const encoder = new TextEncoder();
-    // Writes go in order; the mux's windows bound what can wait here.
-    const send = (frame: TunnelFrame): void => void writer.write(encoder.encode(encodeTunnelFrame(frame))).catch(() => undefined);
+    const { send, flush } = frameWriter(writer, this.#options, () => this.#stdinWrites++);
     const mux = new TunnelMux(send);
     let signalReady!: () => void;
     let failReady!: (error: Error) => void;
@@ -172,13 +185,14 @@ export class EgressTunnel {
         await process.kill();
       }
       mux.closeAll();
+      flush();
       await writer.close().catch(() => undefined);
       await drainStderr;
       const exit = await process.wait();
       if (stderr.trim() !== '') this.#lastError = `exit ${exit.exitCode}: ${stderr.trim()}`;
       failReady(new Error(`egress tunnel: the sandbox's end exited ${exit.exitCode} before it listened${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
     })();
-    const stream: Stream = { process, mux, writer, done };
+    const stream: Stream = { process, mux, writer, flush, done };
     this.#stream = stream;
     void done.then(() => this.#ended(stream));
     await ready;
@@ -222,4 +236,43 @@ async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8
   } finally {
     reader.releaseLock();
   }
+}
+
+/**
+ * Sends frames over the sandbox end's stdin, in order (the mux's windows bound what can wait). With
+ * `batchWritesMs`, frames are held that long (or until `maxBatchBytes`) and go as one write.
+ */
+function frameWriter(
+  writer: WritableStreamDefaultWriter<Uint8Array>,
+  options: Pick<EgressTunnelOptions, 'batchWritesMs' | 'maxBatchBytes'>,
+  wrote: () => void,
+): { send: (frame: TunnelFrame) => void; flush: () => void } {
+  const encoder = new TextEncoder();
+  const write = (text: string): void => {
+    wrote();
+    void writer.write(encoder.encode(text)).catch(() => undefined);
+  };
+  const holdMs = Math.max(0, options.batchWritesMs ?? 0);
+  if (holdMs === 0) return { send: (frame) => write(encodeTunnelFrame(frame)), flush: () => undefined };
+  const maxBytes = Math.max(1, options.maxBatchBytes ?? 256 * 1024);
+  let held: string[] = [];
+  let heldBytes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (held.length === 0) return;
+    const text = held.join('');
+    held = [];
+    heldBytes = 0;
+    write(text);
+  };
+  const send = (frame: TunnelFrame): void => {
+    const line = encodeTunnelFrame(frame);
+    held.push(line);
+    heldBytes += line.length; // frames are ASCII: one byte per char
+    if (heldBytes >= maxBytes) flush();
+    else timer ??= setTimeout(flush, holdMs);
+  };
+  return { send, flush };
 }

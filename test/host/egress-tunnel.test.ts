@@ -155,6 +155,41 @@ describe('egress tunnel over a hosted exec API (string output, billed writes)', 
   });
 });
 
+describe('egress tunnel over a hosted exec API, writes batched', () => {
+  it('256 KiB each way through CONNECT, byte for byte, in fewer stdin writes with batchWritesMs than without', async () => {
+    const writes: number[] = [];
+    for (const batchWritesMs of [0, 5]) {
+      const hosted = hostedExecSession(session, { writesPerSecond: 10_000 });
+      const over = await EgressTunnel.start({ spawn: hosted.session.restricted().spawn as unknown as EgressTunnelSpawn, nodeCommand: process.execPath, bridgeFile, policy: { mode: 'custom', allowedCIDRs: ['127.0.0.1/32'] }, batchWritesMs });
+      try {
+        const { socket, status } = await proxiedConnect(over.port, `127.0.0.1:${echoPort}`);
+        expect(status).toBe('HTTP/1.1 200 Connection Established');
+        const sent = Buffer.alloc(256 * 1024);
+        for (let i = 0; i < sent.length; i++) sent[i] = (i * 13 + (i >> 9)) & 0xff;
+        const received: Buffer[] = [];
+        let total = 0;
+        const all = new Promise<void>((resolve) =>
+          socket.on('data', (piece: Buffer) => {
+            received.push(piece);
+            total += piece.length;
+            if (total >= sent.length) resolve();
+          }),
+        );
+        socket.write(sent);
+        await all;
+        expect(Buffer.concat(received).equals(sent)).toBe(true);
+        expect(over.stdinWrites).toBe(hosted.figures.stdinWrites);
+        writes.push(over.stdinWrites);
+        socket.destroy();
+      } finally {
+        await over.close();
+      }
+    }
+    console.log(`[figures] egress-tunnel hosted 256KiB-echo stdin-writes unbatched=${writes[0]} batched-5ms=${writes[1]}`);
+    expect(writes[1]).toBeLessThan(writes[0]!);
+  });
+});
+
 describe('egress tunnel cap', () => {
   it(`holds ${EGRESS_TUNNEL_LIMITS.maxTunnels} tunnels at once; the next connection is closed unanswered, and one more fits once one ends`, async () => {
     const open = async (): Promise<Socket> => {
