@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const SCENARIOS = ['size', 'cold-start', 'live', 'replay', 'latency', 'rss', 'sessions', 'host-channel', 'bootstrap', 'survive'];
+const SCENARIOS = ['size', 'cold-start', 'live', 'replay', 'latency', 'rss', 'sessions', 'host-channel', 'bootstrap', 'survive', 'exec-transport'];
 
 function runScenario(name: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
