@@ -42,6 +42,9 @@ export type TranslationSnapshot = {
 
 type BlockStart = Extract<HarnessV1StreamPart, { type: 'text-start' | 'reasoning-start' | 'tool-input-start' }>;
 
+/** CLI calls without a result kept for a later approval request (calls whose result never comes must not pile up). */
+const MAX_CLI_CALLS = 32;
+
 export type HostToolCall = {
   /** 'bridge': the CLI called it over the bridge's MCP endpoint; 'cli': the CLI asked on stdout. */
   readonly source: 'bridge' | 'cli';
@@ -63,9 +66,8 @@ export class TurnTranslation<S> {
   /** Host tool-call / approval-request parts by id, kept so a snapshot can carry the unanswered ones. */
   private readonly requestParts = new Map<string, HarnessV1StreamPart>();
   /**
-   * The CLI's own tool calls (providerExecuted) without a result yet, by toolCallId. A slice delivers an
-   * approval request with the call it names unless the slice delivered that call: the agent accepts a request
-   * only for a call of the same stream, and a continued turn's stream may not have shown it.
+   * The CLI's own tool calls (providerExecuted) without a result yet. A slice delivers an approval request with the
+   * call it names unless it delivered that call: the agent takes a request only for a call of the same stream.
    */
   private readonly cliCalls = new Map<string, Extract<HarnessV1StreamPart, { type: 'tool-call' }>>();
   /** The tool-input-start of each call in cliCalls that had one: sent again with the call, its UI part keeps its type (`tool-<name>`). */
@@ -214,11 +216,7 @@ export class TurnTranslation<S> {
     const replayed = record.seq <= this.emitAfter;
     const out: HarnessV1StreamPart[] = [];
     for (const part of parts) {
-      if (part.type === 'tool-call' && part.providerExecuted === true) {
-        this.cliCalls.set(part.toolCallId, part);
-        const input = this.inputsAwaitingCall.get(part.toolCallId);
-        if (input) this.cliCallInputs.set(part.toolCallId, input);
-      }
+      if (part.type === 'tool-call' && part.providerExecuted === true) this.noteCliCall(part);
       if (part.type === 'tool-result') this.cliCalls.delete(part.toolCallId), this.cliCallInputs.delete(part.toolCallId);
       // A call an earlier slice delivered and did not list for redelivery was answered there.
       if (part.type === 'tool-call' && part.providerExecuted !== true && !this.toolCalls.has(part.toolCallId)) {
@@ -278,6 +276,17 @@ export class TurnTranslation<S> {
       out.push(start);
       this.shownBlocks.add(key);
     }
+  }
+
+  /** A CLI call that may still be asked about; the oldest is let go past MAX_CLI_CALLS (an approval follows its call closely). */
+  private noteCliCall(part: Extract<HarnessV1StreamPart, { type: 'tool-call' }>): void {
+    this.cliCalls.set(part.toolCallId, part);
+    const input = this.inputsAwaitingCall.get(part.toolCallId);
+    if (input) this.cliCallInputs.set(part.toolCallId, input);
+    if (this.cliCalls.size <= MAX_CLI_CALLS) return;
+    const oldest = this.cliCalls.keys().next().value!;
+    this.cliCalls.delete(oldest);
+    this.cliCallInputs.delete(oldest);
   }
 
   /** Hands `part` to the slice, noting the calls it delivered. */

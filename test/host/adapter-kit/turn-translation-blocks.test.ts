@@ -106,3 +106,27 @@ describe('TurnTranslation: a tool input ended before the cut, its call after', (
     expect(types(toolRecords.flatMap((record) => afterCall.push(record)))).not.toContain('tool-input-start');
   });
 });
+
+describe('TurnTranslation: CLI calls kept for a later approval request', () => {
+  const callRecord = (n: number): HarnessV1StreamPart => ({ type: 'tool-call', toolCallId: `c-${n}`, toolName: 'bash', input: '{}', providerExecuted: true });
+
+  it('an approval request for a call the slice did not show comes with that call; a call with a result is let go', () => {
+    const parts: HarnessV1StreamPart[] = [callRecord(1), callRecord(2), { type: 'tool-result', toolCallId: 'c-2', toolName: 'bash', result: 'ok' }, { type: 'tool-approval-request', approvalId: 'a-1', toolCallId: 'c-1' }];
+    const recs = journalOfLines(parts.map(line));
+    const k = 4; // turn-start and the three parts before the request
+    const live = new TurnTranslation(partsAdapter, turn, 0, new Set());
+    for (const record of recs.slice(0, k)) live.push(record);
+    const snapshot = viaJson(live.snapshot(recs[k - 1]!.seq)!);
+    expect(snapshot.cliCalls).toEqual([parts[0]]);
+    const slice = TurnTranslation.restore(partsAdapter, turn, snapshot, new Set())!;
+    expect(recs.slice(k).flatMap((record) => slice.push(record)).slice(0, 2)).toEqual([parts[0], parts[3]]);
+  });
+
+  it('calls whose result never comes do not pile up: the snapshot keeps the last 32', () => {
+    const recs = journalOfLines(Array.from({ length: 40 }, (_, n) => line(callRecord(n))));
+    const live = new TurnTranslation(partsAdapter, turn, 0, new Set());
+    for (const record of recs) live.push(record);
+    const kept = viaJson(live.snapshot(recs.at(-1)!.seq)!).cliCalls as Array<{ toolCallId: string }>;
+    expect(kept.map((part) => part.toolCallId)).toEqual(Array.from({ length: 32 }, (_, n) => `c-${n + 8}`));
+  });
+});
