@@ -87,7 +87,7 @@ describe('channel revive hook', () => {
   it('another process on the dead bridge\'s port refusing the token (HTTP 401) is a dead bridge, not a wrong token: revived', { timeout: 30_000 }, async () => {
     const first = await bridge();
     const asked: string[] = [];
-    const { channel, records } = open(
+    const { channel, records, diags } = open(
       first,
       async (dead) => {
         asked.push(dead.cause);
@@ -104,6 +104,8 @@ describe('channel revive hook', () => {
     taker.on('upgrade', (_request, socket) => socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n'));
     await new Promise<void>((done) => taker.listen(first.port, '127.0.0.1', done));
     cleanups.push(() => new Promise((done) => taker.close(() => done(undefined))));
+    // Sent once the channel knows its connection is gone (a request sent on the dying socket is at-most-once, refused).
+    await eventually(() => diags.some((d) => /connection lost/.test(d)));
     await channel.request({ type: 'start', turnId: 't1', launch: fixtureLaunch(['--lines', '2']) });
     await eventually(() => records.some((r) => r.kind === 'turn-end'));
     expect(asked).toHaveLength(1);
