@@ -57,6 +57,27 @@ function proxiedConnect(proxyPort: number, target: string): Promise<{ socket: So
   });
 }
 
+/** `size` bytes (byte i = `byte(i)`) through a CONNECT to the echo server via the proxy at `proxyPort`: what was sent and what came back. */
+async function echoThrough(proxyPort: number, size: number, byte: (i: number) => number): Promise<{ sent: Buffer; received: Buffer }> {
+  const { socket, status } = await proxiedConnect(proxyPort, `127.0.0.1:${echoPort}`);
+  expect(status).toBe('HTTP/1.1 200 Connection Established');
+  const sent = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) sent[i] = byte(i);
+  const received: Buffer[] = [];
+  let total = 0;
+  const all = new Promise<void>((resolve) =>
+    socket.on('data', (piece: Buffer) => {
+      received.push(piece);
+      total += piece.length;
+      if (total >= size) resolve();
+    }),
+  );
+  socket.write(sent);
+  await all;
+  socket.destroy();
+  return { sent, received: Buffer.concat(received) };
+}
+
 let root: string;
 let session: LocalSandboxSession;
 let web: HttpServer;
@@ -107,23 +128,8 @@ describe('egress tunnel over the local exec stream', () => {
   });
 
   it('carries 1 MiB each way through CONNECT, byte for byte (the windows refill)', async () => {
-    const { socket, status } = await proxiedConnect(tunnel.port, `127.0.0.1:${echoPort}`);
-    expect(status).toBe('HTTP/1.1 200 Connection Established');
-    const sent = Buffer.alloc(1024 * 1024);
-    for (let i = 0; i < sent.length; i++) sent[i] = (i * 7 + (i >> 10)) & 0xff;
-    const received: Buffer[] = [];
-    let total = 0;
-    const all = new Promise<void>((resolve) =>
-      socket.on('data', (piece: Buffer) => {
-        received.push(piece);
-        total += piece.length;
-        if (total >= sent.length) resolve();
-      }),
-    );
-    socket.write(sent);
-    await all;
-    expect(Buffer.concat(received).equals(sent)).toBe(true);
-    socket.destroy();
+    const { sent, received } = await echoThrough(tunnel.port, 1024 * 1024, (i) => (i * 7 + (i >> 10)) & 0xff);
+    expect(received.equals(sent)).toBe(true);
   });
 
   it('a dropped stream ends the open tunnel (the client sees the close) and a new stream carries the next request', async () => {
@@ -162,25 +168,10 @@ describe('egress tunnel over a hosted exec API, writes batched', () => {
       const hosted = hostedExecSession(session, { writesPerSecond: 10_000 });
       const over = await EgressTunnel.start({ spawn: hosted.session.restricted().spawn as unknown as EgressTunnelSpawn, nodeCommand: process.execPath, bridgeFile, policy: { mode: 'custom', allowedCIDRs: ['127.0.0.1/32'] }, batchWritesMs });
       try {
-        const { socket, status } = await proxiedConnect(over.port, `127.0.0.1:${echoPort}`);
-        expect(status).toBe('HTTP/1.1 200 Connection Established');
-        const sent = Buffer.alloc(256 * 1024);
-        for (let i = 0; i < sent.length; i++) sent[i] = (i * 13 + (i >> 9)) & 0xff;
-        const received: Buffer[] = [];
-        let total = 0;
-        const all = new Promise<void>((resolve) =>
-          socket.on('data', (piece: Buffer) => {
-            received.push(piece);
-            total += piece.length;
-            if (total >= sent.length) resolve();
-          }),
-        );
-        socket.write(sent);
-        await all;
-        expect(Buffer.concat(received).equals(sent)).toBe(true);
+        const { sent, received } = await echoThrough(over.port, 256 * 1024, (i) => (i * 13 + (i >> 9)) & 0xff);
+        expect(received.equals(sent)).toBe(true);
         expect(over.stdinWrites).toBe(hosted.figures.stdinWrites);
         writes.push(over.stdinWrites);
-        socket.destroy();
       } finally {
         await over.close();
       }
