@@ -10,6 +10,9 @@ export function withMcp<P extends SupervisorPort>(supervisor: P, endpoint: McpEn
     get state() {
       return supervisor.state;
     },
+    get turnId() {
+      return supervisor.turnId;
+    },
     start(turnId, launch, input, meta) {
       // Only a start that can start a turn changes the callable tools (a refused one must not touch the running turn's).
       if (supervisor.state === 'idle') endpoint.setTurnTools(meta?.tools);

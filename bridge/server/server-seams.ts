@@ -24,6 +24,8 @@ export type CommandResult = { ok: true } | { ok: false; code: ErrorCode; message
 /** What the server needs from the supervisor (supervisor.ts's Supervisor satisfies it). */
 export type SupervisorPort = {
   readonly state: 'idle' | 'running' | 'stopping';
+  /** The running turn's id (hello's runningTurnId), null between turns. */
+  readonly turnId: string | null;
   /** Its checks and turn-start record happen synchronously; the promise settles once the CLI runs (or failed to). */
   start(
     turnId: string,

@@ -233,6 +233,7 @@ export class BridgeServer {
       bridgeId: this.#options.bridgeId,
       journalId: journal.journalId,
       state: this.#shuttingDown !== null ? 'stopping' : supervisor.state,
+      ...(supervisor.turnId === null ? {} : { runningTurnId: supervisor.turnId }),
       firstSeq: lastSeq === 0 ? 0 : journal.firstSeq,
       lastSeq,
       turns: turns.snapshot(lastSeq),

@@ -31,9 +31,9 @@ export class WriteLog {
     return true;
   }
 
-  /** Whether turn `turnId` started: in hello's list of turns, or a turn-start record seen since. */
+  /** Whether turn `turnId` started: in hello's list of turns or running there (its turn-start not yet durable), or a turn-start record seen since. */
   turnStarted(turnId: string, hello: HelloFrame | null): boolean {
-    const inHello = hello?.turns.some((t) => t.turnId === turnId) ?? false;
+    const inHello = hello !== null && (hello.runningTurnId === turnId || hello.turns.some((t) => t.turnId === turnId));
     return inHello || this.entries.some((e) => e.kind === 'turn-start' && e.turnId === turnId);
   }
 }

@@ -402,6 +402,7 @@ describe('MCP endpoint on its own', () => {
     const started: { launch: LaunchSpec; meta: unknown }[] = [];
     const port: SupervisorPort = {
       state: 'idle',
+      turnId: null,
       start: (_turnId, launch, _input, meta) => {
         started.push({ launch, meta });
         return { ok: true };

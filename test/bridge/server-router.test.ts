@@ -38,6 +38,7 @@ class FakeJournal implements JournalPort {
 
 class FakeSupervisor implements SupervisorPort {
   state: 'idle' | 'running' | 'stopping' = 'idle';
+  turnId: string | null = null;
   constructor(private readonly journal: FakeJournal) {}
   start(turnId: string): CommandResult {
     this.journal.append({ kind: 'turn-start', turnId, data: {} });

@@ -28,6 +28,7 @@ describe('a turn end to end over a plain ws client', () => {
   it('start → records (turn-start, spawn, stdout, exit, turn-end) live, acked, then hello reports the turn', async () => {
     const { client, hello } = await connect();
     expect(hello).toMatchObject({ protocolVersion: PROTOCOL_VERSION_V1, bridgeId: bridge.ready.bridgeId, journalId: bridge.ready.journalId, state: 'idle' });
+    expect(hello.runningTurnId).toBeUndefined();
     const { records: replayed } = await client.attach(0);
     expect(seqProblem(replayed, 1, hello.lastSeq)).toBeNull();
     expect(replayed[0]).toMatchObject({ kind: 'bridge-start', turnId: null });
@@ -97,6 +98,9 @@ describe('a turn end to end over a plain ws client', () => {
     await client.attach(hello.lastSeq);
     expect(await client.request({ type: 'start', id: 'h1', turnId: 'hang', launch: fixtureLaunch(['--json', '--sigint-interrupts', '--lines', '1000000', '--interval-ms', '50']) })).toMatchObject({ type: 'ack' });
     expect(await client.request({ type: 'start', id: 'h2', turnId: 'other', launch: fixtureLaunch(['--json']) })).toMatchObject({ type: 'error', id: 'h2', code: 'turn-busy' });
+    // A host deciding whether its start reached the bridge sees the running turn, durable or not.
+    const { hello: running } = await connect();
+    expect(running).toMatchObject({ state: 'running', runningTurnId: 'hang' });
     expect(await client.request({ type: 'abort', id: 'h3', turnId: 'hang', graceMs: 200 })).toMatchObject({ type: 'ack', of: 'abort' });
     const end = await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'hang');
     expect(end).toMatchObject({ data: { reason: 'aborted' } });

@@ -22,6 +22,11 @@ export const helloFrameSchema = z.object({
   journalId: z.string(),
   /** idle: no turn; running: a turn is in flight; stopping: stop/destroy in progress. */
   state: z.enum(['idle', 'running', 'stopping']),
+  /**
+   * The turn running now. Its turn-start may not be durable yet, so `turns` may not list it:
+   * a host deciding whether its start reached the bridge reads this too.
+   */
+  runningTurnId: turnIdSchema.optional(),
   /** First and last seq the journal holds (0/0 when empty). */
   firstSeq: seqSchema,
   lastSeq: seqSchema,
