@@ -214,11 +214,13 @@ async function main(): Promise<void> {
   const kept = turns.kept;
   const adopted = kept !== undefined && (await keeperAlive(join(stateDir, 'keepers', kept.keeper))) ? kept : undefined;
   const adoptedTurnId = adopted === undefined ? undefined : (unfinished?.turnId ?? null);
+  // Its CLI's exit journaled already (the bridge died between that record and the turn-end): the turn ended as the supervisor would have ended it.
+  const exited = adopted === undefined ? turns.unfinishedExit : undefined;
   if (unfinished !== undefined && adopted === undefined) {
     record({
       kind: 'turn-end',
       turnId: unfinished.turnId,
-      data: { reason: 'interrupted', message: 'the bridge running this turn exited before the turn ended' },
+      data: exited ?? { reason: 'interrupted', message: 'the bridge running this turn exited before the turn ended' },
     });
   }
   record({
@@ -248,7 +250,7 @@ async function main(): Promise<void> {
     listener,
     recordPath,
     synced,
-    unfinishedTurnId: adopted === undefined ? unfinished?.turnId : undefined,
+    unfinishedTurnId: adopted === undefined && exited === undefined ? unfinished?.turnId : undefined,
     ...(adopted === undefined ? {} : { adopted: { ...adopted, turnId: adoptedTurnId ?? null, turnFirstSeq: unfinished?.firstSeq } }),
     log,
     stopSignals,

@@ -19,6 +19,15 @@ const statusByReason: Record<TurnEndReason, TurnStatus> = {
   capped: 'ended', // ended by the bridge at a journal cap: over, like any other end
 };
 
+/** Signal reasons (supervisor, turn.ts) that decide how the turn's exit ends it. */
+const endingBySignal: Record<string, 'aborted' | 'stopped' | 'capped' | undefined> = {
+  abort: 'aborted',
+  'abort-grace-expired': 'aborted',
+  stop: 'stopped',
+  'stop-grace-expired': 'stopped',
+  'journal-cap': 'capped',
+};
+
 export class TurnLog {
   readonly #maxRecent: number;
   readonly #maxKnown: number;
@@ -30,6 +39,9 @@ export class TurnLog {
   #lastSpawnSeq = 0;
   /** The newest kept CLI (launch `survive`) without an exit record, if any. */
   #kept: KeptInfo | undefined;
+  /** The running turn's process exit and the reason its turn-end takes (from the turn's signal records). */
+  #exit: { turnId: string; code: number | null; reason: 'exit' | 'aborted' | 'stopped' | 'capped' } | undefined;
+  #ending: { turnId: string; reason: 'aborted' | 'stopped' | 'capped' } | undefined;
 
   constructor(options: { maxHelloTurns: number; maxKnownTurns: number }) {
     this.#maxRecent = options.maxHelloTurns;
@@ -49,10 +61,18 @@ export class TurnLog {
     const current = this.#recent[this.#recent.length - 1];
     if (draft.kind === 'turn-start') {
       if (draft.turnId !== null) this.#begin(draft.turnId, seq, draft.data.rerun === true);
+      this.#exit = undefined;
+      this.#ending = undefined;
       return;
     }
     if (current === undefined || current.turnId !== draft.turnId || current.status !== 'running') return;
     current.lastSeq = seq;
+    if (draft.kind === 'signal') {
+      const reason = draft.data.reason === undefined ? undefined : endingBySignal[draft.data.reason];
+      if (reason !== undefined) this.#ending ??= { turnId: current.turnId, reason };
+    }
+    // The supervisor journals the turn's process exit, then its turn-end (supervisor.ts #onExit): the reason it gives.
+    if (draft.kind === 'exit') this.#exit = { turnId: current.turnId, code: draft.data.code, reason: this.#ending?.reason ?? 'exit' };
     if (draft.kind === 'turn-end') current.status = statusByReason[draft.data.reason];
   }
 
@@ -65,6 +85,16 @@ export class TurnLog {
   get unfinished(): TurnInfo | undefined {
     const current = this.#recent[this.#recent.length - 1];
     return current?.status === 'running' ? current : undefined;
+  }
+
+  /**
+   * The turn-end the running turn's journaled process exit meant, when a bridge died between the two records
+   * (a restart journals it so: the CLI had finished, nothing is lost and nothing needs a rerun).
+   */
+  get unfinishedExit(): { reason: 'exit' | 'aborted' | 'stopped' | 'capped'; code: number | null } | undefined {
+    const running = this.unfinished;
+    const exit = this.#exit;
+    return running !== undefined && exit !== undefined && exit.turnId === running.turnId ? { reason: exit.reason, code: exit.code } : undefined;
   }
 
   /**

@@ -109,6 +109,33 @@ describe('corrupted-tail recovery', () => {
   });
 });
 
+describe('a bridge killed between its CLI\'s exit record and the turn-end', () => {
+  it('the restart ends the turn as the exit said (exit, its code), never interrupted: nothing is rerun for a CLI that finished', async () => {
+    const first = await bridgeOn();
+    const { client, hello } = await connect(first);
+    await client.attach(hello.lastSeq);
+    await client.request({ type: 'start', id: 's', turnId: 'done', launch: fixtureLaunch(['--json', '--lines', '5', '--exit-code', '3']) });
+    await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'done');
+    await client.request({ type: 'stop', id: 'stop' });
+    await first.exited;
+
+    // The journal as a SIGKILL right after the exit record's write leaves it: everything from the turn-end on is gone.
+    const path = join(first.stateDir, 'journal.ndjson');
+    const lines = journalLines(first.stateDir);
+    const endAt = lines.findIndex((line) => line.includes('"kind":"turn-end"') && line.includes('"turnId":"done"'));
+    expect(lines[endAt - 1], 'the exit record comes right before the turn-end').toContain('"kind":"exit"');
+    truncateSync(path, lines.slice(0, endAt).reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0));
+
+    const second = await bridgeOn(first.stateDir);
+    const { client: reader, hello: again } = await connect(second);
+    const { records } = await reader.attach(0);
+    expect(seqProblem(records, 1, again.lastSeq)).toBeNull();
+    const ends = records.filter((r): r is RecordOf<'turn-end'> => r.kind === 'turn-end' && r.turnId === 'done');
+    expect(ends.map((r) => r.data)).toEqual([{ reason: 'exit', code: 3 }]);
+    expect(again.turns.at(-1)).toMatchObject({ turnId: 'done', status: 'ended' });
+  });
+});
+
 describe('stop and destroy', () => {
   it('stop acks, exits 0, fsyncs the journal (everything on disk) and keeps the state dir', async () => {
     const bridge = await bridgeOn();

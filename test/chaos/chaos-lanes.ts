@@ -516,17 +516,18 @@ async function rotate(on: ChaosKit, mine: { id: string; host: HostInstance }): P
 /** Fails a schedule that hangs (with the latest kit diagnostics), so fast-check reports its seed and shrinks it. */
 async function withDeadline(what: string, run: () => Promise<void>, ms = scheduleDeadlineMs): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const from = kit.diagnostics.length;
+  const diagnostics = (kit ?? surviveKit ?? execKit ?? hostedKit).diagnostics; // the lanes this file selected made only some kits
+  const from = diagnostics.length;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const recent = kit.diagnostics.slice(Math.max(from, kit.diagnostics.length - 12)).map((d) => `${d.level} ${d.subsystem}: ${d.message}`);
+      const recent = diagnostics.slice(Math.max(from, diagnostics.length - 12)).map((d) => `${d.level} ${d.subsystem}: ${d.message}`);
       reject(new Error(`${what} still running after ${ms} ms; recent diagnostics:\n  ${recent.join('\n  ')}`));
     }, ms);
   });
   try {
     await Promise.race([run(), deadline]);
   } catch (error) {
-    const recent = kit.diagnostics.slice(Math.max(from, kit.diagnostics.length - 12)).map((d) => `${d.level} ${d.subsystem}: ${d.message}`);
+    const recent = diagnostics.slice(Math.max(from, diagnostics.length - 12)).map((d) => `${d.level} ${d.subsystem}: ${d.message}`);
     throw new Error(`${(error as Error).message}\nrecent diagnostics:\n  ${recent.join('\n  ')}`, { cause: error });
   } finally {
     clearTimeout(timer);
