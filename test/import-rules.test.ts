@@ -36,7 +36,7 @@ const allowed: Record<Area, readonly Area[]> = {
  * (host/reach/egress-tunnel.ts, docs/remote-providers.md#egress-tunnel) decides each tunnelled connection with the
  * bridge's own EgressProxy, so a tunnelled and a local CLI are policed by the same code. Only node builtins below it.
  */
-const sharedPolicyEngine: ReadonlySet<string> = new Set(['bridge/jail/egress-proxy.ts', 'bridge/jail/bridge-ports.ts']);
+const sharedPolicyEngine: ReadonlySet<string> = new Set(['bridge/jail/egress-proxy.ts', 'bridge/jail/bridge-ports.ts', 'bridge/jail/named-endpoints.ts', 'bridge/jail/compiled-policy.ts']);
 
 /** Optional native modules loaded at run time only when present (the bundles mark them external). */
 const optionalPackages = new Set(['node-pty', 'bufferutil', 'utf-8-validate']);

@@ -5,7 +5,8 @@
 // absolute-form HTTP and SOCKS5 CONNECT, one port for all three. Always, whatever the policy:
 // the bridge's MCP endpoint is reachable (127.0.0.1:<its port>: the CLI's host tools) and the
 // bridge's own host socket is not (any local address on the bridge's port), nor any other live
-// bridge's host socket or MCP endpoint on this machine (bridge-ports.ts). A name is resolved
+// bridge's host socket or MCP endpoint on this machine (bridge-ports.ts). Under allow-all, a
+// destination of this machine is reachable only when the CLI's launch named it (named-endpoints.ts). A name is resolved
 // once, here, and the connection goes to an address that passed the check (no second lookup).
 import { lookup } from 'node:dns/promises';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -13,57 +14,12 @@ import { BlockList, connect, createServer, isIP, type Server, type Socket } from
 import { networkInterfaces } from 'node:os';
 import type { NetworkPolicy } from '../../protocol/v1/network-policy.ts';
 import { isBridgePort } from './bridge-ports.ts';
+import { CompiledPolicy, inList } from './compiled-policy.ts';
+import { endpointKey, MAX_NAMED_ENDPOINTS, normalizeHost } from './named-endpoints.ts';
 
 export type EgressLog = { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 
 type Decision = { ok: true; address: string } | { ok: false; reason: string };
-
-/** Compiled policy: CIDR lists as BlockLists, host patterns as exact names and `*.` suffixes. */
-class CompiledPolicy {
-  readonly mode: NetworkPolicy['mode'];
-  readonly #exact = new Set<string>();
-  readonly #suffixes: string[] = [];
-  readonly #allowed = new BlockList();
-  readonly #denied = new BlockList();
-  readonly #hasAllowedCidrs: boolean;
-
-  constructor(policy: NetworkPolicy) {
-    this.mode = policy.mode;
-    const custom = policy.mode === 'custom' ? policy : undefined;
-    for (const host of custom?.allowedHosts ?? []) {
-      if (host.startsWith('*.')) this.#suffixes.push(host.slice(1));
-      else this.#exact.add(host);
-    }
-    this.#hasAllowedCidrs = (custom?.allowedCIDRs?.length ?? 0) > 0;
-    for (const cidr of custom?.allowedCIDRs ?? []) addRange(this.#allowed, cidr);
-    for (const cidr of custom?.deniedCIDRs ?? []) addRange(this.#denied, cidr);
-  }
-
-  nameAllowed(host: string): boolean {
-    return this.#exact.has(host) || this.#suffixes.some((suffix) => host.endsWith(suffix) && host.length > suffix.length);
-  }
-
-  addressDenied(address: string): boolean {
-    return inList(this.#denied, address);
-  }
-
-  addressAllowed(address: string): boolean {
-    return this.#hasAllowedCidrs && inList(this.#allowed, address);
-  }
-}
-
-function addRange(list: BlockList, cidr: string): void {
-  const [address, bits] = cidr.split('/') as [string, string | undefined];
-  const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-  list.addSubnet(address, bits === undefined ? (type === 'ipv4' ? 32 : 128) : Number(bits), type);
-}
-
-/** An address as BlockList checks it; an IPv4-mapped IPv6 address is judged as the IPv4 address it carries. */
-function inList(list: BlockList, address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return list.check(mapped[1]!, 'ipv4');
-  return list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
-}
 
 const loopback = (() => {
   const list = new BlockList();
@@ -73,10 +29,6 @@ const loopback = (() => {
   list.addAddress('::', 'ipv6');
   return list;
 })();
-
-function normalizeHost(host: string): string {
-  return host.replace(/^\[(.*)\]$/, '$1').toLowerCase().replace(/\.$/, '');
-}
 
 export type EgressCounts = { allowed: number; refused: number; byReason: Record<string, number> };
 
@@ -100,6 +52,8 @@ export class EgressProxy {
   readonly counts: EgressCounts = { allowed: 0, refused: 0, byReason: {} };
   readonly #sockets = new Set<Socket>();
   readonly #localLive = new Map<string, number>();
+  /** `host:port` of this machine's services a CLI's launch named: reachable under allow-all (named-endpoints.ts). */
+  readonly #named = new Set<string>();
 
   /** `otherBridge`: whether a port is another live bridge's on this machine (default: the machine's list, bridge-ports.ts). */
   constructor(log: EgressLog, otherBridge: (port: number) => boolean = isBridgePort) {
@@ -156,6 +110,15 @@ export class EgressProxy {
     return [...this.#bridgePorts];
   }
 
+  /** Local endpoints a launch named (`host:port`, endpointsNamedBy): under allow-all the only ones of this machine a CLI reaches. */
+  nameLocal(keys: Iterable<string>): void {
+    for (const key of keys) if (this.#named.size < MAX_NAMED_ENDPOINTS) this.#named.add(key);
+  }
+
+  get namedLocal(): string[] {
+    return [...this.#named];
+  }
+
   /** Where the current bridge's host-socket port is read at each decision (a kept CLI's proxy outlives bridges: jail/kept-egress.ts). */
   watchBridgePort(read: () => number | undefined): void {
     this.#bridgePortNow = read;
@@ -188,7 +151,11 @@ export class EgressProxy {
     const local = addresses.filter((a) => this.#isLocal(a));
     if (local.length > 0 && (this.#bridgePorts.has(port) || this.#bridgePortNow?.() === port || this.#otherBridge(port))) addresses = addresses.filter((a) => !local.includes(a));
     if (addresses.length === 0) return { ok: false, reason: 'bridge-socket' };
-    if (policy.mode === 'allow-all') return { ok: true, address: addresses[0]! };
+    if (policy.mode === 'allow-all') {
+      // The internet the sandbox reaches, not this machine's services: a local one only when a launch named it.
+      if (local.length > 0 && !this.#named.has(endpointKey(host, port))) addresses = addresses.filter((a) => !local.includes(a));
+      return addresses.length === 0 ? { ok: false, reason: 'local-not-named' } : { ok: true, address: addresses[0]! };
+    }
     const surviving = addresses.filter((a) => !policy.addressDenied(a));
     if (surviving.length === 0) return { ok: false, reason: 'denied-cidr' };
     if (!literal && policy.nameAllowed(host)) return { ok: true, address: surviving[0]! };

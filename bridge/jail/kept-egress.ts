@@ -29,6 +29,8 @@ export type KeptEgressSpec = {
   policyFile?: string;
   /** Host-socket ports never to reach (the spawning bridge's). */
   bridgePorts: number[];
+  /** This machine's endpoints the CLI's launches named (`host:port`): reachable under allow-all (named-endpoints.ts). */
+  namedLocal?: string[];
   /** The bridge state dir: its bridge.json names the current bridge's port. */
   stateDir: string;
 };
@@ -42,6 +44,7 @@ const quiet = { info: () => undefined, warn: () => undefined, error: () => undef
 export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): Promise<KeptEgress> {
   const egress = new EgressProxy(quiet);
   for (const port of spec.bridgePorts) egress.addBridgePort(port);
+  egress.nameLocal(spec.namedLocal ?? []);
   egress.watchBridgePort(() => {
     const found = relayPort(spec.stateDir);
     return found.ok ? found.port : undefined;

@@ -23,6 +23,7 @@ import { blockedAncestor } from './cli-dirs.ts';
 import type { Jailed, NamespaceWrap } from './cli-jail.ts';
 import { freePort } from '../free-port.ts';
 import { EgressProxy, type EgressLog } from './egress-proxy.ts';
+import { endpointsNamedBy } from './named-endpoints.ts';
 import type { KeptEgressSpec } from './kept-egress.ts';
 import { onPath } from './jail-args.ts';
 import { signalJailed } from './jail-signals.ts';
@@ -159,12 +160,14 @@ export async function namespaceSupport(options: {
       HB_JAIL_MCP_PORT: mcpPort === undefined ? '' : String(mcpPort),
     };
     const inner = ['/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv];
+    egress.nameLocal(endpointsNamedBy(launch.env)); // before jailEnv: the proxy is not a destination
     const env = { ...launch.env, ...jailEnv };
     const keptEgressOf = (relay: { socket: string } | { port: number }): KeptEgressSpec => ({
       ...relay,
       ...(mcpPort === undefined ? {} : { mcpPort }),
       ...(options.policyFile === undefined ? {} : { policyFile: resolve(options.policyFile) }),
       bridgePorts: egress.bridgePorts,
+      namedLocal: egress.namedLocal,
       stateDir,
     });
     // A kept CLI (launch survive) leads to its keeper's egress proxy (kept-egress.ts), which outlives the

@@ -77,6 +77,7 @@ describe('bridge ports: another session\'s bridge is never reached through an eg
     const listed = new Set([40100]);
     const proxy = new EgressProxy(quiet, (port) => listed.has(port));
     proxy.setMcpPort(40200);
+    proxy.nameLocal(['127.0.0.1:40100', '127.0.0.1:40101']); // named by a launch or not, a listed port stays out of reach
     const decisions = await Promise.all([
       proxy.decide('127.0.0.1', 40100),
       proxy.decide('localhost', 40100),

@@ -27,6 +27,7 @@ describe('the egress proxy caps live tunnels to one local destination', () => {
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     const port = (target.address() as { port: number }).port;
     const proxy = new EgressProxy(quiet);
+    proxy.nameLocal([`127.0.0.1:${port}`]); // a service the launch named (a model server): reachable under allow-all, and capped
     const proxyPort = await proxy.listen();
     const clients: Socket[] = [];
     try {

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseCliUser } from '../../bridge/jail/cli-user.ts';
 import { cliDirs, handOverRefusal, isBridgeName } from '../../bridge/jail/cli-dirs.ts';
 import { EgressProxy } from '../../bridge/jail/egress-proxy.ts';
+import { endpointsNamedBy } from '../../bridge/jail/named-endpoints.ts';
 import { DEFAULT_JAIL_ARGS, isolationImpossible, setJailArg, type JailArgs } from '../../bridge/jail/jail-args.ts';
 import { launchSpecSchema } from '../../protocol/v1/launch-spec.ts';
 import { networkPolicySchema } from '../../protocol/v1/network-policy.ts';
@@ -31,10 +32,19 @@ describe('the egress proxy decides every destination by the policy', () => {
   };
   const policy = (p: unknown) => proxy.setPolicy(networkPolicySchema.parse(p));
 
-  it('allow-all: anything but the bridge’s host socket, on any local address', async () => {
+  it('allow-all: anything off this machine; of this machine only what a launch named, never the bridge’s host socket', async () => {
     policy({ mode: 'allow-all' });
+    expect(await decide('127.0.0.1', 8080)).toBe('no local-not-named');
+    expect(await decide('localhost', 8080)).toBe('no local-not-named');
+    expect(await decide('[::1]', 8080)).toBe('no local-not-named');
+    proxy.nameLocal(endpointsNamedBy({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:8080', PI: '{"baseUrl":"http://LocalHost:9090/v1"}', X: 'https://user:pw@[::1]/a', BRIDGE: 'http://localhost:4200' }));
+    expect(proxy.namedLocal.sort()).toEqual(['127.0.0.1:8080', '::1:443', 'localhost:4200', 'localhost:9090']);
     expect(await decide('127.0.0.1', 8080)).toBe('ok 127.0.0.1');
-    expect(await decide('localhost', 4200)).toBe('no bridge-socket');
+    expect(await decide('127.0.0.1', 8081)).toBe('no local-not-named'); // the port counts
+    expect(await decide('127.0.0.2', 8080)).toBe('no local-not-named'); // and the host, as the CLI asks for it
+    expect(await decide('localhost', 9090)).toMatch(/^ok (127\.0\.0\.1|::1)$/);
+    expect(await decide('[::1]', 443)).toBe('ok ::1');
+    expect(await decide('localhost', 4200)).toBe('no bridge-socket'); // named or not
     expect(await decide('127.0.0.1', 4200)).toBe('no bridge-socket');
     expect(await decide('127.9.9.9', 4200)).toBe('no bridge-socket');
     expect(await decide('[::1]', 4200)).toBe('no bridge-socket');
@@ -51,6 +61,7 @@ describe('the egress proxy decides every destination by the policy', () => {
     expect(await watched.decide('10.1.2.3', 4300)).toEqual({ ok: true, address: '10.1.2.3' });
     expect(await watched.decide('10.1.2.3', 443)).toEqual({ ok: true, address: '10.1.2.3' });
     expect(reads).toBe(0);
+    watched.nameLocal(['127.0.0.1:4301']);
     expect(await watched.decide('127.0.0.1', 4300)).toEqual({ ok: false, reason: 'bridge-socket' });
     expect(await watched.decide('127.0.0.1', 4301)).toEqual({ ok: true, address: '127.0.0.1' });
     expect(reads).toBe(2);
@@ -84,6 +95,7 @@ describe('the egress proxy decides every destination by the policy', () => {
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     const port = (target.address() as { port: number }).port;
     const live = new EgressProxy(quiet);
+    live.nameLocal([`127.0.0.1:${port}`]);
     const proxyPort = await live.listen();
     try {
       const { request } = await import('node:http');

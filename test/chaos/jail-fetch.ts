@@ -11,8 +11,11 @@ export type Fetched = { url: string; status?: number; body?: string; error?: str
 
 const fetchScript = join(repoRoot, 'test/chaos/insider/fetch.mjs');
 
-/** Starts turn `turnId` on the session CLI in `cwd` (spawned by the first turn); `survive` keeps it under a keeper. */
-export function startFetchTurn(client: TestClient, turnId: string, cwd: string, urls: string[], options: { survive?: boolean } = {}): Promise<unknown> {
+/**
+ * Starts turn `turnId` on the session CLI in `cwd` (spawned by the first turn); `survive` keeps it under a keeper;
+ * `env` is the launch's (a URL there names a local endpoint allow-all lets the CLI reach: bridge/jail/named-endpoints.ts).
+ */
+export function startFetchTurn(client: TestClient, turnId: string, cwd: string, urls: string[], options: { survive?: boolean; env?: Record<string, string> } = {}): Promise<unknown> {
   const shell = `exec ${process.execPath} ${fetchScript} ${urls.map((u) => `"${u}"`).join(' ')}`;
   return client.request({
     type: 'start',
@@ -24,6 +27,7 @@ export function startFetchTurn(client: TestClient, turnId: string, cwd: string, 
       stdin: 'pipe',
       lifetime: 'session',
       ...(options.survive ? { survive: true } : {}),
+      ...(options.env ? { env: options.env } : {}),
       turnEnd: [{ stream: 'stdout', json: { path: ['type'], equals: 'result' } }],
     },
     input: `${JSON.stringify({ type: 'prompt', text: 'fetch', lines: 0, shell })}\n`,

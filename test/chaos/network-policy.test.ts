@@ -67,7 +67,8 @@ afterAll(async () => {
 /** One turn on the same live CLI: its shell fetches each URL through the jail's proxy; the results. */
 async function fetchFromJail(urls: string[]): Promise<Fetched[]> {
   const turnId = `net-${++turn}`;
-  await startFetchTurn(client, turnId, join(sessionDir, 'project'), urls);
+  // The launch names the scripted model's URL, as an adapter's env does (the same env every turn: one CLI process).
+  await startFetchTurn(client, turnId, join(sessionDir, 'project'), urls, { env: { MODEL_BASE_URL: `http://model.test:${modelPort}` } });
   const fetched = await fetchResults(client, turnId);
   figures.turns++;
   for (const f of fetched) (f.status === 200 ? figures.allowed++ : figures.refused++);
@@ -127,11 +128,12 @@ describe.skipIf(!canNamespace)('network policy: enforced for the jailed CLI, cha
     expect(statusOf(got, otherByIp())).toBe(200);
   });
 
-  it('allow-all again: both reachable, on the same CLI process all along', async () => {
+  it('allow-all again: the internet, and of this machine only what the launch named (the model), on the same CLI process all along', async () => {
     await setPolicy({ mode: 'allow-all' });
-    const got = await fetchFromJail([model(), other()]);
+    const got = await fetchFromJail([model(), other(), otherByIp()]);
     expect(statusOf(got, model())).toBe(200);
-    expect(statusOf(got, other())).toBe(200);
+    expect(statusOf(got, other())).toBe(403);
+    expect(statusOf(got, otherByIp())).toBe(403);
     const spawns = client.records().filter((r: JournalRecord) => r.kind === 'spawn');
     expect(spawns).toHaveLength(1);
   });

@@ -68,7 +68,8 @@ describe.skipIf(!canNamespace)('survive with a jail profile passed through a fil
     };
 
     const a = await open();
-    await startFetchTurn(a, 't1', project, [`http://127.0.0.1:${port}/slow`], { survive: true });
+    const env = { MODEL_BASE_URL: `http://127.0.0.1:${port}` }; // the launch names the server, as an adapter's env names its model
+    await startFetchTurn(a, 't1', project, [`http://127.0.0.1:${port}/slow`], { survive: true, env });
     const spawn = (await a.waitForRecord((r) => r.kind === 'spawn')) as RecordOf<'spawn'>;
     // The fallback: the keeper's egress proxy on a port, the CLI run by an srt of its own with a settings file.
     const spec = JSON.parse(readFileSync(join(stateDir, 'keepers', spawn.data.keeper!, 'spec.json'), 'utf8')) as { argv: string[]; egress?: { socket?: string; port?: number } };
@@ -82,7 +83,7 @@ describe.skipIf(!canNamespace)('survive with a jail profile passed through a fil
     const b = await open();
     const first = await fetchResults(b, 't1');
     expect(first[0]).toMatchObject({ status: 200, body: 'part-1;part-2' });
-    await startFetchTurn(b, 't2', project, [`http://127.0.0.1:${port}/`], { survive: true });
+    await startFetchTurn(b, 't2', project, [`http://127.0.0.1:${port}/`], { survive: true, env });
     expect((await fetchResults(b, 't2'))[0]).toMatchObject({ status: 200, body: 'hello' });
     const records = b.records();
     expect(records.filter((r) => r.kind === 'spawn')).toHaveLength(1);

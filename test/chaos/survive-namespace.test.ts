@@ -72,7 +72,8 @@ describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI kee
       await client.attach(0);
       return { bridge, client };
     };
-    const start = (client: TestClient, turnId: string, urls: string[]) => startFetchTurn(client, turnId, project, urls, { survive: true });
+    // The launch names the near server (as an adapter's env names its model): what allow-all lets the CLI reach on this machine.
+    const start = (client: TestClient, turnId: string, urls: string[]) => startFetchTurn(client, turnId, project, urls, { survive: true, env: { MODEL_BASE_URL: `http://127.0.0.1:${near.port}` } });
     const fetched = async (client: TestClient, turnId: string): Promise<Fetched[]> => {
       const got = await fetchResults(client, turnId);
       figures.turns++;
@@ -111,12 +112,13 @@ describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI kee
     const second = await fetched(b.client, 't2');
     expect(second.map((f) => f.status)).toEqual([403, 200, 401]);
 
-    // 5. allow-all: loopback is reachable, but not the adopting bridge's host socket (any local address).
+    // 5. allow-all: the named loopback server is reachable (the keeper's proxy kept the name), not the adopting bridge's host socket (any local address).
     await policy({ mode: 'allow-all' });
-    await start(b.client, 't3', [`http://127.0.0.1:${near.port}/`, `http://127.0.0.1:${b.bridge.port}/`, `http://127.0.0.2:${b.bridge.port}/`]);
+    await start(b.client, 't3', [`http://127.0.0.1:${near.port}/`, `http://127.0.0.1:${b.bridge.port}/`, `http://127.0.0.2:${b.bridge.port}/`, `http://127.0.0.2:${far.port}/`]);
     const third = await fetched(b.client, 't3');
-    expect(third.map((f) => f.status)).toEqual([200, 403, 403]);
+    expect(third.map((f) => f.status)).toEqual([200, 403, 403, 403]);
     expect(third[1]!.body).toContain('bridge-socket');
+    expect(third[3]!.body, 'a loopback server the launch did not name').toContain('local-not-named');
 
     const records: JournalRecord[] = b.client.records();
     figures.spawns = records.filter((r) => r.kind === 'spawn').length;
