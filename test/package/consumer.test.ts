@@ -220,7 +220,8 @@ describe('the published package, installed in a fresh project', () => {
     // Every export and the bin are in the tarball.
     const targets = Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : [target.types, target.default]));
     for (const target of [...targets, ...Object.values(manifest.bin)]) expect(paths, `${target} is packed`).toContain(target.replace(/^\.\//, ''));
-    expect(pack.entryCount).toBeLessThan(400);
+    // A coarse bound against a stray tree (each lib module is a .js and a .d.ts): what may be packed is checked above.
+    expect(pack.entryCount).toBeLessThan(500);
   });
 
   it("the shipped Markdown's relative links (README, docs/, the scripted model's README) resolve in the installed package, anchors included; package.json names the repository", () => {
