@@ -21,6 +21,7 @@ export const CLIS = Object.freeze({
   // ACP agents the generic ACP adapter is tested on (host/adapters/acp/agents.ts, docs/acp.md).
   'claude-code-acp': { pkg: '@zed-industries/claude-code-acp', version: '0.16.2', bin: 'claude-code-acp' },
   'codex-acp': { pkg: '@zed-industries/codex-acp', version: '0.16.0', bin: 'codex-acp' },
+  'qwen-code': { pkg: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
 });
 
 const MARKER = '.harness-bridge-installed.json';

@@ -432,6 +432,24 @@ describe('OpenAI Chat Completions', () => {
     expect(done).toMatchObject({ content: 'Done (1 tool result). Last tool result was: hi', finish: 'stop' });
   });
 
+  it('a deferred MCP tool (Qwen Code): tool_search first, then the declared tool through tool_call {name, arguments}', async () => {
+    const qwenTools = [
+      { type: 'function', function: { name: 'tool_search', parameters: { type: 'object', properties: { query: { type: 'string' }, max_results: { type: 'number' } }, required: ['query'] } } },
+      { type: 'function', function: { name: 'tool_call', parameters: { type: 'object', properties: { name: { type: 'string' }, arguments: { type: 'object' } }, required: ['name', 'arguments'] } } },
+    ];
+    const body = chatBody('SCENARIO:mcp TOOL:echo_upper call the host tool');
+    body.tools = qwenTools;
+    const search = assembleChat(await sse('/v1/chat/completions', body));
+    expect(search.calls.map((c) => [c.name, JSON.parse(c.arguments).query])).toEqual([['tool_search', 'echo_upper']]);
+    const declared = { name: 'mcp__host__echo_upper', description: 'Echo', parametersJsonSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } };
+    body.messages.push(
+      { role: 'assistant', content: null, tool_calls: [{ id: search.calls[0]!.id, type: 'function', function: { name: 'tool_search', arguments: search.calls[0]!.arguments } }] },
+      { role: 'tool', tool_call_id: search.calls[0]!.id, content: `<functions>\n<function>${JSON.stringify(declared)}</function>\n</functions>` },
+    );
+    const viaCall = assembleChat(await sse('/v1/chat/completions', body));
+    expect(viaCall.calls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([['tool_call', { name: 'mcp__host__echo_upper', arguments: { text: 'hello mcp' } }]]);
+  });
+
   it('SCENARIO:fail answers 400', async () => {
     const res = await post('/v1/chat/completions', chatBody('SCENARIO:fail'));
     expect(res.status).toBe(400);

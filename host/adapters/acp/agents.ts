@@ -59,3 +59,24 @@ export function codexAcpAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpS
     ...(options.survive === undefined ? {} : { survive: options.survive }),
   });
 }
+
+/**
+ * Qwen Code in ACP mode (`qwen --acp`), on an OpenAI-compatible endpoint: OPENAI_BASE_URL / OPENAI_API_KEY in extraEnv,
+ * the model in `modelId`. It keeps MCP tools out of its tool list until its tool_search describes them, then calls
+ * them through its tool_call tool (docs/acp.md#qwen-code).
+ */
+export const qwenCodeCli: CliPackage = { package: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' };
+
+export function qwenCodeAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpState> {
+  return acpAdapter({
+    id: 'qwen-code',
+    command: [qwenCodeCli.bin, '--acp', '--auth-type', 'openai'],
+    cli: qwenCodeCli,
+    ...(options.binPath ? { binPath: options.binPath } : {}),
+    env: { ...options.extraEnv },
+    passEnv: CREDENTIAL_ENV.openai,
+    ...(options.modelId ? { modelId: options.modelId } : {}),
+    modelEnvVar: 'OPENAI_MODEL',
+    ...(options.survive === undefined ? {} : { survive: options.survive }),
+  });
+}

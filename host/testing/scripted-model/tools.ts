@@ -257,7 +257,39 @@ export function callFor(action: Action, conv: Conversation, id: string, profiles
     }
     return call(id, found.tool, argsFor(action, found.tool, cwd, found.spec ?? {}));
   }
-  const t = mcpTool(conv, action.mcpName);
+  const t = mcpTool(conv, action.mcpName) ?? deferredMcpTool(conv, action.mcpName);
   if (!t) return `no MCP tool${action.mcpName ? ` ${action.mcpName}` : ''} was offered`;
+  const via = t.variant === 'function' && !conv.tools.includes(t) ? deferredCallTool(conv) : undefined;
+  // A tool its search only described (Qwen Code): called through the CLI's deferred-call tool, by name.
+  if (via) return call(id, via, { name: t.name, arguments: argsFor(action, t, cwd, undefined) });
   return call(id, t, argsFor(action, t, cwd, undefined));
+}
+
+/** A CLI's tool that calls a deferred tool by name (Qwen Code's `tool_call {name, arguments}`), when offered. */
+function deferredCallTool(conv: Conversation): ToolDef | undefined {
+  return conv.tools.find((t) => t.variant === 'function' && t.name === 'tool_call' && 'name' in propsOf(t) && 'arguments' in propsOf(t));
+}
+
+/**
+ * An MCP tool a tool search returned as a declaration (`<function>{"name":…,"parametersJsonSchema":…}</function>`)
+ * that the CLI keeps out of its tool list: callable only through deferredCallTool.
+ */
+function deferredMcpTool(conv: Conversation, wanted: string | undefined): ToolDef | undefined {
+  if (deferredCallTool(conv) === undefined) return undefined;
+  for (const item of conv.items) {
+    if (item.kind !== 'tool_result') continue;
+    for (const match of item.text.matchAll(/<function>(\{.*?\})<\/function>/gs)) {
+      let declared: { name?: unknown; parametersJsonSchema?: unknown; parameters?: unknown };
+      try {
+        declared = JSON.parse(match[1]!) as typeof declared;
+      } catch {
+        continue;
+      }
+      if (typeof declared.name !== 'string' || !declared.name.startsWith('mcp__')) continue;
+      if (wanted !== undefined && declared.name !== wanted && !declared.name.endsWith(`__${wanted}`)) continue;
+      const schema = (declared.parametersJsonSchema ?? declared.parameters ?? {}) as Record<string, unknown>;
+      return { name: declared.name, schema, variant: 'function' };
+    }
+  }
+  return undefined;
 }
