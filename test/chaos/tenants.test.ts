@@ -12,6 +12,7 @@
 // same with root's uid). A fourth case runs a fork bomb against a session's pids cap.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RecordOf } from '../../protocol/v1/index.ts';
@@ -118,11 +119,15 @@ async function tenants(spec: SessionSpec | SessionSpec[], asUser?: typeof NOBODY
   // Every attacker has its home secret written and says its MCP port; then each learns the others.
   const mcpPorts = new Map<string, number>();
   for (const s of sessions) mcpPorts.set(s.name, (JSON.parse(await waitForFile(join(s.home, 'ready.json'), s)) as { mcpPort: number }).mcpPort);
+  // The host's own loopback service (an app's admin port): no session's launch names it, so no CLI reaches it.
+  const hostService = createServer((_req, res) => res.end('the host app'));
+  await new Promise<void>((resolve) => hostService.listen(0, '127.0.0.1', resolve));
+  const hostServicePort = (hostService.address() as { port: number }).port;
   for (const s of sessions) {
     const victims = sessions
       .filter((v) => v !== s)
       .map((v) => ({ name: v.name, sessionName: v.name, stateDir: v.stateDir, project: v.project, bridgePid: v.bridge.ready.pid, port: v.bridge.port, mcpPort: mcpPorts.get(v.name), keptSocket: keptSockets.get(v.name) }));
-    publish(join(s.home, 'go.json'), JSON.stringify({ victims }));
+    publish(join(s.home, 'go.json'), JSON.stringify({ victims, hostServicePort }));
   }
   // While every attacker holds what it could open, each victim's real host connects.
   for (const s of sessions) await waitForFile(join(s.home, 'flood.json'), s);
@@ -152,6 +157,7 @@ async function tenants(spec: SessionSpec | SessionSpec[], asUser?: typeof NOBODY
       attempts.push(a.onHost === undefined || existsSync(a.onHost) ? a : { ...a, success: false, refusedBy: 'mount-namespace' });
     }
   }
+  hostService.close();
   const allAlive = sessions.every((s) => alive(s.bridge.ready.pid));
   for (const s of sessions) await s.client.close();
   for (const s of sessions) await s.bridge.kill('SIGTERM');

@@ -32,6 +32,8 @@ export type E2eProfile = {
   readonly deniedReply?: RegExp;
   /** Cases this adapter cannot run (shared and conformance), by case name → why. */
   readonly skip?: Readonly<Record<string, string>>;
+  /** The conformance list's host-tool prompt (default `SCENARIO:mcp call the host tool`); a CLI that defers host tools behind a search names the tool (`TOOL:echo_upper`). */
+  readonly hostToolPrompt?: string;
 };
 
 const hostTools = [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object' as const, properties: { text: { type: 'string' as const } }, required: ['text'] } }];
@@ -581,6 +583,11 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       180_000,
     );
 
+  conformanceE2eCases(env, profile);
+}
+
+/** The kit's conformance list on one adapter's real CLI (sharedE2eCases runs it; an agent with only this list calls it alone). */
+export function conformanceE2eCases(env: E2eEnv, profile: Pick<E2eProfile, 'name' | 'modelId' | 'deniedReply' | 'skip' | 'hostToolPrompt'>): void {
   describe(`adapter conformance: ${profile.name} (real CLI)`, () => {
     for (const testCase of adapterConformance) {
       const reason = profile.skip?.[testCase.name];
@@ -601,7 +608,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
                 textReply: /^Scripted reply \d+ \(text\): you said "conformance"\.$/,
                 long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
                 minParts: 30,
-                hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
+                hostTool: { prompt: profile.hostToolPrompt ?? 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
                 approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads', ...(profile.deniedReply ? { reply: profile.deniedReply } : {}) },
               },
               defer,

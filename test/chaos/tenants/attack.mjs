@@ -5,6 +5,7 @@
 // read their token, bridge.json, journal, log, home area and project files, write into their
 // project and home, see and signal their processes, open their CLI's stdin, read their CLI's
 // environ (the MCP token), reach their bridge and MCP ports directly, through its own egress proxy
+// (and, through it, a loopback service of the host's that no launch named)
 // and through any relay socket it finds in /tmp, connect to a kept CLI's keeper socket (/tmp/hb-kept-*),
 // attach with any token it found, and hold as many
 // connections to their bridge as it can while their host connects. Also: whether the host's
@@ -52,7 +53,7 @@ async function waitFor(file, limit = 1200) {
 // Phase 0: a secret of its own in its home area (the others try to read it), and its MCP port.
 writeFileSync(join(process.env.HOME, 'home-secret.txt'), `home secret of ${hints.name}\n`, { mode: 0o600 });
 publish('ready.json', JSON.stringify({ mcpPort }));
-const { victims } = JSON.parse(await waitFor(join(mailbox, 'go.json')));
+const { victims, hostServicePort } = JSON.parse(await waitFor(join(mailbox, 'go.json')));
 
 // The host's environment: the test sets HOST_SECRET_CANARY in every bridge's.
 note('host', 'host-env-leak', process.env.HOST_SECRET_CANARY !== undefined, 'not-passed', Object.keys(process.env).sort().join(','));
@@ -272,6 +273,13 @@ for (const v of victims) {
     });
     note(v.name, 'connect-keeper-socket', got === null, got, v.keptSocket);
   }
+}
+
+// A service of the host's on its loopback (an app's admin port) that no launch named: through its own egress proxy under allow-all.
+if (hostServicePort !== undefined) {
+  const opened = await open('proxy', hostServicePort);
+  note('host', 'reach-host-loopback-service-proxy', !opened.error, opened.error, `127.0.0.1:${hostServicePort}`);
+  opened.socket?.destroy();
 }
 
 // 4. A connection flood at every victim's bridge, held while the host checks their real host still connects.
