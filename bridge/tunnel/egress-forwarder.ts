@@ -6,7 +6,11 @@
 // egress proxy decides every connection under the session's network policy; nothing is dialed here.
 // When its stdin ends (the host's end of the stream is gone) every open tunnel's connection is
 // destroyed, so a client sees the connection close, never a hang, and the process exits.
+// One tunnel per port: a newer host's tunnel (a resume, in this process or another) ends the one
+// its pid file names before it listens, so the session's proxy port is the newest host's.
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { TunnelMux } from '../../protocol/v1/egress-tunnel-mux.ts';
 import { EGRESS_TUNNEL_LIMITS, TunnelLineSplitter, decodeTunnelFrame, encodeTunnelFrame, type TunnelFrame } from '../../protocol/v1/egress-tunnel.ts';
 
@@ -36,11 +40,23 @@ export function runEgressForwarder(portArg: string): void {
     server.close();
     process.exit(code);
   };
-  server.once('error', (error) => stop(exitUnavailable, `cannot listen on 127.0.0.1:${port}: ${error.message}`));
-  server.listen(port, '127.0.0.1', () => {
+  const pidFile = port === 0 ? null : join(dirname(process.argv[1] ?? '.'), `tunnel-${port}.pid`);
+  if (pidFile !== null) endPrevious(pidFile);
+  let tries = 0;
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    // The tunnel it just ended lets go of the port as it exits: a bounded wait (a hang guard), then the error.
+    if (error.code === 'EADDRINUSE' && ++tries < listenTries) return void setTimeout(() => server.listen(port, '127.0.0.1'), 50);
+    stop(exitUnavailable, `cannot listen on 127.0.0.1:${port}: ${error.message}`);
+  });
+  server.on('listening', () => {
     const address = server.address();
+    if (pidFile !== null) {
+      writeFileSync(`${pidFile}.tmp`, String(process.pid), { mode: 0o600 });
+      renameSync(`${pidFile}.tmp`, pidFile);
+    }
     send({ t: 'ready', port: typeof address === 'object' && address !== null ? address.port : port });
   });
+  server.listen(port, '127.0.0.1');
   const splitter = new TunnelLineSplitter();
   process.stdin.on('data', (piece: Buffer) => {
     try {
@@ -55,4 +71,24 @@ export function runEgressForwarder(portArg: string): void {
   process.stdin.once('end', () => stop(0));
   process.stdin.once('error', () => stop(0));
   process.stdout.on('error', () => stop(0));
+}
+
+/** Tries to listen on a port the previous tunnel still holds (50 ms apart). */
+const listenTries = 100;
+
+/** Ends the tunnel `pidFile` names, if it is one still running (its command line says so: a pid is never reused blindly). */
+function endPrevious(pidFile: string): void {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8'));
+  } catch {
+    return; // none yet
+  }
+  if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) return;
+  try {
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--egress-tunnel')) return;
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // gone already
+  }
 }

@@ -5,11 +5,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adapterConformance, normalizeIds } from '../../host/testing/conformance/adapter-conformance.ts';
+import { adapterConformance, normalizeIds, type AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
 import { blockProblem, joinSlices } from '../../host/testing/every-cut.ts';
 import { loadSource, type JournalSource } from '../../host/replay/source.ts';
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
-import { expectValid, ofType, textOf, turn, type Control, type E2eEnv, type Part } from './support.ts';
+import { expectValid, ofType, runConformanceCase, textOf, turn, type Control, type E2eEnv, type Part } from './support.ts';
 import { uiSuspendAtHostTool } from './ui-agent-case.ts';
 
 export type E2eProfile = {
@@ -598,31 +598,25 @@ export function conformanceE2eCases(env: E2eEnv, profile: Pick<E2eProfile, 'name
       it(
         testCase.name,
         async (context) => {
-          const cleanups: Array<() => unknown> = [];
-          const defer = (cleanup: () => unknown) => void cleanups.push(cleanup);
-          const stops: Array<() => unknown> = []; // the sandboxes', run after the sessions' cleanups
-          const ctx = {
-            ...env.conformance(
-              {
-                text: 'SCENARIO:text conformance',
-                textReply: /^Scripted reply \d+ \(text\): you said "conformance"\.$/,
-                long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
-                minParts: 30,
-                hostTool: { prompt: profile.hostToolPrompt ?? 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
-                approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads', ...(profile.deniedReply ? { reply: profile.deniedReply } : {}) },
-              },
-              defer,
-              (stop) => void stops.push(stop),
-            ),
-            ...(profile.modelId === undefined ? {} : { modelId: profile.modelId }),
-          };
-          try {
-            const outcome = await testCase.run(ctx);
-            if (outcome.status === 'skip') context.skip(outcome.reason);
-          } finally {
-            for (const cleanup of cleanups.reverse()) await cleanup();
-            for (const stop of stops.reverse()) await stop();
-          }
+          await runConformanceCase(
+            (ctx: AdapterConformanceContext) => testCase.run(ctx),
+            (defer, deferStop) => ({
+              ...env.conformance(
+                {
+                  text: 'SCENARIO:text conformance',
+                  textReply: /^Scripted reply \d+ \(text\): you said "conformance"\.$/,
+                  long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
+                  minParts: 30,
+                  hostTool: { prompt: profile.hostToolPrompt ?? 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
+                  approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads', ...(profile.deniedReply ? { reply: profile.deniedReply } : {}) },
+                },
+                defer,
+                deferStop,
+              ),
+              ...(profile.modelId === undefined ? {} : { modelId: profile.modelId }),
+            }),
+            context,
+          );
         },
         180_000,
       );

@@ -7,7 +7,7 @@ import { claudeCodeAdapter } from '../../host/adapters/claude-code/claude-code.t
 import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { adapterPartConformance, type AdapterPartContext } from '../../host/testing/conformance/part-cases.ts';
-import { useE2eEnv } from './support.ts';
+import { runConformanceCase, useE2eEnv } from './support.ts';
 
 const env = useE2eEnv({
   name: 'claude-code-parts',
@@ -23,30 +23,24 @@ describe('part conformance: claude-code (real CLI)', () => {
     it(
       testCase.name,
       async (context) => {
-        const cleanups: Array<() => unknown> = [];
-        const defer = (cleanup: () => unknown) => void cleanups.push(cleanup);
-        const stops: Array<() => unknown> = []; // the sandboxes', run after the sessions' cleanups
-        const ctx: AdapterPartContext = {
-          ...env.conformance(
-            {
-              text: 'SCENARIO:text conformance',
-              long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
-              minParts: 30,
-              hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI' },
-              approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads' },
-            },
-            defer,
-            (stop) => void stops.push(stop),
-          ),
-          partPrompts: { shell: 'SCENARIO:shell', write: { prompt: 'SCENARIO:write PATH:new-file.txt', path: 'new-file.txt' }, modelError: 'SCENARIO:fail', reasoning: 'SCENARIO:think' },
-        };
-        try {
-          const outcome = await testCase.run(ctx);
-          if (outcome.status === 'skip') context.skip(outcome.reason);
-        } finally {
-          for (const cleanup of cleanups.reverse()) await cleanup();
-          for (const stop of stops.reverse()) await stop();
-        }
+        await runConformanceCase(
+          (ctx: AdapterPartContext) => testCase.run(ctx),
+          (defer, deferStop) => ({
+            ...env.conformance(
+              {
+                text: 'SCENARIO:text conformance',
+                long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
+                minParts: 30,
+                hostTool: { prompt: 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI' },
+                approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads' },
+              },
+              defer,
+              deferStop,
+            ),
+            partPrompts: { shell: 'SCENARIO:shell', write: { prompt: 'SCENARIO:write PATH:new-file.txt', path: 'new-file.txt' }, modelError: 'SCENARIO:fail', reasoning: 'SCENARIO:think' },
+          }),
+          context,
+        );
       },
       180_000,
     );

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { CliAdapter } from '../../host/adapter-kit/adapter.ts';
 import { cliThatCannotStart, type AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
+import type { ConformanceOutcome } from '../../host/testing/conformance/sandbox-provider-conformance.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { createLocalSandboxProvider, type LocalSandboxProvider } from '../../host/sandbox/local/provider.ts';
 import type { HarnessV1NetworkSandboxSession, SandboxSession } from '../../protocol/harness-v1/sandbox.ts';
@@ -244,4 +245,25 @@ export function expectValid(parts: Part[], where: string): void {
   for (const [i, part] of parts.entries()) expect(streamPartSchema.safeParse(part).success, `${where}: part ${i} ${part.type}`).toBe(true);
   expect(parts[0]?.type, `${where}: starts with stream-start`).toBe('stream-start');
   expect(parts.at(-1)?.type, `${where}: ends with finish`).toBe('finish');
+}
+
+/**
+ * Runs one conformance case on a context `build` makes from where its cleanups go and where its sandboxes' stops go;
+ * the stops run after the cleanups (a session destroyed after its sandbox stopped waits for a bridge that is gone).
+ * A case that says it cannot apply is skipped with its reason.
+ */
+export async function runConformanceCase<C>(
+  run: (ctx: C) => Promise<ConformanceOutcome>,
+  build: (defer: (cleanup: () => unknown) => void, deferStop: (stop: () => unknown) => void) => C,
+  context: { skip(note?: string): void },
+): Promise<void> {
+  const cleanups: Array<() => unknown> = [];
+  const stops: Array<() => unknown> = [];
+  try {
+    const outcome = await run(build((cleanup) => void cleanups.push(cleanup), (stop) => void stops.push(stop)));
+    if (outcome.status === 'skip') context.skip(outcome.reason);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    for (const stop of stops.reverse()) await stop();
+  }
 }
