@@ -6,11 +6,12 @@
 // egress proxy decides every connection under the session's network policy; nothing is dialed here.
 // When its stdin ends (the host's end of the stream is gone) every open tunnel's connection is
 // destroyed, so a client sees the connection close, never a hang, and the process exits.
-// One tunnel per port: a newer host's tunnel (a resume, in this process or another) ends the one
-// its pid file names before it listens, so the session's proxy port is the newest host's.
+// One tunnel per port: given HB_PID_DIR (a dir of the host's, which the CLI cannot write), a newer
+// host's tunnel (a resume, in this process or another) ends the one its pid file names before it
+// listens, so the session's proxy port is the newest host's.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { TunnelMux } from '../../protocol/v1/egress-tunnel-mux.ts';
 import { EGRESS_TUNNEL_LIMITS, TunnelLineSplitter, decodeTunnelFrame, encodeTunnelFrame, type TunnelFrame } from '../../protocol/v1/egress-tunnel.ts';
 
@@ -40,7 +41,8 @@ export function runEgressForwarder(portArg: string): void {
     server.close();
     process.exit(code);
   };
-  const pidFile = port === 0 ? null : join(dirname(process.argv[1] ?? '.'), `tunnel-${port}.pid`);
+  const pidDir = process.env.HB_PID_DIR;
+  const pidFile = port === 0 || pidDir === undefined || pidDir === '' ? null : join(pidDir, `tunnel-${port}.pid`);
   if (pidFile !== null) endPrevious(pidFile);
   let tries = 0;
   server.on('error', (error: NodeJS.ErrnoException) => {
@@ -51,8 +53,12 @@ export function runEgressForwarder(portArg: string): void {
   server.on('listening', () => {
     const address = server.address();
     if (pidFile !== null) {
-      writeFileSync(`${pidFile}.tmp`, String(process.pid), { mode: 0o600 });
-      renameSync(`${pidFile}.tmp`, pidFile);
+      try {
+        writeFileSync(`${pidFile}.tmp`, String(process.pid), { mode: 0o600 });
+        renameSync(`${pidFile}.tmp`, pidFile);
+      } catch {
+        // A bridge file in a dir this process cannot write: the tunnel runs, the next one cannot end it (it waits for the port).
+      }
     }
     send({ t: 'ready', port: typeof address === 'object' && address !== null ? address.port : port });
   });

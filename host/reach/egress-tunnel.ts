@@ -24,6 +24,12 @@ export type EgressTunnelOptions = {
   readonly bridgeFile: string;
   /** The port the proxy listens on inside the sandbox (0: any; the first one taken is kept across restarts). */
   readonly port?: number;
+  /**
+   * A dir inside the sandbox, the host's own (the CLI cannot write it), where the sandbox's end keeps its pid: a newer
+   * tunnel on the same port ends the one before it (a session resumed while another session object holds the tunnel).
+   * Unset: no takeover; a start that finds the port held waits for it.
+   */
+  readonly pidDir?: string;
   readonly policy: NetworkPolicy;
   /** Restarts in a row that never got ready before the tunnel gives up. Default 5. */
   readonly maxFailedStarts?: number;
@@ -155,7 +161,7 @@ export class EgressTunnel {
     this.#starts++;
     const process = await this.#options.spawn({
       command: egressTunnelShellCommand,
-      env: { HB_NODE: this.#options.nodeCommand, HB_FILE: this.#options.bridgeFile, HB_PORT: String(this.#port) },
+      env: { HB_NODE: this.#options.nodeCommand, HB_FILE: this.#options.bridgeFile, HB_PORT: String(this.#port), ...(this.#options.pidDir ? { HB_PID_DIR: this.#options.pidDir } : {}) },
       stdin: true,
     });
     if (process.stdin === undefined) throw new Error('egress tunnel: the sandbox spawn gave no stdin');

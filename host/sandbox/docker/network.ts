@@ -8,6 +8,7 @@
 // process gets both back (resumeSession of a running container starts the tunnel again). The tunnel
 // starts with the first setNetworkPolicy or egressProxy() and ends with stop/destroy.
 import { readFile } from 'node:fs/promises';
+import { posix } from 'node:path';
 import { defaultBridgeFile } from '../../../bootstrap/recipe.ts';
 import type { HarnessV1NetworkPolicy } from '../../../protocol/harness-v1/index.ts';
 import { networkPolicySchema, type NetworkPolicy } from '../../../protocol/v1/network-policy.ts';
@@ -74,7 +75,7 @@ export function createDockerNetwork(options: {
     if (egress === false) return Promise.reject(new DockerSandboxError('invalid-option', 'this Docker provider was created with egressTunnel: false: its containers have no network and no proxy'));
     starting ??= (async () => {
       await options.writeBinaryFile({ path: dockerEgressBridgeFile, content: await readFile(egress.bridgeFile ?? defaultBridgeFile()) });
-      const started = await EgressTunnel.start({ spawn: options.spawn, nodeCommand: egress.nodeCommand ?? process.execPath, bridgeFile: dockerEgressBridgeFile, port, policy });
+      const started = await EgressTunnel.start({ spawn: options.spawn, nodeCommand: egress.nodeCommand ?? process.execPath, bridgeFile: dockerEgressBridgeFile, pidDir: posix.dirname(dockerEgressBridgeFile), port, policy });
       port = started.port;
       tunnel = started;
       await keep();
