@@ -56,7 +56,7 @@ export const CHANNEL_LIMITS = {
   /**
    * The bound on one revival (host/reach/revive.ts: start a bridge on the state dir to its ready line, probe
    * it, look again longer if the probe timed out): past it the channel ends with `bridge-gone`. Covers
-   * readyTimeoutMs (20 s) and probeTimeoutMs (3 s) of HOST_SESSION_LIMITS; a local revival takes a few hundred ms.
+   * readyTimeoutMs (20 s) of HOST_SESSION_LIMITS and a slow hello after it; a local revival takes a few hundred ms.
    */
   reviveTimeoutMs: 30_000,
 } as const;
@@ -84,7 +84,7 @@ export function checkLimit(name: string, value: number, min: number, max: number
 export const HOST_SESSION_LIMITS = {
   /** Bridge start to ready line. Node start is ~50–150 ms; a cold sandbox disk or bwrap can add seconds. */
   readyTimeoutMs: 20_000,
-  /** One look at a possibly-live bridge before deciding it is gone. A live local bridge answers in milliseconds; a port proxy in a second or two. */
+  /** One look at a possibly-live bridge before deciding it is gone. A live local bridge answers in milliseconds; a port proxy in a second or two. A bridge this host just started gets readyTimeoutMs for its hello. */
   probeTimeoutMs: 3_000,
   /** stop/destroy acks: a live bridge answers in milliseconds; past this the bridge is presumed gone (destroy then cleans up itself). */
   lifecycleTimeoutMs: 10_000,

@@ -53,7 +53,10 @@ export async function startBridge(options: Omit<ReachOptions, 'journalId'>): Pro
   const { ready, token } = await spawnBridge({ ...options.spawn, sandbox: options.sandbox });
   markPhase('spawned');
   const { url, headers = {}, createConnection } = await options.endpoint(ready.port);
-  const probe = await probeBridge(url, token, options.probeTimeoutMs, headers, createConnection, true);
+  // This bridge is ours and printed its ready line: a slow hello is a loaded machine, not a dead bridge
+  // (a dead one refuses at once), so it gets the start's budget, not the quick look's.
+  const timeoutMs = Math.max(options.probeTimeoutMs, options.spawn.readyTimeoutMs);
+  const probe = await probeBridge(url, token, timeoutMs, headers, createConnection, true);
   if (!probe.ok) {
     throw new BridgeSessionError('bridge-start-failed', `${STARTED_BUT_SILENT}: ${probe.detail}`);
   }
