@@ -22,6 +22,7 @@ export const CLIS = Object.freeze({
   'claude-code-acp': { pkg: '@zed-industries/claude-code-acp', version: '0.16.2', bin: 'claude-code-acp' },
   'codex-acp': { pkg: '@zed-industries/codex-acp', version: '0.16.0', bin: 'codex-acp' },
   'qwen-code': { pkg: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
+  'gemini-cli': { pkg: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
 });
 
 const MARKER = '.harness-bridge-installed.json';

@@ -1,7 +1,7 @@
 // What the scripted model knows about the ACP agents (`--profile` module, loaded by the model
 // server inside its namespace): the reference profiles, plus claude-code-acp's write and edit
-// tools, which replace Claude's own Write/Edit when the client serves fs (docs/acp.md).
-import { claudeCodeProfile, referenceProfiles, type CliProfile } from '../../host/testing/scripted-model/profiles.ts';
+// tools, which replace Claude's own Write/Edit when the client serves fs (docs/acp.md), and Gemini CLI.
+import { claudeCodeProfile, geminiCliProfile, referenceProfiles, type CliProfile } from '../../host/testing/scripted-model/profiles.ts';
 
 export const claudeCodeAcpProfile: CliProfile = {
   ...claudeCodeProfile,
@@ -10,4 +10,4 @@ export const claudeCodeAcpProfile: CliProfile = {
   editTool: { name: 'mcp__acp__Edit', pathArg: 'file_path', oldArg: 'old_string', newArg: 'new_string', absolutePath: true },
 };
 
-export default [claudeCodeAcpProfile, ...referenceProfiles];
+export default [claudeCodeAcpProfile, geminiCliProfile, ...referenceProfiles];

@@ -66,6 +66,12 @@ export type AcpAgentOptions = {
    * The agent's argv (with `binPath` as argv[0]) stays the positional arguments, so neither is written by hand.
    */
   prelude?: string;
+  /**
+   * The session/update kind that ends the history a session/load replays, for an agent that replays it after answering
+   * the load (Gemini CLI: `available_commands_update`). Unset: the history ends with the answer, as the ACP spec has it.
+   * A refused load ends it at once.
+   */
+  historyEndsWith?: string;
 };
 
 /** What a snapshot holds: the state but `modelId` (configuration: restore takes the adapter's own). */
@@ -95,10 +101,10 @@ type ToolCall = AcpState['tools'][string];
 const hostServerPrefix = 'mcp__host__';
 /**
  * A call of the bridge's MCP server (named `host` in session/new), by its title: claude-code-acp titles it
- * `mcp__host__<tool>`, codex-acp `Tool: host/<tool>`.
+ * `mcp__host__<tool>`, codex-acp `Tool: host/<tool>`, gemini-cli and Qwen Code `<tool> (host MCP Server)`.
  */
 const isHostCall = (u: Pick<rpc.AcpUpdate, 'kind' | 'title' | 'content'>) =>
-  acpToolName(u).startsWith(hostServerPrefix) || ((u.kind == null || u.kind === 'other') && /^Tool: host\//.test(u.title ?? ''));
+  acpToolName(u).startsWith(hostServerPrefix) || ((u.kind == null || u.kind === 'other') && /^Tool: host\/|^\S+ \(host MCP Server\)$/.test(u.title ?? ''));
 
 /** Where the recipe puts homeFiles, relative to bootstrapDir. */
 const homeFilesDir = 'acp-home-files';
@@ -145,7 +151,7 @@ const finishOf = (stopReason: string | undefined) =>
 /** Session-level updates with no place in the stream. */
 const noise = new Set(['available_commands_update', 'current_mode_update', 'config_option_update', 'session_info_update', 'usage_update', 'user_message_chunk']);
 
-function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: HarnessV1StreamPart[] } {
+const step = (historyEndsWith: string | undefined) => (s: AcpState, record: JournalRecord): { state: AcpState; parts: HarnessV1StreamPart[] } => {
   const parts: HarnessV1StreamPart[] = [];
   const out = partWriter(s.stream, parts);
   if (s.stream.finished) return { state: s, parts };
@@ -166,7 +172,7 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
   const L = line.value;
   if (!('method' in L)) {
     // An answer to one of our requests.
-    if (L.id === rpc.acpIds.loadSession) s.loading = false;
+    if (L.id === rpc.acpIds.loadSession) s.loading = historyEndsWith !== undefined && !L.error;
     // The handshake's answers say nothing about the turn (a respawned process's turn has them, an earlier one not); a refusal is shown.
     const handshake = L.id === rpc.acpIds.initialize || L.id === rpc.acpIds.loadSession || L.id === rpc.acpIds.newSession;
     if (handshake && !L.error) return { state: s, parts };
@@ -186,7 +192,10 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
   }
   const { method, id: requestId, params } = L;
   if (method === 'session/update' && params?.update) {
-    if (s.loading) return { state: s, parts };
+    if (s.loading) {
+      if (params.update.sessionUpdate === historyEndsWith) s.loading = false;
+      return { state: s, parts };
+    }
     update(s, out, params.update, record.seq);
   } else if (method === 'session/request_permission' && requestId !== undefined && params?.toolCall) {
     // The responder allows it: allow-all, or a call of the bridge's own MCP server (the host answers the call itself).
@@ -208,7 +217,7 @@ function step(s: AcpState, record: JournalRecord): { state: AcpState; parts: Har
     // Answered by the responder; nothing for the stream.
   } else out.raw(line.json);
   return { state: s, parts };
-}
+};
 
 /**
  * A call's result: its text content when the agent sends one; else the output text of its rawOutput
@@ -359,7 +368,7 @@ export function acpAdapter(o: AcpAgentOptions): CliAdapter<AcpState> {
     responder: acpResponder(),
     translator: {
       init: () => ({ lines: createLineBuffers(), stream: createStreamState(), modelId: o.modelId, sessionId: null, loading: false, allowAll: false, tools: {}, hostCalls: {}, approvals: {} }),
-      step,
+      step: step(o.historyEndsWith),
       ...snapshotCodec(o.id, snapshotVersion, snapshotShape, { modelId: o.modelId }),
     },
   });

@@ -80,3 +80,43 @@ export function qwenCodeAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpS
     ...(options.survive === undefined ? {} : { survive: options.survive }),
   });
 }
+
+/**
+ * Google's Gemini CLI in ACP mode (`gemini --acp`), on a Google GenAI endpoint: GOOGLE_GEMINI_BASE_URL /
+ * GEMINI_API_KEY in extraEnv, the model in `modelId`. Its settings file trusts the project folder (Gemini CLI
+ * starts no MCP server, the bridge's host tools included, in a folder it does not trust; the harness sandbox is
+ * the isolation) and turns its usage statistics off. Its prelude renames the saved chat files before each start,
+ * which keeps a session loaded within the minute it began (docs/acp.md#gemini-cli).
+ */
+export const geminiCliCli: CliPackage = { package: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' };
+
+export const geminiCliSettings = { security: { folderTrust: { enabled: false } }, privacy: { usageStatisticsEnabled: false } };
+
+/**
+ * Gemini CLI names a chat file `session-<minute>-<first 8 of the session id>.jsonl` and, starting a process that then
+ * loads a session, first opens a fresh chat under that name for the same id: within the minute the session began,
+ * that appends to the saved file and resets its messages, and `session/load` finds nothing to resume. Saved files
+ * move aside (`-kept`) before the agent starts; Gemini CLI finds a session by the id inside the file, not its name.
+ */
+const geminiKeepChats = `for f in "$HOME"/.gemini/tmp/*/chats/session-*.jsonl; do
+  case "$f" in *-kept.jsonl) continue ;; esac
+  [ -f "$f" ] && mv -f "$f" "\${f%.jsonl}-kept.jsonl"
+done`;
+
+export function geminiCliAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpState> {
+  return acpAdapter({
+    id: 'gemini-cli',
+    command: [geminiCliCli.bin, '--acp'],
+    cli: geminiCliCli,
+    ...(options.binPath ? { binPath: options.binPath } : {}),
+    env: { ...options.extraEnv },
+    passEnv: CREDENTIAL_ENV.gemini,
+    homeFiles: [{ path: '.gemini/settings.json', content: `${JSON.stringify(geminiCliSettings, null, 2)}\n` }],
+    prelude: geminiKeepChats,
+    // It answers session/load, then replays the history; the command list it sends next closes the replay.
+    historyEndsWith: 'available_commands_update',
+    ...(options.modelId ? { modelId: options.modelId } : {}),
+    modelEnvVar: 'GEMINI_MODEL',
+    ...(options.survive === undefined ? {} : { survive: options.survive }),
+  });
+}

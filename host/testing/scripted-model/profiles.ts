@@ -158,6 +158,19 @@ export const piProfile: CliProfile = {
 /** The profiles a server uses when given none: the three reference CLIs, in this order (first match wins). */
 export const referenceProfiles: ReadonlyArray<CliProfile> = [claudeCodeProfile, codexProfile, piProfile];
 
+/**
+ * Gemini CLI (Google GenAI, its ACP mode): its context block leads the first user message, and it states the
+ * project dir under "Workspace Directories"; its MCP tools are `mcp_<server>_<tool>` (a TOOL marker picks one).
+ */
+export const geminiCliProfile: CliProfile = {
+  name: 'gemini-cli',
+  shellTool: { name: 'run_shell_command', commandArg: 'command', descriptionArg: 'description' },
+  writeTool: { name: 'write_file', pathArg: 'file_path', contentArg: 'content', absolutePath: true },
+  editTool: { name: 'replace', pathArg: 'file_path', oldArg: 'old_string', newArg: 'new_string', absolutePath: true },
+  cwdPattern: /Workspace Directories:\*\*\n\s*- (\S+)/,
+  wrapperTags: ['session_context'],
+};
+
 // ---- shared helpers ---------------------------------------------------------------------------
 
 const markerPattern = /\b(SCENARIO|PATH|INTERVAL|CHUNKS|LINES|TOOL):\S+/g;

@@ -1,5 +1,5 @@
-// The scripted model server: an HTTP listener on 127.0.0.1 that routes the three wire APIs
-// (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions) to script.ts and records
+// The scripted model server: an HTTP listener on 127.0.0.1 that routes the four wire APIs
+// (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions, Google GenAI) to script.ts and records
 // every request. Owns routing, body limits and recording; the flavours own their formats, the
 // profiles (profiles.ts) what the model knows about each CLI. README.md here is its manual.
 import { appendFileSync } from 'node:fs';
@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { anthropicError, anthropicJson, anthropicStream, normalizeAnthropic } from './anthropic.ts';
 import { chatError, chatJson, chatStream, normalizeChat } from './chat.ts';
+import { geminiError, geminiJson, geminiRoute, geminiStream, normalizeGemini } from './gemini.ts';
 import { isObj, type Json } from './normalize-util.ts';
 import { normalizeResponses, responsesError, responsesJson, responsesStream } from './responses.ts';
 import { referenceProfiles, type CliProfile } from './profiles.ts';
@@ -18,7 +19,7 @@ const maxBodyBytes = 64 * 1024 * 1024;
 // Headers that carry credentials are never recorded.
 const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'cookie', 'proxy-authorization', 'api-key']);
 
-export type Api = 'anthropic' | 'responses' | 'chat' | 'count_tokens' | 'unknown';
+export type Api = 'anthropic' | 'responses' | 'chat' | 'gemini' | 'count_tokens' | 'unknown';
 
 export interface RecordedRequest {
   /** 1-based arrival order. */
@@ -96,6 +97,28 @@ const FLAVOURS: Record<string, Flavour> = {
   },
 };
 
+/** Google GenAI: the method in the path says whether it streams. */
+const geminiFlavour = (stream: boolean): Flavour => ({
+  api: 'gemini',
+  normalize: normalizeGemini,
+  error: geminiError,
+  json: geminiJson,
+  stream: geminiStream,
+  streamByDefault: stream,
+});
+
+/** The flavour serving a path, and the model a path names (Google GenAI's). */
+function route(method: string | undefined, path: string): { flavour?: Flavour; model?: string; countTokens?: object } {
+  if (method !== 'POST') return {};
+  const exact = FLAVOURS[path];
+  if (exact) return { flavour: exact };
+  if (path === '/v1/messages/count_tokens') return { countTokens: { input_tokens: 10 } };
+  const gemini = geminiRoute(path);
+  if (!gemini) return {};
+  if (gemini.method === 'countTokens') return { countTokens: { totalTokens: 10 } };
+  return { flavour: geminiFlavour(gemini.method === 'streamGenerateContent'), model: gemini.model };
+}
+
 function readBody(req: IncomingMessage): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -141,13 +164,13 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     } catch {
       // Not JSON: keep the raw text in the record; the route answers 400 below.
     }
-    const flavour = req.method === 'POST' ? FLAVOURS[path] : undefined;
-    const api: Api = flavour?.api ?? (req.method === 'POST' && path === '/v1/messages/count_tokens' ? 'count_tokens' : 'unknown');
+    const { flavour, model: pathModel, countTokens } = route(req.method, path);
+    const api: Api = flavour?.api ?? (countTokens ? 'count_tokens' : 'unknown');
     const rec: RecordedRequest = { seq: ++seq, method: req.method ?? 'GET', path, query, api, headers: recordHeaders(req), body };
     recorded.push(rec);
 
     if (api === 'count_tokens') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: 10 }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(countTokens));
       rec.outcome = 'completed';
       log(rec);
       return;
@@ -173,7 +196,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       rec.outcome = 'completed';
       return;
     }
-    const model = typeof body.model === 'string' ? body.model : 'scripted-model';
+    const model = pathModel ?? (typeof body.model === 'string' ? body.model : 'scripted-model');
     const stream = typeof body.stream === 'boolean' ? body.stream : flavour.streamByDefault;
     if (!stream) {
       flavour.json(res, reply, model, raw);

@@ -81,6 +81,35 @@ describe('acp translator', () => {
     expect(adapter.encodeInterrupt!(state)).toBe('{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"sess-1"}}\n');
   });
 
+  it('historyEndsWith: a history replayed after the load\'s answer (Gemini CLI) is dropped up to that update; a refused load ends it at once', () => {
+    const replaying = acpAdapter({ id: 'my-agent', command: ['my-agent', '--acp'], modelId: 'm-1', historyEndsWith: 'available_commands_update' });
+    const run = (records: JournalRecord[], which = replaying) => {
+      let state = which.translator.init({ turnId: 't', rerun: false });
+      return records.flatMap((record) => {
+        const out = which.translator.step(state, record);
+        state = out.state;
+        return out.parts;
+      });
+    };
+    const load = ['stdin', '{"jsonrpc":"2.0","id":"hb-session-load","method":"session/load","params":{}}\n'] as const;
+    const said = (text: string) => ['stdout', upd({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } })] as const;
+    const afterAnswer = journal('allow-all', [
+      [...load],
+      ['stdout', upd({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'OLD PROMPT' } })],
+      ['stdout', '{"jsonrpc":"2.0","id":"hb-session-load","result":{}}'],
+      [...said('OLD REPLY')],
+      ['stdout', upd({ sessionUpdate: 'available_commands_update', availableCommands: [] })],
+      [...said('new reply')],
+      ['stdout', '{"jsonrpc":"2.0","id":"hb-prompt","result":{"stopReason":"end_turn"}}'],
+    ]);
+    const text = (parts: HarnessV1StreamPart[]) => parts.flatMap((p) => (p.type === 'text-delta' ? [p.delta] : [])).join('');
+    expect(text(run(afterAnswer))).toBe('new reply');
+    // Without the option the answer ends the history, as the ACP spec has it: the late replay would be the turn's.
+    expect(text(run(afterAnswer, adapter))).toBe('OLD REPLYnew reply');
+    const refused = journal('allow-all', [[...load], ['stdout', '{"jsonrpc":"2.0","id":"hb-session-load","error":{"code":-32603,"message":"Internal error"}}'], [...said('new reply')]]);
+    expect(text(run(refused))).toBe('new reply');
+  });
+
   it('a refused prompt finishes error with the agent\'s message', () => {
     const parts = translate(journal('allow-all', [['stdout', '{"jsonrpc":"2.0","id":"hb-prompt","error":{"code":-32603,"message":"Session not found"}}']]));
     expect(parts.slice(-2)).toEqual([

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeCodeAdapter } from '../../../host/adapters/claude-code/claude-code.ts';
 import { codexAdapter } from '../../../host/adapters/codex/codex.ts';
 import { piAdapter } from '../../../host/adapters/pi/pi.ts';
-import { claudeCodeAcpAdapter, codexAcpAdapter, qwenCodeAdapter } from '../../../host/adapters/acp/agents.ts';
+import { claudeCodeAcpAdapter, codexAcpAdapter, geminiCliAdapter, qwenCodeAdapter } from '../../../host/adapters/acp/agents.ts';
 import { CLIS, cliPaths, ensureCli } from '../../../host/cli/install-clis.mjs';
 
 const cache = '/tmp/hb-cli-cache-test';
@@ -45,11 +45,11 @@ describe('install-clis: any declared CLI', () => {
     expect(() => cliPaths({ package: 'ok', version: '1.0.0', bin: '../../bin/sh' })).toThrow(/bin "..\/..\/bin\/sh" is not an executable name/);
     expect(() => cliPaths({ package: '../up', version: '1.0.0', bin: 'x' })).toThrow(/not an npm package name/);
     await expect(ensureCli({ package: 'ok', version: '', bin: 'x' })).rejects.toThrow(/is not a version/);
-    expect(() => cliPaths('nope' as never)).toThrow(/unknown CLI "nope"; expected one of claude-code, codex, pi, claude-code-acp, codex-acp, qwen-code, or a \{ package, version, bin \} spec/);
+    expect(() => cliPaths('nope' as never)).toThrow(/unknown CLI "nope"; expected one of claude-code, codex, pi, claude-code-acp, codex-acp, qwen-code, gemini-cli, or a \{ package, version, bin \} spec/);
   });
 
   it('the reference adapters and the ACP presets declare exactly the pinned CLIs', () => {
-    const declared = { 'claude-code': claudeCodeAdapter().cli, codex: codexAdapter().cli, pi: piAdapter().cli, 'claude-code-acp': claudeCodeAcpAdapter().cli, 'codex-acp': codexAcpAdapter().cli, 'qwen-code': qwenCodeAdapter().cli };
+    const declared = { 'claude-code': claudeCodeAdapter().cli, codex: codexAdapter().cli, pi: piAdapter().cli, 'claude-code-acp': claudeCodeAcpAdapter().cli, 'codex-acp': codexAcpAdapter().cli, 'qwen-code': qwenCodeAdapter().cli, 'gemini-cli': geminiCliAdapter().cli };
     for (const [name, spec] of Object.entries(CLIS)) {
       expect(declared[name as keyof typeof declared], name).toEqual({ package: spec.pkg, version: spec.version, bin: spec.bin });
     }
