@@ -21,7 +21,7 @@ export type ResponderIo = {
   readonly permissionMode: HarnessV1PermissionMode;
   /** The sandbox project dir (the CLI's cwd): fs requests are confined to it. */
   readonly projectDir: string;
-  /** Reads a text file inside projectDir; rejects a path outside it (symlinks resolved first). */
+  /** Reads a text file inside projectDir; rejects a path outside it (symlinks resolved first), and a missing file with FileNotFoundError. */
   readTextFile(path: string): Promise<string>;
   /** Writes a text file inside projectDir (parents created); rejects a path outside it (symlinks resolved first). */
   writeTextFile(path: string, content: string): Promise<void>;
@@ -45,6 +45,14 @@ export class ConfinementError extends Error {
   constructor(path: string, projectDir: string) {
     super(`${path} is outside the project dir ${projectDir}`);
     this.name = 'ConfinementError';
+  }
+}
+
+/** A read of a file that does not exist (inside the project dir): a protocol answers it with its own not-found error. */
+export class FileNotFoundError extends Error {
+  constructor(readonly path: string) {
+    super(`${path}: no such file`);
+    this.name = 'FileNotFoundError';
   }
 }
 
@@ -73,7 +81,7 @@ export function sandboxResponderIo(sandbox: SandboxSession, projectDir: string, 
     readTextFile: async (path) => {
       const real = await resolve(path);
       const content = await sandbox.readTextFile({ path: real });
-      if (content === null || content === undefined) throw new Error(`${path}: no such file`);
+      if (content === null || content === undefined) throw new FileNotFoundError(path);
       if (content.length > maxResponderFileChars) throw new Error(`${path}: over ${maxResponderFileChars} characters`);
       return content;
     },

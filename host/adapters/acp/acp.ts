@@ -18,7 +18,7 @@ import { cliBinPath, npmCli } from '../../adapter-kit/cli-launch.ts';
 import { createLineBuffers, readJsonLine } from '../../adapter-kit/json-lines.ts';
 import { createStreamState, partWriter } from '../../adapter-kit/part-writer.ts';
 import { lineBuffersSchema, snapshotCodec, streamStateSchema, type SnapshotState } from '../../adapter-kit/snapshot.ts';
-import { jsonRpc, type CliRequest, type Responder, type ResponderIo } from '../../adapter-kit/responder.ts';
+import { FileNotFoundError, jsonRpc, type CliRequest, type Responder, type ResponderIo } from '../../adapter-kit/responder.ts';
 import { countsFromInclusiveInput, usageFromCounts } from '../../adapter-kit/usage.ts';
 import { acpBuiltinTools, acpToolName } from './tools.ts';
 import * as rpc from './rpc.ts';
@@ -183,7 +183,7 @@ const step = (historyEndsWith: string | undefined) => (s: AcpState, record: Jour
       out.finish({ unified: 'error', raw: 'session/prompt refused' });
       return { state: s, parts };
     }
-    const u = L.result?.usage;
+    const u = rpc.promptUsage(L.result);
     const counts = u ? countsFromInclusiveInput({ input: u.inputTokens, cacheRead: u.cachedReadTokens, cacheWrite: u.cachedWriteTokens, output: u.outputTokens, reasoning: u.thoughtTokens }) : undefined;
     // ACP reports no model steps: the prompt's answer ends the one step this turn shows, with the turn's usage.
     out.endStep(finishOf(L.result?.stopReason), counts);
@@ -322,6 +322,8 @@ export function acpResponder(): Responder {
         }
         return jsonRpc.error(request.key, -32601, `harness-bridge does not serve ${request.method}`);
       } catch (error) {
+        // ACP's "Resource not found" (-32002): agents tell a new file from a failed read by it (Gemini CLI by its message).
+        if (error instanceof FileNotFoundError) return jsonRpc.error(request.key, -32002, `Resource not found: ${error.path}`);
         return jsonRpc.error(request.key, -32000, (error as Error).message);
       }
     },

@@ -115,6 +115,9 @@ export function geminiCliAdapter(options: AcpPresetOptions = {}): CliAdapter<Acp
     prelude: geminiKeepChats,
     // It answers session/load, then replays the history; the command list it sends next closes the replay.
     historyEndsWith: 'available_commands_update',
+    // Its ACP file service takes any refused read for a failure (a JSON-RPC error never reaches it as ENOENT), so
+    // writing a new file through the client fails: it reads and writes the project itself, inside the jail.
+    clientFs: false,
     ...(options.modelId ? { modelId: options.modelId } : {}),
     modelEnvVar: 'GEMINI_MODEL',
     ...(options.survive === undefined ? {} : { survive: options.survive }),

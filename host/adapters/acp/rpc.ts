@@ -65,6 +65,16 @@ export type AcpUpdate = z.infer<typeof update>;
 export const usageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedReadTokens: z.number().nullish(), cachedWriteTokens: z.number().nullish(), thoughtTokens: z.number().nullish() }).loose();
 export type AcpUsage = z.infer<typeof usageSchema>;
 
+/** Gemini CLI's turn usage, which it reports in the prompt answer's `_meta` instead of `usage`. */
+const metaQuotaSchema = z.object({ quota: z.object({ token_count: z.object({ input_tokens: z.number(), output_tokens: z.number() }) }) });
+
+/** A prompt answer's usage: ACP's `usage`, else the counts an agent puts in `_meta` (Gemini CLI's `quota.token_count`). */
+export function promptUsage(result: { usage?: AcpUsage | null; _meta?: unknown } | null | undefined): AcpUsage | undefined {
+  if (result?.usage) return result.usage;
+  const meta = metaQuotaSchema.safeParse(result?._meta);
+  return meta.success ? { inputTokens: meta.data.quota.token_count.input_tokens, outputTokens: meta.data.quota.token_count.output_tokens } : undefined;
+}
+
 /** A stdout line: a notification or request of the agent (method), or an answer to one of ours (id). */
 export const lineSchema = z.union([
   z.object({

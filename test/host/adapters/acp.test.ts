@@ -7,7 +7,7 @@
 import type { JSONValue } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { acpAdapter, type AcpState } from '../../../host/adapters/acp/acp.ts';
-import type { ResponderIo } from '../../../host/adapter-kit/responder.ts';
+import { FileNotFoundError, type ResponderIo } from '../../../host/adapter-kit/responder.ts';
 import { checkEveryCutResumes } from '../../../host/testing/every-cut.ts';
 import { checkEveryCutFolds } from '../ui-replay.ts';
 import { launchSpecSchema } from '../../../protocol/v1/launch-spec.ts';
@@ -110,6 +110,13 @@ describe('acp translator', () => {
     expect(text(run(refused))).toBe('new reply');
   });
 
+  it('usage: ACP\'s `usage` in the prompt answer, else the counts Gemini CLI puts in its `_meta` (quota.token_count)', () => {
+    const finish = (result: object) => translate(journal('allow-all', [['stdout', JSON.stringify({ jsonrpc: '2.0', id: 'hb-prompt', result: { stopReason: 'end_turn', ...result } })]])).at(-1);
+    expect(finish({ _meta: { quota: { token_count: { input_tokens: 12, output_tokens: 7 }, model_usage: [] } } })).toMatchObject({ totalUsage: { inputTokens: { total: 12 }, outputTokens: { total: 7 } } });
+    expect(finish({ usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 }, _meta: { quota: { token_count: { input_tokens: 12, output_tokens: 7 } } } })).toMatchObject({ totalUsage: { inputTokens: { total: 3 }, outputTokens: { total: 2 } } });
+    expect(finish({ _meta: { quota: 'none' } })).toMatchObject({ totalUsage: { inputTokens: { total: undefined } } });
+  });
+
   it('a refused prompt finishes error with the agent\'s message', () => {
     const parts = translate(journal('allow-all', [['stdout', '{"jsonrpc":"2.0","id":"hb-prompt","error":{"code":-32603,"message":"Session not found"}}']]));
     expect(parts.slice(-2)).toEqual([
@@ -175,7 +182,9 @@ describe('acp responder', () => {
     projectDir: '/w',
     readTextFile: async (path) => {
       if (!path.startsWith('/w/')) throw new Error(`${path} is outside the project dir /w`);
-      return files.get(path) ?? '';
+      const content = files.get(path);
+      if (content === undefined) throw new FileNotFoundError(path);
+      return content;
     },
     writeTextFile: async (path, content) => {
       if (!path.startsWith('/w/')) throw new Error(`${path} is outside the project dir /w`);
@@ -196,5 +205,7 @@ describe('acp responder', () => {
     const hostCall = ask(5, 'session/request_permission', { toolCall: { toolCallId: 'h1', title: 'mcp__host__echo_upper', kind: 'other' }, options: [{ kind: 'allow_once', optionId: 'yes' }] });
     expect(await r.answer(hostCall, io('allow-reads'))).toContain('"optionId":"yes"');
     expect(await r.answer(ask(6, 'terminal/create', {}), io('allow-all'))).toContain('"code":-32601');
+    // A missing file is ACP's Resource not found, which agents tell from a failed read (Gemini CLI's write of a new file).
+    expect(await r.answer(ask(7, 'fs/read_text_file', { path: '/w/new.txt' }), io('allow-all'))).toBe('{"jsonrpc":"2.0","id":7,"error":{"code":-32002,"message":"Resource not found: /w/new.txt"}}\n');
   });
 });
