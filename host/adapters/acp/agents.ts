@@ -73,7 +73,10 @@ export function qwenCodeAdapter(options: AcpPresetOptions = {}): CliAdapter<AcpS
     command: [qwenCodeCli.bin, '--acp', '--auth-type', 'openai'],
     cli: qwenCodeCli,
     ...(options.binPath ? { binPath: options.binPath } : {}),
-    env: { ...options.extraEnv },
+    // Its ACP mode discovers MCP servers in the background and does not wait for them before the model's first
+    // request: a loaded machine then searched for the host tools before the bridge's server was listed. This has
+    // session/new answer only once the servers are discovered.
+    env: { QWEN_CODE_LEGACY_MCP_BLOCKING: '1', ...options.extraEnv },
     passEnv: CREDENTIAL_ENV.openai,
     ...(options.modelId ? { modelId: options.modelId } : {}),
     modelEnvVar: 'OPENAI_MODEL',
