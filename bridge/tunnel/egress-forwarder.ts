@@ -6,9 +6,11 @@
 // egress proxy decides every connection under the session's network policy; nothing is dialed here.
 // When its stdin ends (the host's end of the stream is gone) every open tunnel's connection is
 // destroyed, so a client sees the connection close, never a hang, and the process exits.
-// One tunnel per port: given HB_PID_DIR (a dir of the host's, which the CLI cannot write), a newer
-// host's tunnel (a resume, in this process or another) ends the one its pid file names before it
-// listens, so the session's proxy port is the newest host's.
+// One listener per port: given HB_PID_DIR (a dir of the host's, which the CLI cannot write), a newer
+// host's tunnel (a resume, in this process or another) hands the port over from the one its pid file
+// names (SIGUSR2) before it listens, so new connections go to the newest host. The one handing over
+// stops listening and carries its open connections to their end (a CLI's model stream in flight at a
+// suspend), then exits.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -26,7 +28,12 @@ export function runEgressForwarder(portArg: string): void {
     process.exit(exitUsage);
   }
   const send = (frame: TunnelFrame): void => void process.stdout.write(encodeTunnelFrame(frame));
-  const mux = new TunnelMux(send);
+  // Handing over: once the last connection is gone, let go of the host's stream; the process ends when its sockets have flushed.
+  let handingOver = false;
+  const leaveWhenIdle = (): void => {
+    if (handingOver && mux.size === 0) process.stdin.destroy();
+  };
+  const mux = new TunnelMux(send, leaveWhenIdle);
   let nextId = 1;
   const server = createServer((socket) => {
     // Past the cap the connection is closed at once: its client sees the close, the host hears nothing.
@@ -43,10 +50,10 @@ export function runEgressForwarder(portArg: string): void {
   };
   const pidDir = process.env.HB_PID_DIR;
   const pidFile = port === 0 || pidDir === undefined || pidDir === '' ? null : join(pidDir, `tunnel-${port}.pid`);
-  if (pidFile !== null) endPrevious(pidFile);
+  if (pidFile !== null) handOverFrom(pidFile);
   let tries = 0;
   server.on('error', (error: NodeJS.ErrnoException) => {
-    // The tunnel it just ended lets go of the port as it exits: a bounded wait (a hang guard), then the error.
+    // The tunnel handing over lets go of the port at its signal: a bounded wait (a hang guard), then the error.
     if (error.code === 'EADDRINUSE' && ++tries < listenTries) return void setTimeout(() => server.listen(port, '127.0.0.1'), 50);
     stop(exitUnavailable, `cannot listen on 127.0.0.1:${port}: ${error.message}`);
   });
@@ -74,6 +81,13 @@ export function runEgressForwarder(portArg: string): void {
       stop(exitDataErr, (error as Error).message);
     }
   });
+  process.on('SIGUSR2', () => {
+    if (handingOver) return;
+    handingOver = true;
+    server.close();
+    send({ t: 'handed-over' });
+    leaveWhenIdle();
+  });
   process.stdin.once('end', () => stop(0));
   process.stdin.once('error', () => stop(0));
   process.stdout.on('error', () => stop(0));
@@ -82,8 +96,8 @@ export function runEgressForwarder(portArg: string): void {
 /** Tries to listen on a port the previous tunnel still holds (50 ms apart). */
 const listenTries = 100;
 
-/** Ends the tunnel `pidFile` names, if it is one still running (its command line says so: a pid is never reused blindly). */
-function endPrevious(pidFile: string): void {
+/** Has the tunnel `pidFile` names hand its port over, if it is one still running (its command line says so: a pid is never reused blindly). */
+function handOverFrom(pidFile: string): void {
   let pid: number;
   try {
     pid = Number(readFileSync(pidFile, 'utf8'));
@@ -93,7 +107,7 @@ function endPrevious(pidFile: string): void {
   if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) return;
   try {
     if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--egress-tunnel')) return;
-    process.kill(pid, 'SIGTERM');
+    process.kill(pid, 'SIGUSR2');
   } catch {
     // gone already
   }

@@ -64,6 +64,8 @@ export class EgressTunnel {
   #lastError: string | undefined;
   #everReady = false;
   #stdinWrites = 0;
+  #handedOver = false;
+  #streamEnded: Promise<void> = Promise.resolve();
 
   private constructor(options: EgressTunnelOptions) {
     this.#options = options;
@@ -111,6 +113,19 @@ export class EgressTunnel {
   /** Decisions so far (allowed, refused by reason), as the proxy counts them. */
   get counts(): EgressCounts {
     return this.#proxy.counts;
+  }
+
+  /**
+   * A newer host's tunnel took the port (a resume elsewhere, or a newer session object here): this one's end carries
+   * the connections it has to their end, takes no new ones, and is not started again.
+   */
+  get handedOver(): boolean {
+    return this.#handedOver;
+  }
+
+  /** Resolves once the current stream to the sandbox's end has ended (its process gone). */
+  streamEnded(): Promise<void> {
+    return this.#streamEnded;
   }
 
   /** How many times the sandbox's end was started (1 + restarts). */
@@ -200,6 +215,7 @@ export class EgressTunnel {
     })();
     const stream: Stream = { process, mux, writer, flush, done };
     this.#stream = stream;
+    this.#streamEnded = done;
     void done.then(() => this.#ended(stream));
     await ready;
     this.#failedStarts = 0;
@@ -210,6 +226,9 @@ export class EgressTunnel {
     if (frame.t === 'ready') {
       this.#port = frame.port;
       signalReady();
+    } else if (frame.t === 'handed-over') {
+      this.#handedOver = true;
+      this.#options.log?.info({ port: this.#port }, "egress tunnel: a newer host's tunnel took the port; open connections run to their end here");
     } else if (frame.t === 'open') {
       mux.attach(frame.id, connect({ host: '127.0.0.1', port: this.#proxy.port }));
     } else mux.handle(frame);
@@ -220,6 +239,11 @@ export class EgressTunnel {
     // A start that never listened fails start() instead (a bad bridge file, a taken port).
     if (this.#stream !== stream || this.#closed || !this.#everReady) return;
     this.#stream = null;
+    if (this.#handedOver) {
+      this.#ready = null;
+      this.#lastError = "a newer host's tunnel took the port";
+      return;
+    }
     this.#failedStarts++;
     if (this.#failedStarts > (this.#options.maxFailedStarts ?? 5)) {
       this.#ready = null;

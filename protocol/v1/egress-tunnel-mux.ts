@@ -26,9 +26,12 @@ type Tunnel = {
 export class TunnelMux {
   readonly #send: (frame: TunnelFrame) => void;
   readonly #tunnels = new Map<number, Tunnel>();
+  readonly #onClosed: (() => void) | undefined;
 
-  constructor(send: (frame: TunnelFrame) => void) {
+  /** `onClosed`: called after a tunnel is gone (its count is `size` then). */
+  constructor(send: (frame: TunnelFrame) => void, onClosed?: () => void) {
     this.#send = send;
+    this.#onClosed = onClosed;
   }
 
   get size(): number {
@@ -89,6 +92,7 @@ export class TunnelMux {
       tunnel.socket.end();
     } else {
       this.#tunnels.delete(tunnel.id);
+      this.#onClosed?.();
       // What the socket holds still goes out (end flushes), then it is gone.
       tunnel.socket.end();
       tunnel.socket.once('finish', () => tunnel.socket.destroy());
@@ -131,6 +135,7 @@ export class TunnelMux {
     }
     if (tunnel.socketClosed) {
       this.#tunnels.delete(tunnel.id);
+      this.#onClosed?.();
       this.#send({ t: 'close', id: tunnel.id });
     }
   }

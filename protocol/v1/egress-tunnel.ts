@@ -42,7 +42,10 @@ const endSchema = z.object({ t: z.literal('end'), id: idSchema }).strict();
 /** The tunnel is gone (its socket closed or failed); the receiver ends its side after what it holds. */
 const closeSchema = z.object({ t: z.literal('close'), id: idSchema }).strict();
 
-export const tunnelFrameSchema = z.discriminatedUnion('t', [readySchema, openSchema, dataSchema, creditSchema, endSchema, closeSchema]);
+/** The sandbox side gave its port to a newer host's tunnel: it carries its open tunnels to their end, then exits; not to be started again. */
+const handedOverSchema = z.object({ t: z.literal('handed-over') }).strict();
+
+export const tunnelFrameSchema = z.discriminatedUnion('t', [readySchema, openSchema, dataSchema, creditSchema, endSchema, closeSchema, handedOverSchema]);
 export type TunnelFrame = z.infer<typeof tunnelFrameSchema>;
 
 /** A line that is not a tunnel frame, or a frame that breaks the limits: the stream is ended. */

@@ -146,6 +146,45 @@ describe('egress tunnel over the local exec stream', () => {
   });
 });
 
+describe('egress tunnel handed over on its port (a resume in another host)', () => {
+  it('a newer tunnel on the same port takes the new connections; one open through the older runs on to its end, then the older exits', async () => {
+    const pidDir = await mkdtemp(join(tmpdir(), 'hb-egress-pid-'));
+    // A port of its own (the hand-over is per port; port 0 keeps no pid file): one the kernel just gave out.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as { port: number };
+        probe.close(() => resolve(free));
+      });
+    });
+    const options = { spawn: session.spawn, nodeCommand: process.execPath, bridgeFile, pidDir, port, policy: { mode: 'custom' as const, allowedCIDRs: ['127.0.0.1/32'] } };
+    const older = await EgressTunnel.start(options);
+    let newer: EgressTunnel | undefined;
+    try {
+      const { socket, status } = await proxiedConnect(older.port, `127.0.0.1:${echoPort}`);
+      expect(status).toBe('HTTP/1.1 200 Connection Established');
+      newer = await EgressTunnel.start(options);
+      expect(newer.port).toBe(older.port);
+      // In flight at the hand-over: still carried, both ways, by the older tunnel.
+      const echoed = new Promise<string>((resolve) => socket.once('data', (piece: Buffer) => resolve(piece.toString())));
+      socket.write('still here');
+      expect(await echoed).toBe('still here');
+      // New connections are the newer tunnel's.
+      const newerBefore = newer.counts.allowed;
+      expect((await proxiedGet(older.port, `http://127.0.0.1:${webPort}/newer`)).body).toBe('hello from the host: /newer');
+      expect(newer.counts.allowed).toBe(newerBefore + 1);
+      // Its last connection gone, the older tunnel's process lets go of its stream: the host sees it end.
+      expect(older.handedOver).toBe(true);
+      const ended = older.streamEnded();
+      socket.destroy();
+      await ended;
+    } finally {
+      await newer?.close();
+      await older.close();
+      await rm(pidDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('egress tunnel over a hosted exec API (string output, billed writes)', () => {
   it('the frames are ASCII: an allowed GET and a 403 arrive whole, nothing replaced', async () => {
     const hosted = hostedExecSession(session);

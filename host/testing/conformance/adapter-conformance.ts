@@ -76,6 +76,12 @@ export interface AdapterConformanceCase {
 
 const pass: ConformanceOutcome = { status: 'pass' };
 
+/** The first index where two lists differ (one running out counts), or -1. */
+function firstDifference(a: ReadonlyArray<string>, b: ReadonlyArray<string>): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
 function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new ConformanceFailure(message);
 }
@@ -330,9 +336,10 @@ export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
       // Two runs of the CLI: its own stderr and unknown lines (raw parts) come in a number and at places that vary
       // with its timing (Qwen Code's event-loop stall warnings), so the runs compare without them.
       const content = (list: ReadonlyArray<HarnessV1StreamPart>) => normalizeIds(list.filter((part) => part.type !== 'raw'));
-      const got = JSON.stringify(content(joinSlices([parts, rest])));
-      const want = JSON.stringify(content(reference));
-      check(got === want, `suspend at part ${cut} + continue differs from the uninterrupted run:\n got ${got.slice(0, 400)}\nwant ${want.slice(0, 400)}`);
+      const got = content(joinSlices([parts, rest])).map((part) => JSON.stringify(part));
+      const want = content(reference).map((part) => JSON.stringify(part));
+      const at = firstDifference(got, want);
+      check(at < 0, `suspend at part ${cut} + continue differs from the uninterrupted run (${got.length} parts, want ${want.length}) at part ${at}:\n got ${got[at] ?? '(none)'}\nwant ${want[at] ?? '(none)'}`);
       return pass;
     },
   },
