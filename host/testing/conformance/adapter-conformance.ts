@@ -11,19 +11,14 @@
 // model, and a CLI that cannot start is reported to the host by its own words. A failure says what the host saw (error parts, raw stderr, rejections),
 // so an adapter whose CLI never runs fails the list with the reason.
 import type { HarnessV1NetworkSandboxSession } from '../../../protocol/harness-v1/sandbox.ts';
-import type {
-  HarnessV1,
-  HarnessV1PermissionMode,
-  HarnessV1ResumeState,
-  HarnessV1Session,
-  HarnessV1ToolSpec,
-  HarnessV1PromptControl,
-} from '../../../protocol/harness-v1/session.ts';
+import type { HarnessV1, HarnessV1PermissionMode, HarnessV1ResumeState, HarnessV1ToolSpec } from '../../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../../protocol/harness-v1/stream-part.ts';
-import { streamPartSchema } from '../../../protocol/harness-v1/stream-part-schema.ts';
 import { defineCliAdapter, type CliAdapter } from '../../adapter-kit/adapter.ts';
 import { blockProblem, joinSlices } from '../every-cut.ts';
 import { ConformanceFailure, type ConformanceOutcome } from './sandbox-provider-conformance.ts';
+import { check, checkStopped, type HostToolSpec, checkTextTurn, checkTurnShape, clip, deferredControl, errorText, firstDifference, hostToolTurn, matches, normalizeIds, seen, textOf, told, turn } from './turn-checks.ts';
+
+export { normalizeIds } from './turn-checks.ts';
 
 export interface AdapterConformanceContext {
   /** A new harness instance, as a fresh host process would build it. */
@@ -54,7 +49,7 @@ export interface AdapterConformanceContext {
      * A turn that calls the host tool `tools[0]`, answered with `output`; `reply`, if given, is what the text
      * after the call must match (a model that read the output says so).
      */
-    readonly hostTool?: { prompt: string; tools: HarnessV1ToolSpec[]; output: unknown; reply?: string | RegExp };
+    readonly hostTool?: HostToolSpec;
     /**
      * A turn in which the CLI asks to run one of its own tools and waits for the host's approval (under
      * `permissionMode`, default 'allow-reads'). The case denies it with the reason `deniedReason`; `reply`, if
@@ -75,16 +70,6 @@ export interface AdapterConformanceCase {
 }
 
 const pass: ConformanceOutcome = { status: 'pass' };
-
-/** The first index where two lists differ (one running out counts), or -1. */
-function firstDifference(a: ReadonlyArray<string>, b: ReadonlyArray<string>): number {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
-  return -1;
-}
-
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new ConformanceFailure(message);
-}
 
 /** What `cliThatCannotStart` makes the CLI print on stderr before it exits 3; the start-error case looks for it. */
 export const cannotStartMessage = 'harness-bridge conformance: this CLI cannot start';
@@ -128,141 +113,6 @@ async function start(
     ...(resumeFrom ? { resumeFrom } : {}),
   });
   return { sessionId, session };
-}
-
-/** An error's message: an Error's, a string, an error part's `{ message }`, else its JSON. */
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'string') return error;
-  if (typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string') return error.message;
-  return JSON.stringify(error) ?? String(error);
-}
-
-const clip = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max)}…` : text);
-
-/** What the host was told besides the reply, in full: the rejection, error parts and raw parts (a CLI's stderr arrives raw). */
-function told(parts: ReadonlyArray<HarnessV1StreamPart>, rejection?: unknown): string[] {
-  const out: string[] = [];
-  if (rejection !== undefined) out.push(`the turn rejected: ${errorText(rejection)}`);
-  for (const part of parts) {
-    if (part.type === 'error') out.push(`error part: ${errorText(part.error)}`);
-    else if (part.type === 'raw') out.push(`raw part: ${typeof part.rawValue === 'string' ? part.rawValue : JSON.stringify(part.rawValue) ?? ''}`);
-  }
-  return out;
-}
-
-/** `told`, shortened for a failure message. */
-function seen(parts: ReadonlyArray<HarnessV1StreamPart>, rejection?: unknown): string {
-  const out = told(parts, rejection).map((line) => clip(line));
-  return out.length > 0 ? out.slice(0, 8).join('; ') + (out.length > 8 ? `; … (${out.length - 8} more)` : '') : 'no error part, no raw part';
-}
-
-const textOf = (parts: ReadonlyArray<HarnessV1StreamPart>) => parts.map((part) => (part.type === 'text-delta' ? part.delta : '')).join('');
-
-/** Runs a turn to its end; a turn that cannot start or rejects is a failure that says what the host saw. */
-async function turn(session: HarnessV1Session, prompt: string, what: string, tools?: HarnessV1ToolSpec[]): Promise<HarnessV1StreamPart[]> {
-  const parts: HarnessV1StreamPart[] = [];
-  try {
-    const control = await session.doPromptTurn({ prompt, ...(tools ? { tools } : {}), emit: (part) => parts.push(part) });
-    await control.done;
-  } catch (error) {
-    throw new ConformanceFailure(`${what}: the turn failed: ${clip(errorText(error))} (${seen(parts)})`);
-  }
-  return parts;
-}
-
-function checkTurnShape(parts: HarnessV1StreamPart[], what: string): void {
-  check(parts[0]?.type === 'stream-start', `${what}: first part is ${parts[0]?.type ?? 'missing'}, expected stream-start`);
-  check(parts.at(-1)?.type === 'finish', `${what}: last part is ${parts.at(-1)?.type ?? 'missing'}, expected finish (${seen(parts)})`);
-  parts.forEach((part, i) => {
-    const parsed = streamPartSchema.safeParse(part);
-    check(parsed.success, `${what}: part ${i} (${part.type}) does not match HarnessV1StreamPart: ${parsed.error?.issues[0]?.message}`);
-  });
-}
-
-/** The turn finished `stop`: anything else (error, other) fails with what the host was told. */
-function checkStopped(parts: HarnessV1StreamPart[], what: string): void {
-  checkTurnShape(parts, what);
-  const finish = parts.at(-1);
-  const reason = finish?.type === 'finish' ? finish.finishReason : undefined;
-  check(
-    reason?.unified === 'stop',
-    `${what}: finished ${reason?.unified ?? 'without a reason'}${reason?.raw === undefined ? '' : ` (raw ${JSON.stringify(reason.raw)})`}, expected stop; the host saw: ${seen(parts)}`,
-  );
-}
-
-function matches(text: string, want: string | RegExp | undefined): boolean {
-  if (want === undefined) return text.length > 0;
-  return typeof want === 'string' ? text === want : want.test(text);
-}
-
-/** A text turn's outcome: finish `stop` with the reply the runner expects. */
-function checkTextTurn(ctx: AdapterConformanceContext, parts: HarnessV1StreamPart[], what: string): void {
-  checkStopped(parts, what);
-  const text = textOf(parts);
-  const want = ctx.prompts.textReply;
-  check(matches(text, want), `${what}: the reply reads ${JSON.stringify(clip(text))}, expected ${want === undefined ? 'some text' : typeof want === 'string' ? JSON.stringify(want) : String(want)}`);
-}
-
-/** The turn's control, for answers to parts emitted before doPromptTurn returned it. */
-function deferredControl() {
-  let controlled!: (control: HarnessV1PromptControl) => void;
-  const controlling = new Promise<HarnessV1PromptControl>((resolve) => (controlled = resolve));
-  return { controlled, controlling };
-}
-
-/** A host tool turn to its end: exactly one host tool-call naming `spec.tools[0]`, answered, finish stop, the reply after it. */
-async function hostToolTurn(session: HarnessV1Session, spec: NonNullable<AdapterConformanceContext['prompts']['hostTool']>, what: string): Promise<void> {
-  const parts: HarnessV1StreamPart[] = [];
-  const answers: Array<Promise<unknown>> = [];
-  const { controlled, controlling } = deferredControl();
-  try {
-    const control = await session.doPromptTurn({
-      prompt: spec.prompt,
-      tools: spec.tools,
-      emit: (part) => {
-        parts.push(part);
-        if (part.type === 'tool-call' && part.providerExecuted !== true) {
-          answers.push(controlling.then((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: spec.output })));
-        }
-      },
-    });
-    controlled(control);
-    await control.done;
-  } catch (error) {
-    throw new ConformanceFailure(`${what}: the turn failed: ${clip(errorText(error))} (${seen(parts)})`);
-  }
-  const calls = parts.filter((p): p is Extract<HarnessV1StreamPart, { type: 'tool-call' }> => p.type === 'tool-call' && p.providerExecuted !== true);
-  check(calls.length === 1, `${what}: expected exactly one host tool-call part, got ${calls.length}; the text reads ${JSON.stringify(clip(textOf(parts)))} (${seen(parts)})`);
-  const call = calls[0]!;
-  check(call.toolName === spec.tools[0]?.name, `${what}: the tool-call names ${JSON.stringify(call.toolName)}, expected ${JSON.stringify(spec.tools[0]?.name)}`);
-  const refused = (await Promise.allSettled(answers)).find((answer) => answer.status === 'rejected');
-  check(!refused, `${what}: the tool's result was refused: ${refused?.status === 'rejected' ? clip(errorText(refused.reason)) : ''}`);
-  checkStopped(parts, what);
-  if (spec.reply !== undefined) {
-    const after = textOf(parts.slice(parts.indexOf(call) + 1));
-    check(matches(after, spec.reply), `${what}: after the tool call the reply reads ${JSON.stringify(clip(after))}, expected ${typeof spec.reply === 'string' ? JSON.stringify(spec.reply) : String(spec.reply)}: the tool's output did not reach the model`);
-  }
-}
-
-/**
- * Parts with their ids renamed by order of first appearance, so two runs of
- * the same prompt in different sessions (different seqs) compare equal. Raw
- * parts keep only their type: they pass CLI output through verbatim, and CLIs
- * print per-session uuids and timings in it.
- */
-export function normalizeIds(parts: ReadonlyArray<HarnessV1StreamPart>): unknown[] {
-  const ids = new Map<string, string>();
-  const rename = (id: string) => {
-    if (!ids.has(id)) ids.set(id, `#${ids.size}`);
-    return ids.get(id)!;
-  };
-  return parts.map((part) => {
-    if (part.type === 'raw') return { type: 'raw' };
-    const copy: Record<string, unknown> = { ...part };
-    for (const key of ['id', 'toolCallId', 'approvalId']) if (typeof copy[key] === 'string') copy[key] = rename(copy[key] as string);
-    return copy;
-  });
 }
 
 export const adapterConformance: ReadonlyArray<AdapterConformanceCase> = [
