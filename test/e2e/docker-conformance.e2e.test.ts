@@ -4,53 +4,19 @@
 // (docs/remote-providers.md#egress-tunnel), host tools over the bridge's MCP endpoint on the container's own
 // loopback, suspend and continue, stop and resume in a new bridge, abort, a denial. Each CLI comes from the host's
 // pinned install, bound read-only into the container. Skips without docker.
-import { realpathSync } from 'node:fs';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { claudeCodeAdapter } from '../../host/adapters/claude-code/claude-code.ts';
-import { codexAdapter } from '../../host/adapters/codex/codex.ts';
-import { withHostInstalledCli } from '../../host/adapters/registry.ts';
-import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { createDockerSandboxProvider, dockerUnavailable, type DockerSandboxProvider } from '../../host/sandbox/docker/provider.ts';
 import { adapterConformance, cliThatCannotStart, type AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
 import { startModelServer, type ModelServer } from '../../host/testing/scripted-model/server.ts';
+import { dockerClis, proxyPort, type DockerCli } from '../host/sandbox/docker-clis.ts';
 import { runConformanceCase } from './support.ts';
 import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/sandbox.ts';
 
 const unavailable = await dockerUnavailable();
 if (unavailable) console.log(`[skip] docker conformance: ${unavailable}`);
 
-const proxyPort = 3128;
-const proxy = `http://127.0.0.1:${proxyPort}`;
-// The model by name (the policy allows `localhost` only), through the container's proxy; the bridge's MCP endpoint (127.0.0.1 inside) directly.
-const proxyEnv = { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' };
 const hostTools = [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object' as const, properties: { text: { type: 'string' as const } }, required: ['text'] } }];
-
-type DockerCli = {
-  readonly name: string;
-  install(): Promise<{ dir: string; binPath: string }>;
-  /** The executable the adapter runs, inside the bound install. */
-  bin(install: { dir: string; binPath: string }): string;
-  adapter(bin: string, modelUrl: string): ReturnType<typeof withHostInstalledCli>;
-  readonly modelId?: string;
-};
-
-const clis: DockerCli[] = [
-  {
-    name: 'claude-code',
-    install: () => ensureCli('claude-code'),
-    bin: (install) => realpathSync(install.binPath),
-    adapter: (bin, modelUrl) => withHostInstalledCli(claudeCodeAdapter({ binPath: bin, extraEnv: { ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'sk-test', ...proxyEnv } })),
-  },
-  {
-    name: 'codex',
-    install: () => ensureCli('codex'),
-    // The static binary its npm wrapper (a node script) would exec.
-    bin: (install) => `${install.dir}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex`,
-    adapter: (bin, modelUrl) => withHostInstalledCli(codexAdapter({ binPath: bin, modelId: 'gpt-5.5', extraEnv: { OPENAI_BASE_URL: `${modelUrl}/v1`, OPENAI_API_KEY: 'sk-test', ...proxyEnv } })),
-    modelId: 'gpt-5.5',
-  },
-];
 
 let model: ModelServer;
 
@@ -63,10 +29,10 @@ afterAll(async () => {
   await model?.close();
 });
 
-for (const cli of clis) {
+for (const cli of dockerClis) {
   describe.skipIf(unavailable !== undefined)(`conformance: ${cli.name} in a docker session (real CLI, model through the egress tunnel)`, () => {
     let docker: DockerSandboxProvider;
-    let adapter: () => ReturnType<typeof withHostInstalledCli>;
+    let adapter: () => ReturnType<DockerCli['adapter']>;
 
     beforeAll(async () => {
       const install = await cli.install();

@@ -110,6 +110,23 @@ describe('acp translator', () => {
     expect(text(run(refused))).toBe('new reply');
   });
 
+  it('historyEndsWith: every cut point of a late replay resumes exactly, and folds through the real HarnessAgent + readUIMessageStream', async () => {
+    const replaying = acpAdapter({ id: 'my-agent', command: ['my-agent', '--acp'], modelId: 'm-1', historyEndsWith: 'available_commands_update' });
+    const records = journal('allow-all', [
+      ['stdin', '{"jsonrpc":"2.0","id":"hb-session-load","method":"session/load","params":{}}\n'],
+      ['stdout', '{"jsonrpc":"2.0","id":"hb-session-load","result":{}}'],
+      ['stdout', upd({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'OLD REPLY' } })],
+      ['stdout', upd({ sessionUpdate: 'available_commands_update', availableCommands: [] })],
+      ['stdout', upd({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'new ' } })],
+      ['stdout', upd({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'reply' } })],
+      ['stdout', '{"jsonrpc":"2.0","id":"hb-prompt","result":{"stopReason":"end_turn"}}'],
+    ]);
+    expect(checkEveryCutResumes(() => replaying, records, 'late replay')).toBe(records.length + 1);
+    const { checked, differing } = await checkEveryCutFolds(() => replaying, records, 'acp late replay');
+    expect(checked).toBeGreaterThan(0);
+    expect(differing).toEqual([]);
+  });
+
   it('usage: ACP\'s `usage` in the prompt answer, else the counts Gemini CLI puts in its `_meta` (quota.token_count)', () => {
     const finish = (result: object) => translate(journal('allow-all', [['stdout', JSON.stringify({ jsonrpc: '2.0', id: 'hb-prompt', result: { stopReason: 'end_turn', ...result } })]])).at(-1);
     expect(finish({ _meta: { quota: { token_count: { input_tokens: 12, output_tokens: 7 }, model_usage: [] } } })).toMatchObject({ totalUsage: { inputTokens: { total: 12 }, outputTokens: { total: 7 } } });

@@ -3,22 +3,19 @@
 // the host tool runs, writes the continue state to a file, prints `{"sessionId":…,"head":…}` and
 // exits without stopping anything. Usage:
 //   node --import tsx test/host/sandbox/docker-claude-first-host.ts <name prefix> <model url> <state file>
-import { realpathSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { HarnessV1NetworkSandboxSession as SdkNetworkSandboxSession, HarnessV1SandboxProvider as SdkSandboxProvider } from '@ai-sdk/harness';
 import { HarnessAgent } from '@ai-sdk/harness/agent';
 import { tool } from 'ai';
 import { z } from 'zod';
-import { claudeCodeAdapter } from '../../../host/adapters/claude-code/claude-code.ts';
-import { withHostInstalledCli } from '../../../host/adapters/registry.ts';
-import { ensureCli } from '../../../host/cli/install-clis.mjs';
 import { createBridgeHarness } from '../../../host/harness.ts';
 import { createDockerSandboxProvider } from '../../../host/sandbox/docker/provider.ts';
+import { claudeCodeInDocker, proxyPort } from './docker-clis.ts';
 
 const [namePrefix, modelUrl, stateFile] = process.argv.slice(2) as [string, string, string];
-const install = await ensureCli('claude-code');
-const bin = realpathSync(install.binPath);
-const proxy = 'http://127.0.0.1:3128';
-const docker = createDockerSandboxProvider({ namePrefix, readOnlyMounts: [install.dir], librariesOf: [bin], egressTunnel: { port: 3128 } });
+const install = await claudeCodeInDocker.install();
+const bin = claudeCodeInDocker.bin(install);
+const docker = createDockerSandboxProvider({ namePrefix, readOnlyMounts: [install.dir], librariesOf: [bin], egressTunnel: { port: proxyPort } });
 const sandbox: SdkSandboxProvider = {
   specificationVersion: 'harness-sandbox-v1',
   providerId: 'docker-egress',
@@ -34,10 +31,7 @@ const inTool = new Promise<void>((resolve) => (entered = resolve));
 let open!: () => void;
 const opened = new Promise<void>((resolve) => (open = resolve));
 const agent = new HarnessAgent({
-  harness: createBridgeHarness(
-    withHostInstalledCli(claudeCodeAdapter({ binPath: bin, extraEnv: { ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'sk-test', HTTPS_PROXY: proxy, HTTP_PROXY: proxy, NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' } })),
-    { probeTimeoutMs: 20_000 },
-  ),
+  harness: createBridgeHarness(claudeCodeInDocker.adapter(bin, modelUrl), { probeTimeoutMs: 20_000 }),
   sandbox,
   permissionMode: 'allow-all',
   tools: { echo_upper: tool({ description: 'Echo in upper case', inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => (entered(), await opened, `HOST SAYS HI ${text.toUpperCase()}`) }) },

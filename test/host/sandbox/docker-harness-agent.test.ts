@@ -6,7 +6,7 @@
 // the container (readOnlyMounts; librariesOf puts Claude Code's shared libraries in the base image).
 // Skips without docker.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,49 +15,14 @@ import { HarnessAgent } from '@ai-sdk/harness/agent';
 import { tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { claudeCodeAdapter } from '../../../host/adapters/claude-code/claude-code.ts';
-import { codexAdapter } from '../../../host/adapters/codex/codex.ts';
-import { withHostInstalledCli } from '../../../host/adapters/registry.ts';
-import { ensureCli } from '../../../host/cli/install-clis.mjs';
 import { createBridgeHarness } from '../../../host/harness.ts';
 import { createDockerSandboxProvider, dockerUnavailable } from '../../../host/sandbox/docker/provider.ts';
 import type { DockerSandboxSession } from '../../../host/sandbox/docker/session.ts';
 import { startModelServer, type ModelServer } from '../../../host/testing/scripted-model/server.ts';
+import { claudeCodeInDocker, dockerClis, proxyPort } from './docker-clis.ts';
 
 const unavailable = await dockerUnavailable();
 if (unavailable) console.log(`[skip] docker HarnessAgent tests: ${unavailable}`);
-
-const proxyPort = 3128;
-const proxy = `http://127.0.0.1:${proxyPort}`;
-// The model by name (the policy allows `localhost` only), through the container's proxy; the bridge's MCP endpoint (127.0.0.1 inside) directly.
-const proxyEnv = { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, NO_PROXY: '127.0.0.1', no_proxy: '127.0.0.1' };
-
-type CliCase = {
-  name: string;
-  install(): Promise<{ dir: string; binPath: string }>;
-  /** The executable the adapter runs, inside the bound install. */
-  bin(install: { dir: string; binPath: string }): string;
-  adapter(bin: string, modelUrl: string): ReturnType<typeof withHostInstalledCli>;
-  modelPath: string;
-};
-
-const cases: CliCase[] = [
-  {
-    name: 'claude-code',
-    install: () => ensureCli('claude-code'),
-    bin: (install) => realpathSync(install.binPath),
-    adapter: (bin, modelUrl) => withHostInstalledCli(claudeCodeAdapter({ binPath: bin, extraEnv: { ANTHROPIC_BASE_URL: modelUrl, ANTHROPIC_API_KEY: 'sk-test', ...proxyEnv } })),
-    modelPath: '/v1/messages',
-  },
-  {
-    name: 'codex',
-    install: () => ensureCli('codex'),
-    // The static binary its npm wrapper (a node script) would exec.
-    bin: (install) => `${install.dir}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex`,
-    adapter: (bin, modelUrl) => withHostInstalledCli(codexAdapter({ binPath: bin, modelId: 'gpt-5.5', extraEnv: { OPENAI_BASE_URL: `${modelUrl}/v1`, OPENAI_API_KEY: 'sk-test', ...proxyEnv } })),
-    modelPath: '/v1/responses',
-  },
-];
 
 let model: ModelServer;
 const sessions: DockerSandboxSession[] = [];
@@ -73,7 +38,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(unavailable !== undefined)('HarnessAgent + a real CLI in a docker session, through the egress tunnel', () => {
-  for (const cli of cases) {
+  for (const cli of dockerClis) {
     it(`${cli.name}: a text turn and a host tool call, the model reached only through the host policy`, { timeout: 600_000 }, async () => {
       const install = await cli.install();
       const bin = cli.bin(install);
@@ -118,8 +83,8 @@ describe.skipIf(unavailable !== undefined)('HarnessAgent + a real CLI in a docke
       expect(first.type).toBe('continue-turn');
       const { sessionId, state } = JSON.parse(readFileSync(stateFile, 'utf8'));
       // This process is the second host: the session is resumed, its kept policy and tunnel with it.
-      const install = await ensureCli('claude-code');
-      const bin = realpathSync(install.binPath);
+      const install = await claudeCodeInDocker.install();
+      const bin = claudeCodeInDocker.bin(install);
       const docker = createDockerSandboxProvider({ namePrefix: prefix, readOnlyMounts: [install.dir], librariesOf: [bin], egressTunnel: { port: proxyPort } });
       const sandbox: SdkSandboxProvider = {
         specificationVersion: 'harness-sandbox-v1',
@@ -134,7 +99,7 @@ describe.skipIf(unavailable !== undefined)('HarnessAgent + a real CLI in a docke
         },
       };
       const agent = new HarnessAgent({
-        harness: createBridgeHarness(cases[0]!.adapter(bin, modelUrl), { probeTimeoutMs: 20_000 }),
+        harness: createBridgeHarness(claudeCodeInDocker.adapter(bin, modelUrl), { probeTimeoutMs: 20_000 }),
         sandbox,
         permissionMode: 'allow-all',
         tools: { echo_upper: tool({ description: 'Echo in upper case', inputSchema: z.object({ text: z.string() }), execute: async () => 'SHOULD NOT RUN AGAIN' }) },
