@@ -129,7 +129,7 @@ export async function namespaceSupport(options: {
       srtIndex: join(found.pkg, 'dist', 'index.js'),
       config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] } },
       ...(asUser ? { credentials: { uid: asUser.uid, gid: asUser.gid } } : {}),
-      env: { ...process.env, TMPDIR: tmpdir() },
+      env: helperEnv(),
     });
     helpers.set(key, helper);
     return helper;
@@ -234,6 +234,17 @@ export async function namespaceSupport(options: {
       for (const helper of helpers.values()) helper.close();
     },
   };
+}
+
+/**
+ * The jail helper's environment: the bridge's, with srt's TMPDIR, without NODE_EXTRA_CA_CERTS. Node parses
+ * that bundle at every start (~65 ms of CPU for a system bundle, before the first part), and the helper
+ * makes no TLS connection: srt's relays lead to the egress proxy, which tunnels. The CLIs keep it (their
+ * env is their launch's, supervised-process.ts).
+ */
+function helperEnv(): NodeJS.ProcessEnv {
+  const { NODE_EXTRA_CA_CERTS: _unused, ...env } = process.env;
+  return { ...env, TMPDIR: tmpdir() };
 }
 
 /**

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-export const SCENARIOS = ['size', 'cold-start', 'live', 'replay', 'latency', 'rss', 'sessions', 'host-channel', 'bootstrap', 'isolation', 'survive', 'docker-snapshot', 'exec-transport'];
+export const SCENARIOS = ['size', 'cold-start', 'live', 'replay', 'latency', 'rss', 'sessions', 'host-channel', 'bootstrap', 'isolation', 'first-output', 'survive', 'docker-snapshot', 'exec-transport'];
 const SCENARIO_TIMEOUT_MS = 600_000;
 
 const asked = process.argv.slice(2);

@@ -73,8 +73,8 @@ export function emitterArgv(count, extra = []) {
  * Spawns a bridge process and waits for its `bridge-ready` line.
  * Returns { target, child, pid, port, readyMs, token, stderrTail(), stop() }.
  */
-/** `snapshot`: ours started from its startup snapshot (prepareTargets built it; throws if it could not). */
-export async function launchBridge(target, { stateDir = tempDir(`${target}-state`), retain = false, snapshot = false } = {}) {
+/** `snapshot`: ours started from its startup snapshot (prepareTargets built it; throws if it could not). `env`: more environment (the CLIs it spawns inherit it). */
+export async function launchBridge(target, { stateDir = tempDir(`${target}-state`), retain = false, snapshot = false, env: extraEnv = {} } = {}) {
   const { files, snapshotBlob } = await prepareTargets();
   if (snapshot && (target !== 'ours' || snapshotBlob === undefined)) throw new Error(`no startup snapshot for ${target}`);
   const token = randomBytes(16).toString('hex');
@@ -84,11 +84,12 @@ export async function launchBridge(target, { stateDir = tempDir(`${target}-state
     aisdk: [files.aisdk, '--state-dir', stateDir, '--port', '0'],
     rawws: [files.rawws, '--port', '0', ...(retain ? ['--retain'] : [])],
   }[target];
-  const env = childEnv({
+  const targetEnv = {
     ours: { HARNESS_BRIDGE_TOKEN: token, ...bridgeEnv() },
     aisdk: { BRIDGE_CHANNEL_TOKEN: token },
     rawws: { RAWWS_TOKEN: token },
-  }[target]);
+  }[target];
+  const env = childEnv({ ...targetEnv, ...extraEnv });
   const t0 = performance.now();
   const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO }));
   let stderr = '';
