@@ -24,7 +24,7 @@ const loadHost = () =>
     "export { createBridgeHarness } from './host/harness.ts';",
     "export { createLocalSandboxProvider } from './host/sandbox/local/provider.ts';",
     "export { fixtureAdapter } from './host/testing/fixture/fixture-adapter.ts';",
-    "export { claudeCodeAdapter } from './host/adapters/claude-code/claude-code.ts';",
+    "export { CLAUDE_CODE_QUIET_ENV, claudeCodeAdapter } from './host/adapters/claude-code/claude-code.ts';",
     "export { withHostInstalledCli } from './host/adapters/registry.ts';",
     "export { startModelServer } from './host/testing/scripted-model/server.ts';",
     "export { prewarmHarness } from './bootstrap/prewarm.ts';",
@@ -88,6 +88,12 @@ await runScenario(async () => {
   const { host, fixtureCli } = await loadHost();
   await prepareTargets(); // the AI SDK bridge bundled before any clock starts
   let n = 0;
+  /** Ours three ways: isolation auto from a fresh sandbox and from the template, and none. */
+  const oursVariants = (adapter, prompt) => ({
+    'ours auto': () => oursOnce({ host, adapter, isolation: 'auto', prompt, n: n++ }),
+    'ours auto snap': () => oursOnce({ host, adapter, isolation: 'auto', prompt, snapshot: true, n: n++ }),
+    'ours none': () => oursOnce({ host, adapter, isolation: 'none', prompt, n: n++ }),
+  });
   const lines = [];
   const report = (cli, medians) => {
     const auto = medians['ours auto'];
@@ -104,14 +110,11 @@ await runScenario(async () => {
   };
 
   console.log('  fixture CLI (one text line):');
-  const fixture = host.fixtureAdapter();
-  const fixtureVariants = (prompt) => ({
-    'ours auto': () => oursOnce({ host, adapter: fixture, isolation: 'auto', prompt, n: n++ }),
-    'ours auto snap': () => oursOnce({ host, adapter: fixture, isolation: 'auto', prompt, snapshot: true, n: n++ }),
-    'ours none': () => oursOnce({ host, adapter: fixture, isolation: 'none', prompt, n: n++ }),
+  const fixtureVariants = {
+    ...oursVariants(host.fixtureAdapter(), 'LINES:1'),
     aisdk: () => aisdkOnce({ argv: [process.execPath, fixtureCli, '--json', '--lines', '1'], isText: (text) => text.includes('"type":"line"') }),
-  });
-  report('fixture', await measure(fixtureVariants('LINES:1'), repeats));
+  };
+  report('fixture', await measure(fixtureVariants, repeats));
 
   const { ensureCli } = await import(path.join(REPO, 'host/cli/install-clis.mjs'));
   const claude = await ensureCli('claude-code').catch((error) => ({ error }));
@@ -124,15 +127,14 @@ await runScenario(async () => {
       const modelEnv = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-test' };
       const adapter = host.withHostInstalledCli(host.claudeCodeAdapter({ binPath: claude.binPath, extraEnv: modelEnv }));
       const home = tempDir('first-output-claude-home');
-      const quiet = { DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' };
       const prompt = 'say hello';
       console.log('  claude-code against the scripted model (the first text delta):');
       const variants = {
-        ...Object.fromEntries(['ours auto', 'ours auto snap', 'ours none'].map((name) => [name, () => oursOnce({ host, adapter, isolation: name === 'ours none' ? 'none' : 'auto', prompt, snapshot: name.endsWith('snap'), n: n++ })])),
+        ...oursVariants(adapter, prompt),
         aisdk: () =>
           aisdkOnce({
             argv: [claude.binPath, '-p', prompt, '--output-format', 'stream-json', '--verbose', '--include-partial-messages'],
-            env: { ...modelEnv, ...quiet, HOME: home },
+            env: { ...modelEnv, ...host.CLAUDE_CODE_QUIET_ENV, HOME: home },
             isText: (text) => text.includes('"text_delta"'),
           }),
       };

@@ -58,7 +58,7 @@ function launch(options: ClaudeCodeOptions, ctx: LaunchContext): LaunchSpecInput
     CLAUDE_CONFIG_DIR: posix.join(home, '.claude'),
     ENABLE_TOOL_SEARCH: 'false', // else MCP tools hide behind ToolSearch
     ...(ctx.permissionMode === 'allow-all' ? { IS_SANDBOX: '1' } : {}), // sandboxes run as root, where bypass needs it
-    ...{ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+    ...CLAUDE_CODE_QUIET_ENV,
     ...options.extraEnv,
   };
   return sessionLaunch(ctx, options.survive, { argv, env, passEnv: CREDENTIAL_ENV.anthropic, ...streamJsonLaunch, inputAck: streamJsonInputAck });
@@ -71,6 +71,9 @@ function fileChange(result: { toolName: string; isError: boolean; toolUseResult:
     out.push({ type: 'file-change', event: file.data.type === 'create' ? 'create' : 'modify', path: file.data.filePath });
   }
 }
+
+/** What keeps Claude Code off the network but for its model (telemetry, updates, error reports). */
+export const CLAUDE_CODE_QUIET_ENV = Object.freeze({ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
 
 /** Claude Code over the bridge. `binPath` overrides the bootstrapped CLI; `extraEnv` (e.g. ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY) wins over ours. */
 export function claudeCodeAdapter(options: ClaudeCodeOptions = {}): CliAdapter<ClaudeCodeState> {
