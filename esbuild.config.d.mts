@@ -8,6 +8,8 @@ export type BuildEntry = {
   afterReady?: { entryPoint: string; loader: string };
   /** The same entry as a CommonJS script a V8 startup snapshot is built from (bridge/startup-snapshot.ts). */
   snapshot?: { outfile: string };
+  /** sandbox-runtime bundled for the jail helper, beside the bridge (bridge/jail/srt-bundle.ts). */
+  jailSrt?: { outfile: string };
   /** Files copied into dist/ as they are, for the bundle to read at run time. */
   assets?: { from: string; to: string }[];
 };

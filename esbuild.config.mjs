@@ -4,11 +4,12 @@
 // on what package.json `engines` names (README.md, Node); esbuild's `target` only sets the syntax level.
 // Usage: node esbuild.config.mjs            (all entries)
 //        node esbuild.config.mjs bridge     (only the named entries)
-import { copyFileSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
 import { build } from 'esbuild';
+import { BRIDGE_JAIL_SRT } from './bootstrap/bridge-command.mjs';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const packageJson = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
@@ -38,6 +39,8 @@ export const entries = [
     ],
     // The same stage 1 as a CommonJS script for `node --build-snapshot` (bridge/startup-snapshot.ts).
     snapshot: { outfile: 'dist/bridge-snapshot.cjs' },
+    // sandbox-runtime for the jail helper, beside the bridge (buildJailSrt below).
+    jailSrt: { outfile: `dist/${BRIDGE_JAIL_SRT}` },
   },
   {
     name: 'cli',
@@ -91,6 +94,10 @@ const common = {
   logLevel: 'warning',
 };
 
+/** Code as brotli (best quality), in base64: what an embedded stage and the jail's srt bundle carry. */
+const packed64 = (code) =>
+  brotliCompressSync(code, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: code.length } }).toString('base64');
+
 /**
  * The bridge's two stages in one file (why two: docs/bridge-internals.md#two-stage-start).
  * Stage 2 (bridge/after-ready.ts) is bundled separately as a CommonJS-style
@@ -118,12 +125,9 @@ async function embeddedStage(stage, external) {
     plugins: [zodEnglishOnly],
     write: false,
   });
-  const code = built.outputFiles[0].contents;
   // Brotli + base64: ~1/3 of the bytes Node reads, decodes and scans at start (a string literal is
   // also copied and hashed by the parser); decompressing when it loads takes ~1 ms.
-  const packed = brotliCompressSync(code, {
-    params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: code.length },
-  }).toString('base64');
+  const packed = packed64(built.outputFiles[0].contents);
   const loaderPath = path.join(root, stage.loader);
   const plugin = (format) => ({
     name: `embedded-${stage.exportName}`,
@@ -198,6 +202,58 @@ const builtinsWithoutFacade = {
   },
 };
 
+/**
+ * sandbox-runtime for the jail helper as one file beside the bridge (bridge/jail/srt-bundle.ts says how it is
+ * used): the pinned srt's SandboxManager as a CommonJS function body, brotli, base64, after a header line naming the
+ * srt it was built from. `import.meta.url` becomes a parameter the loader passes: the installed srt's
+ * dist/sandbox/ module, so srt finds its vendored files (seccomp filter, apply-seccomp) in the installed package.
+ */
+const srtPkg = '@anthropic-ai/sandbox-runtime';
+
+/**
+ * The one change made to srt in the bundle: the wait for its socat relay's socket (initializeLinuxNetworkBridge) looks
+ * every 5 ms instead of sleeping 0, 100, 200 then 300 ms between looks. socat is never ready at the first two looks,
+ * so every jail helper slept 100 ms there. The budget is srt's own (600 ms). A srt whose code differs fails the build.
+ */
+const srtRelayWait = {
+  name: 'srt-relay-wait',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]sandbox-runtime[\\/]dist[\\/]sandbox[\\/]linux-sandbox-utils\.js$/ }, (args) => {
+      let contents = readFileSync(args.path, 'utf8');
+      for (const [from, to] of [
+        ['    const maxAttempts = 5;\n    for (let i = 0; i < maxAttempts; i++) {', '    const maxAttempts = 121;\n    for (let i = 0; i < maxAttempts; i++) {'],
+        ['        await new Promise(resolve => setTimeout(resolve, i * 100));', '        await new Promise(resolve => setTimeout(resolve, 5));'],
+      ]) {
+        if (contents.split(from).length !== 2) throw new Error(`${args.path}: srt's relay wait is not the code srt-relay-wait patches (${JSON.stringify(from)})`);
+        contents = contents.replace(from, to);
+      }
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
+async function buildJailSrt(outfile) {
+  const pkgJson = JSON.parse(readFileSync(path.join(root, 'node_modules', srtPkg, 'package.json'), 'utf8'));
+  if (pkgJson.version !== packageJson.dependencies[srtPkg]) {
+    throw new Error(`${srtPkg} ${pkgJson.version} is installed, package.json pins ${packageJson.dependencies[srtPkg]}: run npm ci`);
+  }
+  const built = await build({
+    ...common,
+    define: { 'import.meta.url': '__hbSrtModuleUrl' },
+    stdin: { contents: `export { SandboxManager } from '${srtPkg}/dist/sandbox/sandbox-manager.js';`, resolveDir: root, loader: 'js' },
+    format: 'cjs',
+    supported: { 'dynamic-import': false },
+    // Optional, never on Linux: resolved at run time from the installed srt, as srt itself would.
+    external: ['@microsoft/mxc-sdk'],
+    plugins: [srtRelayWait],
+    write: false,
+  });
+  const code = built.outputFiles[0].contents;
+  const packed = packed64(code);
+  writeFileSync(path.join(root, outfile), `harness-bridge jail-srt ${srtPkg}@${pkgJson.version} ${pkgJson.license}\n${packed}\n`);
+  console.log(`${outfile}: ${(statSync(path.join(root, outfile)).size / 1024).toFixed(1)} KiB (${(code.length / 1024).toFixed(1)} KiB unpacked)`);
+}
+
 export async function buildEntries(names = []) {
   const selected = names.length === 0 ? entries : entries.filter((entry) => names.includes(entry.name));
   if (selected.length === 0) throw new Error(`no entry named ${names.join(', ')}; known: ${entries.map((e) => e.name).join(', ')}`);
@@ -214,6 +270,7 @@ export async function buildEntries(names = []) {
       ...(entry.embedded ? {} : { banner: { js: banner } }),
       plugins: [zodEnglishOnly, ...stages.map((stage) => stage.esm), ...(entry.embedded ? [builtinsWithoutFacade] : [])],
     });
+    if (entry.jailSrt) await buildJailSrt(entry.jailSrt.outfile);
     if (entry.snapshot) {
       await build({
         ...common,

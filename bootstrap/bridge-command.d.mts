@@ -7,6 +7,8 @@ export declare const BRIDGE_NODE_FLAGS: readonly string[];
 /** The glibc malloc tunable the bridge runs with (GLIBC_TUNABLES). */
 export declare const BRIDGE_MALLOC_TUNABLE: string;
 /** The startup snapshot's files in the bridge file's dir: the script it is built from, the blob, and the stamp naming the node binary and bridge file it was built for. */
+/** sandbox-runtime bundled for the jail helper, beside the bridge file. */
+export declare const BRIDGE_JAIL_SRT: 'jail-srt.txt';
 export declare const BRIDGE_SNAPSHOT: Readonly<{ script: string; blob: string; stamp: string }>;
 /** The sh command that builds the snapshot in the bridge file's dir from $HB_NODE and $HB_FILE; always exits 0 (no blob where it cannot). */
 export declare function snapshotBuildCommand(): string;

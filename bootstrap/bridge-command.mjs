@@ -25,6 +25,12 @@ export const BRIDGE_NODE_FLAGS = Object.freeze([]);
 export const BRIDGE_MALLOC_TUNABLE = 'glibc.malloc.trim_threshold=131072';
 
 /**
+ * sandbox-runtime bundled for the jail helper, beside the bridge file (bridge/jail/srt-bundle.ts): the helper loads
+ * it instead of the installed srt's ES modules when both are the same srt version.
+ */
+export const BRIDGE_JAIL_SRT = 'jail-srt.txt';
+
+/**
  * The bridge's V8 startup snapshot, in the bridge file's dir (docs/bridge-internals.md#startup-snapshot):
  * `script` (dist/bridge-snapshot.cjs, the same stage 1 as a CommonJS script) is what `blob` is built
  * from; `stamp` names the node binary it was built by (`stat -L -c %s:%Y`: size and mtime, which copies

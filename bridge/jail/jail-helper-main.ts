@@ -3,27 +3,23 @@
 // dispatches on argv), so everything is imported here, in helper mode only: cold start is unchanged.
 import { JAIL_HELPER_LIMITS } from '../limits.ts';
 import type { JailHelperReply } from './jail-helper.ts';
+import { loadSrt, SRT_BUNDLE_FILE } from './srt-bundle.ts';
 
 /** Helper side: `node bridge.mjs --jail-helper <sandbox-runtime's dist/index.js>`. */
 export async function runJailHelper(srtIndex: string): Promise<void> {
-  const { pathToFileURL } = await import('node:url');
+  const startedMs = performance.now(); // since this process began: Node's start and the bridge file's
   const { createInterface } = await import('node:readline');
-  const srt = (await import(pathToFileURL(srtIndex).href)) as {
-    SandboxManager: {
-      initialize(config: unknown): Promise<void>;
-      wrapWithSandbox(command: string, binShell?: string, customConfig?: unknown): Promise<string>;
-      cleanupAfterCommand(): void;
-      getLinuxHttpSocketPath?(): string | undefined;
-      getLinuxSocksSocketPath?(): string | undefined;
-    };
-  };
+  const { dirname, join } = await import('node:path');
+  // The bridge file is our argv[1]: the bundle, when the recipe shipped one, sits beside it.
+  const loaded = await loadSrt(srtIndex, join(dirname(process.argv[1] ?? ''), SRT_BUNDLE_FILE));
+  const srt = loaded.srt;
+  const loadedMs = performance.now();
   const say = (reply: JailHelperReply): void => void process.stdout.write(`${JSON.stringify(reply)}\n`);
   // srt reads the dangerous files to protect from its cwd, walking it a few levels deep: each wrap runs in
   // the CLI's cwd, or, where this uid cannot enter it, in an empty dir of the helper's own (never `/`, whose
   // walk takes seconds). Wraps take turns, since the cwd is the process's.
   const { mkdtempSync, readdirSync, readFileSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
   const empty = mkdtempSync(join(tmpdir(), 'hb-jail-'));
   const removeEmpty = (): void => rmSync(empty, { recursive: true, force: true });
   process.chdir(empty);
@@ -59,7 +55,8 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
         () => {
           // srt cleans up on SIGINT/SIGTERM by itself, whatever still runs: only leave.now decides that here.
           for (const signal of ['SIGINT', 'SIGTERM'] as const) for (const listener of process.listeners(signal)) if (listener !== leave.now) process.off(signal, listener);
-          say({ t: 'ready' });
+          const ms = { start: Math.round(startedMs), load: Math.round(loadedMs - startedMs), initialize: Math.round(performance.now() - loadedMs) };
+          say({ t: 'ready', srt: loaded.from, ms, ...(loaded.note === undefined ? {} : { note: loaded.note }) });
         },
         (error: unknown) => say({ t: 'error', message: `sandbox-runtime did not start: ${(error as Error).message}` }),
       );

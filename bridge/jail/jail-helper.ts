@@ -9,12 +9,20 @@
 // (jail-helper-main.ts). Protocol: JSON lines on stdin/stdout.
 //   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…,"kept"?:…}
 //                    {"t":"forget","kept":…} (that kept CLI ended)  {"t":"cleanup"}
-//   helper → bridge  {"t":"ready"}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
+//   helper → bridge  {"t":"ready","srt":"bundle"|"installed","ms":{…},"note"?:…}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
 // The helper's own side is jail-helper-main.ts (reached from stage 1, so it imports lazily).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-export type JailHelperReply = { t: 'ready' } | { t: 'wrapped'; id: number; command: string } | { t: 'error'; id?: number; message: string };
+export type JailHelperStartMs = { start: number; load: number; initialize: number };
+
+export type JailHelperReply =
+  /**
+   * `srt`: where sandbox-runtime came from (srt-bundle.ts); `note`: why not the bundle, when one was there. `ms`: the
+   * helper's start (Node's and the bridge file's), srt's load, and srt's initialize (from the init message on).
+   */
+  | { t: 'ready'; srt: 'bundle' | 'installed'; ms: JailHelperStartMs; note?: string }
+  | { t: 'wrapped'; id: number; command: string } | { t: 'error'; id?: number; message: string };
 
 /** Bridge side: one helper process, started once; `wrap` resolves the command line for one launch. */
 export class JailHelper {
@@ -28,6 +36,7 @@ export class JailHelper {
   #exited = false;
   #wasReady = false;
   #killed = false;
+  #srt: { from: 'bundle' | 'installed'; ms: JailHelperStartMs; note?: string } | undefined;
   /** Jailed processes still running: srt's clean-up (its mount-point files) waits until none is. */
   #active = 0;
 
@@ -66,6 +75,7 @@ export class JailHelper {
         }
         if (reply.t === 'ready') {
           this.#wasReady = true;
+          this.#srt = { from: reply.srt, ms: reply.ms, ...(reply.note === undefined ? {} : { note: reply.note }) };
           resolve();
         }
         else if (reply.t === 'wrapped') this.#settle(reply.id, (w) => w.resolve(reply.command));
@@ -99,6 +109,11 @@ export class JailHelper {
   /** The helper said ready once: it ran, so its exit was done to it, not a failure to start. */
   get wasReady(): boolean {
     return this.#wasReady;
+  }
+
+  /** Once ready: where its sandbox-runtime came from (srt-bundle.ts), its start's phases, and why not the bundle when one was there. */
+  get srt(): { from: 'bundle' | 'installed'; ms: JailHelperStartMs; note?: string } | undefined {
+    return this.#srt;
   }
 
   /** It ended by SIGKILL: done to it from outside (a failure to start exits with its error), even before it was ready. */

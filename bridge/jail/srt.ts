@@ -1,7 +1,8 @@
 // The namespace half of the jail (docs/security.md#namespace): sandbox-runtime (srt, Apache-2.0,
-// an external the recipe installs beside the bridge like node-pty; its CLI is run, never bundled)
-// wraps the CLI in bubblewrap with its own mount, pid and network namespaces and a seccomp filter,
-// run as the CLI's uid when the bridge has one. What the CLI sees:
+// an external the recipe installs beside the bridge like node-pty; the jail helper loads it from the
+// bundle beside the bridge when that is the installed version: srt-bundle.ts) wraps the CLI in
+// bubblewrap with its own mount, pid and network namespaces and a seccomp filter, run as the CLI's
+// uid when the bridge has one. What the CLI sees:
 // - the file system read-only, except its project dir and its areas in the state dir (cli-dirs.ts);
 // - the `.harness-bridge` dir (state dirs, tokens, journals, the network policy) hidden, except
 //   this bridge's bootstrap dir (the CLI may be installed there) and the CLI's own areas;
@@ -110,6 +111,8 @@ export async function namespaceSupport(options: {
   const settingsDir = join(stateDir, 'jail');
   await egress.listen();
   const hidden = hiddenDirs(stateDir, options.policyFile, options.sessionsRoot);
+  // Found here once, so srt does not run `which` for them at its initialize and at every wrap (a process each).
+  const binaries = { bwrapPath: onPath('bwrap')!, socatPath: onPath('socat')! };
   const bootstrap = dirname(resolve(options.bridgeFile));
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
   // srt as a library, once per CLI uid (jail-helper.ts): each CLI spawn then costs a wrap and bubblewrap, not srt's
@@ -127,11 +130,19 @@ export async function namespaceSupport(options: {
     const helper = new JailHelper({
       bridgeFile: resolve(options.bridgeFile),
       srtIndex: join(found.pkg, 'dist', 'index.js'),
-      config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] } },
+      config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] }, ...binaries },
       ...(asUser ? { credentials: { uid: asUser.uid, gid: asUser.gid } } : {}),
       env: helperEnv(),
     });
     helpers.set(key, helper);
+    helper.ready.then(
+      () => {
+        const { from, ms, note } = helper.srt ?? {};
+        if (note !== undefined) options.log.warn({ srt: from, ms, note }, 'jail: the jail helper runs the installed sandbox-runtime, not the bundle beside the bridge');
+        else options.log.info({ srt: from, ms }, 'jail: the jail helper is ready');
+      },
+      () => undefined, // its error fails the spawn that waits for it
+    );
     return helper;
   };
   let counter = 0;

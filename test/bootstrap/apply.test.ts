@@ -18,7 +18,7 @@ import {
   type BootstrapProgress,
 } from '../../bootstrap/index.ts';
 import { createLocalSandboxProvider, type LocalSandboxSession } from '../../host/sandbox/local/provider.ts';
-import { BRIDGE_SNAPSHOT } from '../../bootstrap/bridge-command.mjs';
+import { BRIDGE_JAIL_SRT, BRIDGE_SNAPSHOT } from '../../bootstrap/bridge-command.mjs';
 
 const repoRoot = resolve(import.meta.dirname, '../..');
 let tempRoot = '';
@@ -192,9 +192,9 @@ console.log(JSON.stringify({ applied: result.applied }));
 
   it('bridgeRecipe with startupSnapshot: the snapshot script beside the bridge and a first command that builds the snapshot there', async () => {
     const plain = await bridgeRecipe({ harnessId: 'fixture', commands: [{ command: 'true' }] });
-    expect(plain.files.map((f) => f.path)).toEqual(['.harness-bridge/fixture/bridge.mjs']);
+    expect(plain.files.map((f) => f.path)).toEqual(['.harness-bridge/fixture/bridge.mjs', `.harness-bridge/fixture/${BRIDGE_JAIL_SRT}`]);
     const recipe = await bridgeRecipe({ harnessId: 'fixture', startupSnapshot: true, commands: [{ command: 'true' }] });
-    expect(recipe.files.map((f) => f.path)).toEqual(['.harness-bridge/fixture/bridge.mjs', `.harness-bridge/fixture/${BRIDGE_SNAPSHOT.script}`]);
+    expect(recipe.files.map((f) => f.path)).toEqual(['.harness-bridge/fixture/bridge.mjs', `.harness-bridge/fixture/${BRIDGE_JAIL_SRT}`, `.harness-bridge/fixture/${BRIDGE_SNAPSHOT.script}`]);
     expect(recipe.commands).toHaveLength(2);
     expect(recipe.commands[0]!.command).toContain('--build-snapshot');
     expect(recipeIdentity(recipe)).not.toBe(recipeIdentity(plain));
@@ -202,7 +202,7 @@ console.log(JSON.stringify({ applied: result.applied }));
     await applyBootstrap(session, recipe);
     const dir = `${session.defaultWorkingDirectory}/.harness-bridge/fixture`;
     expect((await session.run({ command: `ls ${dir}` })).stdout.trim().split('\n')).toEqual(
-      expect.arrayContaining([BRIDGE_SNAPSHOT.blob, BRIDGE_SNAPSHOT.stamp, BRIDGE_SNAPSHOT.script, 'bridge.mjs']),
+      expect.arrayContaining([BRIDGE_SNAPSHOT.blob, BRIDGE_SNAPSHOT.stamp, BRIDGE_SNAPSHOT.script, BRIDGE_JAIL_SRT, 'bridge.mjs']),
     );
     // A bridge file with no snapshot script beside it: a clear error, not a recipe that quietly lacks the snapshot.
     await writeFile(join(tempRoot, 'lone-bridge.mjs'), '// bridge\n');
@@ -214,9 +214,9 @@ console.log(JSON.stringify({ applied: result.applied }));
 
   it('bridgeRecipe places relative adapter files under bootstrapDir (pi\'s extension) and keeps absolute ones', async () => {
     const extraFiles = [{ path: 'pi-host-tools.ts', content: 'x' }, { path: '/etc/abs.txt', content: 'y' }];
-    const recipe = await bridgeRecipe({ harnessId: 'pi', bridgeSource: '', extraFiles });
+    const recipe = await bridgeRecipe({ harnessId: 'pi', bridgeSource: '', jailSrtSource: null, extraFiles });
     expect(recipe.files.slice(1)).toEqual([{ path: '.harness-bridge/pi/pi-host-tools.ts', content: 'x' }, { path: '/etc/abs.txt', content: 'y' }]);
-    const custom = await bridgeRecipe({ harnessId: 'pi', bridgeSource: '', bootstrapDir: '/opt/hb', extraFiles });
+    const custom = await bridgeRecipe({ harnessId: 'pi', bridgeSource: '', jailSrtSource: null, bootstrapDir: '/opt/hb', extraFiles });
     expect(custom.files[1]).toEqual({ path: '/opt/hb/pi-host-tools.ts', content: 'x' });
   });
 

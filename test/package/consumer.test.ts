@@ -1,7 +1,7 @@
 // The package as a user gets it: `npm pack`, the tarball installed into a fresh
 // project under os.tmpdir() beside the public AI SDK packages (from the npm
 // registry, --prefer-offline over the default npm cache), then:
-// - the tarball's file list (lib/, the three dist files, README, package.json;
+// - the tarball's file list (lib/, the dist files, README, package.json;
 //   no test/, no .ts but declarations), its file count and size printed;
 // - every relative link (and #anchor) of the Markdown it ships resolves in the
 //   installed package; package.json names the repository; each cache path it
@@ -213,7 +213,7 @@ describe('the published package, installed in a fresh project', () => {
     expect(top).toEqual(['README.md', 'dist/', 'docs/', 'host/', 'lib/', 'package.json']);
     expect(paths).toEqual(expect.arrayContaining(['docs/writing-an-adapter.md', 'docs/acp.md', 'host/testing/scripted-model/README.md']));
     expect(paths.filter((path) => path.startsWith('host/'))).toEqual(['host/testing/scripted-model/README.md']);
-    expect(paths.filter((path) => path.startsWith('dist/'))).toEqual(['dist/bridge-snapshot.cjs', 'dist/bridge.mjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs']);
+    expect(paths.filter((path) => path.startsWith('dist/'))).toEqual(['dist/bridge-snapshot.cjs', 'dist/bridge.mjs', 'dist/cli.mjs', 'dist/fixture-cli.mjs', 'dist/jail-srt.txt']);
     expect(paths.filter((path) => /(^|\/)test\//.test(path) || /\.test\./.test(path)), 'test files').toEqual([]);
     expect(paths.filter((path) => /\.m?ts$/.test(path) && !/\.d\.m?ts$/.test(path)), '.ts sources').toEqual([]);
     expect(paths.filter((path) => /\.map$/.test(path)), 'source maps (they would point at sources we do not ship)').toEqual([]);

@@ -62,7 +62,12 @@ describe('package.json', () => {
   });
 
   it('files: lib/, the esbuild outputs (the bin among them) and the docs the README links, nothing else', () => {
-    const built = entries.flatMap((entry) => [entry.outfile, ...(entry.snapshot ? [entry.snapshot.outfile] : []), ...(entry.assets ?? []).map((asset) => asset.to)]);
+    const built = entries.flatMap((entry) => [
+      entry.outfile,
+      ...(entry.snapshot ? [entry.snapshot.outfile] : []),
+      ...(entry.jailSrt ? [entry.jailSrt.outfile] : []),
+      ...(entry.assets ?? []).map((asset) => asset.to),
+    ]);
     expect([...manifest.files].sort()).toEqual(['lib/', ...built, ...docsShipped].sort());
     // Every relative link of the README (and of the docs) names a file the tarball holds.
     const shipped = (path: string) => docsShipped.some((entry) => (entry.endsWith('/') ? path.startsWith(entry) : path === entry));
