@@ -211,24 +211,51 @@ const builtinsWithoutFacade = {
 const srtPkg = '@anthropic-ai/sandbox-runtime';
 
 /**
- * The one change made to srt in the bundle: the wait for its socat relay's socket (initializeLinuxNetworkBridge) looks
- * every 5 ms instead of sleeping 0, 100, 200 then 300 ms between looks. socat is never ready at the first two looks,
- * so every jail helper slept 100 ms there. The budget is srt's own (600 ms). A srt whose code differs fails the build.
+ * The changes made to srt in the bundle, each a replacement of code the build finds exactly once (a srt whose code
+ * differs fails the build):
+ * - the wait for its socat relay's socket (initializeLinuxNetworkBridge) looks every 5 ms instead of sleeping 0, 100,
+ *   200 then 300 ms between looks: socat is never ready at the first two looks, so every jail helper slept 100 ms
+ *   there. The budget is srt's own (600 ms);
+ * - `whichSync` looks along PATH in the process, as `which` does (the first regular, executable file; a name with a
+ *   slash is checked as it is), instead of running `which`: a process at srt's initialize and at every wrap.
  */
-const srtRelayWait = {
-  name: 'srt-relay-wait',
+const srtChanges = [
+  {
+    file: /[\\/]sandbox-runtime[\\/]dist[\\/]sandbox[\\/]linux-sandbox-utils\.js$/,
+    replace: [
+      ['    const maxAttempts = 5;\n    for (let i = 0; i < maxAttempts; i++) {', '    const maxAttempts = 121;\n    for (let i = 0; i < maxAttempts; i++) {'],
+      ['        await new Promise(resolve => setTimeout(resolve, i * 100));', '        await new Promise(resolve => setTimeout(resolve, 5));'],
+    ],
+  },
+  {
+    file: /[\\/]sandbox-runtime[\\/]dist[\\/]utils[\\/]which\.js$/,
+    replace: [
+      [
+        `    const result = spawnSync('which', [bin], {\n        encoding: 'utf8',\n        stdio: ['ignore', 'pipe', 'ignore'],\n        timeout: 1000,\n    });\n    if (result.status === 0 && result.stdout) {\n        return result.stdout.trim();\n    }\n    return null;`,
+        [
+          "    const executable = (file) => { try { return statSync(file).isFile() && (accessSync(file, constants.X_OK), true); } catch { return false; } };",
+          "    if (bin.includes('/')) return executable(bin) ? bin : null;",
+          "    for (const dir of (process.env.PATH ?? '').split(':')) if (dir !== '' && executable(`${dir}/${bin}`)) return `${dir}/${bin}`;",
+          '    return null;',
+        ].join('\n'),
+      ],
+      ["import { spawnSync } from 'node:child_process';", "import { accessSync, constants, statSync } from 'node:fs';"],
+    ],
+  },
+];
+const srtPatches = {
+  name: 'srt-changes',
   setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /[\\/]sandbox-runtime[\\/]dist[\\/]sandbox[\\/]linux-sandbox-utils\.js$/ }, (args) => {
-      let contents = readFileSync(args.path, 'utf8');
-      for (const [from, to] of [
-        ['    const maxAttempts = 5;\n    for (let i = 0; i < maxAttempts; i++) {', '    const maxAttempts = 121;\n    for (let i = 0; i < maxAttempts; i++) {'],
-        ['        await new Promise(resolve => setTimeout(resolve, i * 100));', '        await new Promise(resolve => setTimeout(resolve, 5));'],
-      ]) {
-        if (contents.split(from).length !== 2) throw new Error(`${args.path}: srt's relay wait is not the code srt-relay-wait patches (${JSON.stringify(from)})`);
-        contents = contents.replace(from, to);
-      }
-      return { contents, loader: 'js' };
-    });
+    for (const change of srtChanges) {
+      pluginBuild.onLoad({ filter: change.file }, (args) => {
+        let contents = readFileSync(args.path, 'utf8');
+        for (const [from, to] of change.replace) {
+          if (contents.split(from).length !== 2) throw new Error(`${args.path}: not the code the bundle changes (${JSON.stringify(from.slice(0, 80))})`);
+          contents = contents.replace(from, to);
+        }
+        return { contents, loader: 'js' };
+      });
+    }
   },
 };
 
@@ -245,7 +272,7 @@ async function buildJailSrt(outfile) {
     supported: { 'dynamic-import': false },
     // Optional, never on Linux: resolved at run time from the installed srt, as srt itself would.
     external: ['@microsoft/mxc-sdk'],
-    plugins: [srtRelayWait],
+    plugins: [srtPatches],
     write: false,
   });
   const code = built.outputFiles[0].contents;

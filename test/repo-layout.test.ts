@@ -5,6 +5,7 @@
 // resolved, and esbuild's own list of the inputs of each bundle. Files read at
 // run time count too: no `new URL(…, import.meta.url)` in the product points
 // into test/, and no asset the build copies into dist/ comes from test/.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,5 +90,27 @@ describe('the product does not depend on test/', () => {
       expect(inTestTree(relative(root, resolve(root, from))), `asset ${from} is under test/`).toBe(false);
       expect(existsSync(join(root, from)), `asset ${from} exists`).toBe(true);
     }
+  });
+});
+
+// A file a tracked module imports but git does not track (a .gitignore pattern that catches it) runs here and is
+// missing from every clean clone: each relative import of a tracked source resolves to a tracked file, or to a
+// build output (lib/, dist/).
+describe('every module the tracked sources import is tracked', () => {
+  it('no relative import/export/import() of a tracked .ts/.mjs/.js file names a file git ignores or lacks', () => {
+    const tracked = new Set(execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean));
+    const sources = [...tracked].filter((file) => /\.(ts|mts|mjs|js)$/.test(file) && !file.endsWith('.d.ts') && !file.endsWith('.d.mts') && !file.includes('/fixtures/'));
+    expect(sources.length, 'the scan found the tracked sources').toBeGreaterThan(300);
+    const missing: string[] = [];
+    for (const file of sources) {
+      const { importedFiles } = ts.preProcessFile(readFileSync(join(root, file), 'utf8'), true, true);
+      for (const { fileName } of importedFiles) {
+        if (!fileName.startsWith('./') && !fileName.startsWith('../')) continue; // a package or node: builtin
+        const target = relative(root, resolve(root, dirname(file), fileName));
+        if (/^(lib|dist)\//.test(target)) continue; // build outputs (npm run build), never tracked
+        if (!tracked.has(target)) missing.push(`${file} -> ${target}`);
+      }
+    }
+    expect(missing.sort(), 'imports of untracked files').toEqual([]);
   });
 });

@@ -26,8 +26,9 @@ export async function loadSrt(srtIndex: string, bundleFile: string): Promise<Loa
   let text: string;
   try {
     text = readFileSync(bundleFile, 'utf8');
-  } catch {
-    return installed(); // no bundle beside this bridge: nothing to report
+  } catch (error) {
+    // No bundle beside this bridge is nothing to report; one this uid cannot read is.
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? installed() : installed(`${bundleFile} is unreadable (${(error as Error).message})`);
   }
   const pkgDir = dirname(dirname(srtIndex));
   const firstLine = text.slice(0, text.indexOf('\n'));

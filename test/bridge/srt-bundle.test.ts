@@ -3,7 +3,7 @@
 // wraps a command into the same bubblewrap command line as a helper that imports the installed srt; a bundle
 // of another srt version, or one that does not load, leaves the helper on the installed srt, saying why.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -33,11 +33,11 @@ function bridgeWith(jailSrt: string | undefined): string {
 }
 
 /** A helper from `bridgeFile` wraps `echo hi` for a project: where its srt came from, and the command line with srt's random names made stable. */
-async function wrapWith(bridgeFile: string, project: string): Promise<{ srt: JailHelper['srt']; command: string }> {
+async function wrapWith(bridgeFile: string, project: string, credentials?: { uid: number; gid: number }): Promise<{ srt: JailHelper['srt']; command: string }> {
   if ('error' in srt) throw new Error(srt.error);
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: 9, socksProxyPort: 9 };
   const filesystem = { denyRead: [join(project, 'hidden')], allowRead: [], allowWrite: [project], denyWrite: [] };
-  const helper = new JailHelper({ bridgeFile, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem }, env: { ...process.env, TMPDIR: tmpdir() } });
+  const helper = new JailHelper({ bridgeFile, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem }, env: { ...process.env, TMPDIR: tmpdir() }, ...(credentials ? { credentials } : {}) });
   try {
     const command = await helper.wrap('echo hi', filesystem, project);
     return { srt: helper.srt, command: command.replace(/claude-[a-z]+-[0-9A-Za-z]+/g, 'claude-NAME') };
@@ -81,6 +81,16 @@ describe.skipIf(!canNamespace)('a jail helper beside the bundle', () => {
     const other = bundle.replace(`sandbox-runtime@${installedVersion} `, 'sandbox-runtime@0.0.1 ');
     const { srt: from } = await wrapWith(bridgeWith(other), project);
     expect(from).toMatchObject({ from: 'installed', note: expect.stringMatching(new RegExp(`holds sandbox-runtime 0\\.0\\.1; ${installedVersion.replace(/\./g, '\\.')} is installed`)) });
+  });
+
+  it("that the helper's uid cannot read: imports the installed srt and says so", async () => {
+    const project = tempDir('hb-srt-bundle-project-');
+    dirs.push(project);
+    const bridgeFile = bridgeWith(bundle);
+    chmodSync(join(bridgeFile, '..', SRT_BUNDLE_FILE), 0o600); // root's own, as the bridge's files are
+    const { srt: from, command } = await wrapWith(bridgeFile, project, { uid: 65534, gid: 65534 });
+    expect(from).toMatchObject({ from: 'installed', note: expect.stringMatching(/is unreadable \(EACCES/) });
+    expect(command).toContain('bwrap');
   });
 
   it('that does not load (cut short): imports the installed srt and says why', async () => {

@@ -87,6 +87,9 @@ async function start(host: ContainerHost, options: DockerSpawnOptions) {
   const onAbort = () => void kill();
   options.abortSignal?.addEventListener('abort', onAbort, { once: true });
   void exit.then(() => options.abortSignal?.removeEventListener('abort', onAbort));
+  // Aborted while the exec was being started (the container's check, the spawn): a listener added after the
+  // abort never fires, so that abort is acted on here.
+  if (options.abortSignal?.aborted) onAbort();
   return { child, exit, kill };
 }
 

@@ -114,6 +114,9 @@ async function start<W>(host: ProcessHost, options: SpawnOptions, wire: (child: 
   const onAbort = () => void kill();
   options.abortSignal?.addEventListener('abort', onAbort, { once: true });
   void exit.then(() => options.abortSignal?.removeEventListener('abort', onAbort));
+  // Aborted while the process was being started (the stat, the spawn, its pid recorded): a listener added
+  // after the abort never fires, so that abort is acted on here.
+  if (options.abortSignal?.aborted) onAbort();
 
   return { child, pid, exit, kill, wired };
 }

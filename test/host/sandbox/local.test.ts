@@ -171,6 +171,28 @@ server.stdout.cancel(); server.stderr.cancel();
     }
   });
 
+  // The abort lands while the process is still being started (the cwd's stat, the spawn, its pid recorded): run() and
+  // spawn() return at once, so the abort comes before any of it. A missed abort would leave `sleep 3600` running,
+  // and the test's hang guard would fail it.
+  it('run and spawn aborted while their process starts: the process is killed, run rejects, wait() rejects', async () => {
+    const provider = createLocalSandboxProvider({ root: join(tempRoot, 'abort-starting') });
+    const session = await provider.createSession();
+    try {
+      const runAbort = new AbortController();
+      const running = session.run({ command: 'sleep 3600', abortSignal: runAbort.signal });
+      runAbort.abort(new Error('aborted while starting'));
+      await expect(running).rejects.toThrow('aborted while starting');
+      const spawnAbort = new AbortController();
+      const spawning = session.spawn({ command: 'sleep 3600', abortSignal: spawnAbort.signal });
+      spawnAbort.abort(new Error('aborted while starting'));
+      const proc = await spawning;
+      await expect(proc.wait()).rejects.toThrow('aborted while starting');
+      expect(isAlive(proc.pid!), 'the spawned process is gone').toBe(false);
+    } finally {
+      await session.destroy();
+    }
+  }, 20_000);
+
   it('an explicit namespace mode without a bwrap binary fails with a clear error and creates nothing', async () => {
     const root = join(tempRoot, 'nobwrap');
     const provider = createLocalSandboxProvider({ root, isolation: 'uid+namespace', bwrapSearchPath: '/nonexistent-bin:/also-not-here' });
