@@ -202,12 +202,6 @@ const builtinsWithoutFacade = {
   },
 };
 
-/**
- * sandbox-runtime for the jail helper as one file beside the bridge (bridge/jail/srt-bundle.ts says how it is
- * used): the pinned srt's SandboxManager as a CommonJS function body, brotli, base64, after a header line naming the
- * srt it was built from. `import.meta.url` becomes a parameter the loader passes: the installed srt's
- * dist/sandbox/ module, so srt finds its vendored files (seccomp filter, apply-seccomp) in the installed package.
- */
 const srtPkg = '@anthropic-ai/sandbox-runtime';
 
 /**
@@ -259,6 +253,13 @@ const srtPatches = {
   },
 };
 
+/**
+ * sandbox-runtime for the jail helper as one file beside the bridge (bridge/jail/srt-bundle.ts says how it is
+ * used): the pinned srt's SandboxManager as a CommonJS function body, brotli, base64, after a header line naming the
+ * srt it was built from. `import.meta.url` becomes a parameter the loader passes: the installed srt's
+ * dist/sandbox/ module, so srt finds its vendored files (seccomp filter, apply-seccomp) in the installed package.
+ * Any warning fails the build: one is how esbuild says a CommonJS bundle lost something (another `import.meta` use).
+ */
 async function buildJailSrt(outfile) {
   const pkgJson = JSON.parse(readFileSync(path.join(root, 'node_modules', srtPkg, 'package.json'), 'utf8'));
   if (pkgJson.version !== packageJson.dependencies[srtPkg]) {
@@ -275,6 +276,7 @@ async function buildJailSrt(outfile) {
     plugins: [srtPatches],
     write: false,
   });
+  if (built.warnings.length > 0) throw new Error(`${outfile}: esbuild warned: ${built.warnings.map((warning) => warning.text).join('; ')}`);
   const code = built.outputFiles[0].contents;
   const packed = packed64(code);
   writeFileSync(path.join(root, outfile), `harness-bridge jail-srt ${srtPkg}@${pkgJson.version} ${pkgJson.license}\n${packed}\n`);

@@ -1,6 +1,6 @@
 // sandbox-runtime as one pre-built file beside the bridge (`jail-srt.txt`, shipped in the recipe): the jail helper
-// loads it instead of srt's ~85 ES modules (about 75 ms against 200 ms on a 2-core machine, and 0.15 s less CPU per
-// isolated bridge: docs/bridge-internals.md#first-output). esbuild.config.mjs builds it from the pinned srt: its
+// loads it instead of srt's ~85 ES modules, in about a third of the time (the figures: docs/bridge-internals.md#first-output).
+// esbuild.config.mjs builds it from the pinned srt: its
 // SandboxManager as CommonJS, brotli, base64, after a first line naming that srt version. It is used only when the srt
 // installed beside the bridge is that same version, and it runs as if it were that package's dist/sandbox module
 // (its import.meta.url is), so srt's vendored files (the seccomp filter, apply-seccomp) are the installed package's.
