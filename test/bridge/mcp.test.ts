@@ -1,13 +1,13 @@
 // bridge/mcp/endpoint.ts: the MCP endpoint on its own (fetch against a real loopback
 // listener, a fake journal) and through the real bridge (dist/bridge.mjs with a
 // fixture MCP client acting as the CLI and a raw ws host).
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MCP_ENV_V1, type HostToolSpec, type JournalRecord, type LaunchSpec, type RecordDraft, type ToolResultFrame } from '../../protocol/v1/index.ts';
-import { createBridgeLogger, type BridgeLogger } from '../../bridge/logger.ts';
+import { createBridgeLogger, logFileName, type BridgeLogger } from '../../bridge/logger.ts';
 import { McpEndpoint, type McpEndpointOptions } from '../../bridge/mcp/endpoint.ts';
 import { withMcp } from '../../bridge/mcp/with-mcp.ts';
 import type { PendingCall, SupervisorPort } from '../../bridge/server/server.ts';
@@ -569,12 +569,20 @@ describe('MCP endpoint through the real bridge', () => {
     const { client } = await connectClient(bridge);
     await client.attach(0);
     // A shell CLI whose MCP client is killed mid-call (its HTTP request closes), while the turn goes on.
-    const script = `node ${JSON.stringify(mcpClient)} --call echo_upper --args '{"text":"x"}' & pid=$!; sleep 1.5; kill -9 $pid; sleep 0.5; echo after`;
+    // Each step waits for the test's go (a file), not a fixed sleep: a sleep lost the race on a loaded machine.
+    const dir = tempDir('hb-mcp-go-');
+    const waitFor = (name: string) => `i=0; while [ ! -e ${JSON.stringify(join(dir, name))} ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done`;
+    const script = `node ${JSON.stringify(mcpClient)} --call echo_upper --args '{"text":"x"}' & pid=$!; ${waitFor('kill')}; kill -9 $pid; wait $pid; ${waitFor('end')}; echo after`;
     await client.request({ type: 'start', id: 's1', turnId: 't1', launch: { argv: ['sh', '-c', script] }, tools: [echoTool] });
     const call = await client.waitForRecord((r) => r.kind === 'tool-call');
     if (call.kind !== 'tool-call') throw new Error('unreachable');
-    await client.waitForRecord((r) => r.kind === 'turn-end');
+    writeFileSync(join(dir, 'kill'), '');
+    const log = join(bridge.stateDir, logFileName);
+    await eventually(() => existsSync(log) && readFileSync(log, 'utf8').includes('the CLI hung up; call dropped'), 15_000, 'the bridge dropping the call');
+    // Dropped while its turn still runs: the late answer is refused for the hang-up, not for the turn's end.
     expect(await client.request({ type: 'tool-result', id: 'r1', callId: call.data.callId, output: 'late' })).toMatchObject({ type: 'error', code: 'unknown-call' });
+    writeFileSync(join(dir, 'end'), '');
+    await client.waitForRecord((r) => r.kind === 'turn-end');
     expect(client.records().filter((r) => r.kind === 'tool-result')).toEqual([]);
     await client.close();
   });
