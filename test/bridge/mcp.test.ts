@@ -585,5 +585,6 @@ describe('MCP endpoint through the real bridge', () => {
     await client.waitForRecord((r) => r.kind === 'turn-end');
     expect(client.records().filter((r) => r.kind === 'tool-result')).toEqual([]);
     await client.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
