@@ -11,7 +11,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import type { CliAdapter } from '../../host/adapter-kit/adapter.ts';
 import { cliThatCannotStart, type AdapterConformanceContext } from '../../host/testing/conformance/adapter-conformance.ts';
 import type { ConformanceOutcome } from '../../host/testing/conformance/sandbox-provider-conformance.ts';
@@ -23,6 +23,7 @@ import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.t
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { startIsolatedModelServer, type IsolatedModelServer } from '../model-server/netns.ts';
 import type { RecordedRequest } from '../model-server/server.ts';
+import { postMortem } from './post-mortem.ts';
 import type { HarnessV1NetworkSandboxSession as SdkNetworkSandboxSession, HarnessV1SandboxProvider as SdkSandboxProvider } from '@ai-sdk/harness';
 
 export type Part = HarnessV1StreamPart;
@@ -99,6 +100,13 @@ export function useE2eEnv(options: {
     // HB_E2E_KEEP=1 keeps the sandboxes (journals, bridge logs) of a run for a post-mortem.
     if (root && process.env.HB_E2E_KEEP !== '1') await rm(root, { recursive: true, force: true });
     else if (root) console.log(`${options.name} e2e: kept ${root}`);
+  });
+
+  // A failed case prints its bridges' warnings and the model's requests (post-mortem.ts): the sandboxes go with the suite.
+  beforeEach(({ onTestFailed }) => {
+    const since = Date.now();
+    const asked = model?.requests().length ?? 0;
+    onTestFailed(() => console.error(`[post-mortem] ${postMortem(root, since, model?.requests().slice(asked) ?? [])}`));
   });
 
   const isolated = () => {

@@ -1,0 +1,54 @@
+// What a failed E2E case prints about itself: its sandboxes' bridge warnings and errors, and the scripted
+// model's requests, from the case's start on. A failure that happens once in a loaded CI run (a model call
+// that ends in a connection error) leaves nothing else behind: the sandboxes go with the suite.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RecordedRequest } from '../model-server/server.ts';
+
+const maxLines = 40;
+
+/** Every `bridge.log` under `root` (the local provider's sandboxes and their state dirs). */
+function bridgeLogs(root: string): string[] {
+  try {
+    return readdirSync(root, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name === 'bridge.log')
+      .map((entry) => join(entry.parentPath, entry.name));
+  } catch {
+    return [];
+  }
+}
+
+/** Warn and error lines (pino levels 40, 50) logged at or after `since` (epoch ms), each with its file. */
+function bridgeTrouble(root: string, since: number): string[] {
+  const lines: string[] = [];
+  for (const file of bridgeLogs(root)) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const entry = (() => {
+        try {
+          return JSON.parse(line) as { level?: number; time?: number };
+        } catch {
+          return undefined;
+        }
+      })();
+      if (entry !== undefined && (entry.level ?? 0) >= 40 && (entry.time ?? 0) >= since) lines.push(`${file.slice(root.length + 1)}: ${line}`);
+    }
+  }
+  return lines;
+}
+
+/** The post-mortem text for a case that started at `since` (epoch ms); `asked`: the model requests made since. */
+export function postMortem(root: string, since: number, asked: RecordedRequest[]): string {
+  const trouble = bridgeTrouble(root, since);
+  return [
+    `bridge warnings and errors since the case began: ${trouble.length}${trouble.length > maxLines ? ` (the last ${maxLines})` : ''}`,
+    ...trouble.slice(-maxLines).map((line) => `  ${line}`),
+    `scripted model requests that arrived since the case began (its log is written on arrival): ${asked.length}`,
+    ...asked.slice(-maxLines).map((r) => `  #${r.seq} ${r.method} ${r.path} ${r.scenario ?? ''}`),
+  ].join('\n');
+}
