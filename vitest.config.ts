@@ -11,8 +11,10 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     // Marks each file's processes and counts those left at its end (no process outlives its session).
     setupFiles: ['test/process-marks-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Hang guards, not speed checks: a CI box is a shared 2-core machine, and a case that takes 20 s alone
+    // has taken 60 s there beside the other lanes.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     pool: 'forks',
     reporters: ['default'],
   },
