@@ -1,6 +1,6 @@
 // The process mark (test/process-marks-setup.ts, scripts/leftover-processes.mjs) reaches every
 // process a session starts, so a file's end can count them: the bridge, the CLI, the keeper of a
-// surviving CLI and its spare; after destroy() none is left.
+// surviving CLI; after destroy() none is left.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leftoverProcesses, markedProcesses, PROCESS_MARK_ENV } from '../scripts/leftover-processes.mjs';

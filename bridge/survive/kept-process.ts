@@ -107,8 +107,10 @@ export async function spawnKept(
   const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
   await proc.connect();
   // The next kept spawn's keeper starts once this CLI's output goes quiet, or it ends: a Node start beside the
-  // CLI's own start, or beside its flood of output, costs a small machine more than the spare saves.
-  void proc.quiet.then(() => keepers.refill(egress !== undefined));
+  // CLI's own start, or beside its flood of output, costs a small machine more than the spare saves. A long-lived
+  // CLI (lifetime 'session') takes the next turns itself: a spare behind it would wait, a Node process and its
+  // memory, for a respawn that seldom comes (and whose turn start begins a keeper while the jail wraps).
+  if (launch.lifetime !== 'session') void proc.quiet.then(() => keepers.refill(egress !== undefined));
   return { ok: true, proc };
 }
 

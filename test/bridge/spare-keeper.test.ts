@@ -58,6 +58,24 @@ describe('keepers started ahead (launch survive)', () => {
     await eventually(() => !isAlive(spare), 15_000, 'the waiting keeper gone');
   });
 
+  it('a long-lived kept CLI (lifetime session) takes its next turn itself, with no keeper waiting behind it', async () => {
+    const bridge = await startBridge({ args: ['--isolation', process.getuid?.() === 0 ? 'uid' : 'none'] });
+    bridges.push(bridge);
+    const { client, hello } = await connectClient(bridge);
+    clients.push(client);
+    await client.attach(hello.lastSeq);
+    const launch = fixtureLaunch(['--echo'], { stdin: 'pipe', lifetime: 'session', survive: true, turnEnd: [{ json: { path: ['type'], equals: 'result' } }] });
+    const prompt = (text: string, intervalMs: number) => `${JSON.stringify({ type: 'prompt', text, lines: 3, intervalMs })}\n`;
+    await client.request({ type: 'start', id: 's1', turnId: 'e1', launch, input: prompt('one', 0) });
+    await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'e1');
+    // The second turn's lines come 200 ms apart: the first turn's output went quiet (100 ms) long before it ends,
+    // which is when a spare used to start behind the CLI.
+    await client.request({ type: 'start', id: 's2', turnId: 'e2', launch, input: prompt('two', 200) });
+    await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'e2');
+    expect(client.records().filter((r) => r.kind === 'spawn'), 'one CLI for both turns').toHaveLength(1);
+    expect(await waitingKeepers(bridge.stateDir)).toEqual([]);
+  });
+
   it('a waiting keeper ends when its bridge is SIGKILLed', async () => {
     const { bridge, spare } = await afterOneKeptTurn();
     await bridge.kill('SIGKILL');
