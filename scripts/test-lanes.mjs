@@ -79,10 +79,8 @@ const slowUnitFiles = [
   'test/bridge/survive*.test.ts',
 ];
 const unitExcludes = [...heavyDirs.map((d) => `${d}/**`), ...heavyFiles];
-// The unit lanes' workers run file after file in one process with the modules they loaded (vitest's isolate off): each
-// file no longer re-imports the kit, zod and the AI SDK in a fresh fork. Measured on the quick lane, 1,469 tests:
-// 682 → 585 CPU-s, 352 → 307 s, its import time 114 → 29 s. A file still gets its own setup (its process mark) and
-// restores any env it sets.
+// Unit workers run file after file in one process (isolate off: no file re-imports the kit, zod, the AI SDK in a fresh
+// fork). The quick lane: 682 → 585 CPU-s, its import time 114 → 29 s. Each file still gets its setup (process mark).
 const sharedWorkers = '--no-isolate';
 const excludeArgs = (globs) => globs.flatMap((g) => ['--exclude', g]);
 const runtimeUnitFiles = [
