@@ -1,7 +1,7 @@
 // What a failed E2E case prints about itself: its sandboxes' bridge warnings and errors, and the scripted
 // model's requests, from the case's start on. A failure that happens once in a loaded CI run (a model call
 // that ends in a connection error) leaves nothing else behind: the sandboxes go with the suite.
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordedRequest } from '../model-server/server.ts';
 
@@ -42,9 +42,37 @@ function bridgeTrouble(root: string, since: number): string[] {
   return lines;
 }
 
-/** The post-mortem text for a case that started at `since` (epoch ms); `asked`: the model requests made since. */
-export function postMortem(root: string, since: number, asked: RecordedRequest[]): string {
+/** The requests `log` (the scripted model's, one JSON line each, written on arrival) holds from byte `from` on. */
+function requestsFrom(log: string, from: number): RecordedRequest[] {
+  let tail = '';
+  try {
+    const fd = openSync(log, 'r');
+    try {
+      const buffer = Buffer.alloc(Math.max(0, fstatSync(fd).size - from));
+      readSync(fd, buffer, 0, buffer.length, from);
+      tail = buffer.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return [];
+  }
+  return tail
+    .split('\n')
+    .filter((line) => line !== '')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as RecordedRequest];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** The post-mortem of a case that started at `since` (epoch ms), when the model's `requestsLog` was `from` bytes long. */
+export function postMortem(root: string, since: number, requestsLog: string, from: number): string {
   const trouble = bridgeTrouble(root, since);
+  const asked = requestsFrom(requestsLog, from);
   return [
     `bridge warnings and errors since the case began: ${trouble.length}${trouble.length > maxLines ? ` (the last ${maxLines})` : ''}`,
     ...trouble.slice(-maxLines).map((line) => `  ${line}`),

@@ -6,6 +6,7 @@
 // cases are the caller's (test/e2e/cases.ts holds the shared list). Without root/unshare the
 // namespace is skipped and the reason printed.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -105,8 +106,9 @@ export function useE2eEnv(options: {
   // A failed case prints its bridges' warnings and the model's requests (post-mortem.ts): the sandboxes go with the suite.
   beforeEach(({ onTestFailed }) => {
     const since = Date.now();
-    const asked = model?.requests().length ?? 0;
-    onTestFailed(() => console.error(`[post-mortem] ${postMortem(root, since, model?.requests().slice(asked) ?? [])}`));
+    const requestsLog = join(root, 'requests.jsonl');
+    const from = existsSync(requestsLog) ? statSync(requestsLog).size : 0; // the log holds every request body: read its tail only
+    onTestFailed(() => console.error(`[post-mortem] ${postMortem(root, since, requestsLog, from)}`));
   });
 
   const isolated = () => {

@@ -84,8 +84,7 @@ describe('suspend/continue across host instances', () => {
         throw new Error(`schedule seed=${seed} cuts=${cuts.join(',')} diverged from the uninterrupted run (HB_SEED=${seed} HB_SLICE_SCHEDULES=1 reproduces it)`);
       }
     }
-    // Hundreds of host instances, each attaching to the bridge: ~55 s on a loaded 2-core CI box. A hang guard, not a speed check.
-  }, 600_000);
+  }, 600_000); // hundreds of host instances, each attaching to the bridge: ~55 s on a loaded CI box; a hang guard
 
   it('a live turn suspended at random points and continued in fresh hosts delivers every part exactly once', async () => {
     const random = seededRandom(baseSeed ^ 0xabc);
