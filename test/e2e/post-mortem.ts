@@ -18,28 +18,31 @@ function bridgeLogs(root: string): string[] {
   }
 }
 
+/** The JSON object lines of `text` with their source; a line that is no object (torn at the end) is left out. */
+function jsonLines<T extends object>(text: string): Array<{ line: string; value: T }> {
+  return text.split('\n').flatMap((line) => {
+    try {
+      const value: unknown = line === '' ? null : JSON.parse(line);
+      return typeof value === 'object' && value !== null ? [{ line, value: value as T }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** Warn and error lines (pino levels 40, 50) logged at or after `since` (epoch ms), each with its file. */
 function bridgeTrouble(root: string, since: number): string[] {
-  const lines: string[] = [];
-  for (const file of bridgeLogs(root)) {
+  return bridgeLogs(root).flatMap((file) => {
     let text = '';
     try {
       text = readFileSync(file, 'utf8');
     } catch {
-      continue;
+      return [];
     }
-    for (const line of text.split('\n')) {
-      const entry = (() => {
-        try {
-          return JSON.parse(line) as { level?: number; time?: number };
-        } catch {
-          return undefined;
-        }
-      })();
-      if (entry !== undefined && (entry.level ?? 0) >= 40 && (entry.time ?? 0) >= since) lines.push(`${file.slice(root.length + 1)}: ${line}`);
-    }
-  }
-  return lines;
+    return jsonLines<{ level?: number; time?: number }>(text)
+      .filter(({ value }) => (value.level ?? 0) >= 40 && (value.time ?? 0) >= since)
+      .map(({ line }) => `${file.slice(root.length + 1)}: ${line}`);
+  });
 }
 
 /** The requests `log` (the scripted model's, one JSON line each, written on arrival) holds from byte `from` on. */
@@ -57,16 +60,7 @@ function requestsFrom(log: string, from: number): RecordedRequest[] {
   } catch {
     return [];
   }
-  return tail
-    .split('\n')
-    .filter((line) => line !== '')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as RecordedRequest];
-      } catch {
-        return [];
-      }
-    });
+  return jsonLines<RecordedRequest>(tail).map(({ value }) => value);
 }
 
 /** The post-mortem of a case that started at `since` (epoch ms), when the model's `requestsLog` was `from` bytes long. */
