@@ -282,7 +282,7 @@ function readReport(path) {
 }
 
 /** The first lines of a failure message, colour codes out, for the summary. */
-const firstLines = (message) => (message ? plain(String(message)).split('\n').slice(0, 4).map((line) => line.trim()).filter(Boolean).join(' | ').slice(0, 600) : 'no message');
+const firstLines = (message) => (message ? plain(String(message)).split('\n').slice(0, 4).map((line) => line.trim()).filter(Boolean).join(' | ').slice(0, 2000) : 'no message');
 
 /** Schedules (schedules=N) and other counts the lane's [figures] lines name. */
 function scheduleCount(figures) {

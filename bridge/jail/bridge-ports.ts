@@ -6,16 +6,28 @@
 // write /tmp) can neither block nor replace a bridge's own entry in this sticky dir. An entry holds
 // the bridge's pid and its start time (field 22 of /proc/<pid>/stat), so the file of a bridge killed
 // without its exit handler stops counting once that process is gone, also when the pid is recycled;
-// each bridge removes such entries at start (those its uid may remove). A jailed CLI sees the dir
+// each bridge removes such entries at start (those its uid may remove). An entry also names the
+// bridge's network namespace: a port is that bridge's only there, and a proxy dials from its own (a
+// service on the same port number in another namespace is someone else's). A jailed CLI sees the dir
 // read-only, and an entry only ever closes a port.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const BRIDGE_PORTS_DIR = '/tmp/harness-bridge-ports';
 
 /** Entries read per lookup or sweep: a dir flooded with junk costs a bounded read. */
 const MAX_ENTRIES = 4096;
+
+/** This process's network namespace (`net:[<inode>]`), or '' where /proc does not say. */
+export function networkNamespace(): string {
+  try {
+    return readlinkSync('/proc/self/ns/net');
+  } catch {
+    return '';
+  }
+}
+let ownNamespace: string | undefined;
 
 /**
  * The dir, made sticky and world-writable; false when it cannot be trusted: not a real dir (a
@@ -55,7 +67,7 @@ export function registerBridgePorts(ports: readonly number[], dir = BRIDGE_PORTS
   if (!ensureDir(dir)) return () => undefined;
   sweep(dir);
   const written: string[] = [];
-  const entry = `${process.pid} ${startTime(process.pid)}\n`;
+  const entry = `${process.pid} ${startTime(process.pid)} ${networkNamespace()}\n`;
   for (const port of ports) {
     const file = join(dir, `${port}.${process.pid}.${randomBytes(6).toString('hex')}`);
     try {
@@ -81,12 +93,18 @@ export function registerBridgePorts(ports: readonly number[], dir = BRIDGE_PORTS
   return release;
 }
 
-/** Whether a live bridge of this machine lists `port` (its host socket or its MCP endpoint). */
+/**
+ * Whether a live bridge of this machine lists `port` (its host socket or its MCP endpoint) in this process's network
+ * namespace. An entry that names none, or a process that cannot tell its own, counts wherever it is (fail closed).
+ */
 export function isBridgePort(port: number, dir = BRIDGE_PORTS_DIR): boolean {
   const prefix = `${port}.`;
+  ownNamespace ??= networkNamespace();
   for (const name of entries(dir)) {
     if (!name.startsWith(prefix)) continue;
-    if (live(readEntry(join(dir, name)))) return true;
+    const entry = readEntry(join(dir, name));
+    const namespace = entry.trim().split(' ')[2] ?? '';
+    if ((namespace === '' || ownNamespace === '' || namespace === ownNamespace) && live(entry)) return true;
   }
   return false;
 }

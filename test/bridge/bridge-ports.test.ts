@@ -1,12 +1,13 @@
 // The machine's list of bridge ports (bridge/jail/bridge-ports.ts): an egress proxy refuses a local
 // destination on a port a live bridge listed, under allow-all too; a dead bridge's stale entry and
 // a remote address on that port are not refused; an entry of a gone process (dead, or its pid recycled)
-// does not count and the next bridge to register removes it; the list is cleaned by its writer.
-import { spawnSync } from 'node:child_process';
+// does not count and the next bridge to register removes it; the list is cleaned by its writer; a bridge's
+// port counts only in its own network namespace (a service on that port number elsewhere is someone else's).
+import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isBridgePort, registerBridgePorts } from '../../bridge/jail/bridge-ports.ts';
+import { isBridgePort, networkNamespace, registerBridgePorts } from '../../bridge/jail/bridge-ports.ts';
 import { EgressProxy } from '../../bridge/jail/egress-proxy.ts';
 import { tempDir } from './helpers.ts';
 
@@ -38,6 +39,47 @@ describe('bridge ports: another session\'s bridge is never reached through an eg
     registerBridgePorts([40005], dir)();
     expect(readdirSync(dir)).toEqual(['40002.1.b']);
   });
+
+  it("a live entry counts in the network namespace it names, or anywhere when it names none; not in another", () => {
+    const dir = join(tempDir('hb-ports-'), 'ports');
+    registerBridgePorts([40030], dir);
+    const [pid, started, namespace] = readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8').trim().split(' ');
+    expect(namespace).toBe(networkNamespace());
+    expect(namespace).toMatch(/^net:\[\d+\]$/);
+    writeFileSync(join(dir, `40031.${pid}.a`), `${pid} ${started} net:[1]\n`);
+    writeFileSync(join(dir, `40032.${pid}.a`), `${pid} ${started}\n`);
+    expect([isBridgePort(40030, dir), isBridgePort(40031, dir), isBridgePort(40032, dir)]).toEqual([true, false, true]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0 || spawnSync('unshare', ['-n', 'true']).status !== 0)(
+    'a bridge listening in another network namespace does not close that port number here, and one in this namespace does',
+    async () => {
+      const dir = join(tempDir('hb-ports-'), 'ports');
+      // Two real processes list a port each and stay until their stdin closes: one in a namespace of its own (unshare -n).
+      const lister = (port: number, own: boolean) => {
+        const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', `
+          const { registerBridgePorts } = await import(${JSON.stringify(join(repoRoot, 'bridge/jail/bridge-ports.ts'))});
+          registerBridgePorts([${port}], ${JSON.stringify(dir)});
+          process.stdout.write('listed\\n');
+          process.stdin.resume().on('end', () => process.exit(0));
+        `];
+        const child = own ? spawn('unshare', ['-n', '--', ...node], { cwd: repoRoot }) : spawn(node[0]!, node.slice(1), { cwd: repoRoot });
+        const listed = new Promise<void>((resolve, reject) => {
+          child.stdout.once('data', () => resolve());
+          child.once('exit', (code) => reject(new Error(`the lister exited with ${code}`)));
+        });
+        return { child, listed };
+      };
+      const elsewhere = lister(40040, true);
+      const here = lister(40041, false);
+      try {
+        await Promise.all([elsewhere.listed, here.listed]);
+        expect([isBridgePort(40040, dir), isBridgePort(40041, dir)]).toEqual([false, true]);
+      } finally {
+        for (const { child } of [elsewhere, here]) child.stdin.end();
+      }
+    },
+  );
 
   it('what another uid left or planted in the dir neither blocks an entry nor stalls a lookup', () => {
     const dir = join(tempDir('hb-ports-'), 'ports');

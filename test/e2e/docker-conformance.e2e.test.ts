@@ -20,6 +20,18 @@ const hostTools = [{ name: 'echo_upper', description: 'Echo in upper case', inpu
 
 let model: ModelServer;
 
+// What the sessions' egress tunnels refused, and their streams' ends and restarts (the tunnel logs nowhere by default):
+// a failed case's message leads with those since it began, so a model call refused or cut once in a loaded run says why.
+const egressEvents: string[] = [];
+const noteEgress = (obj: object, msg?: string) => void egressEvents.push(`${msg ?? ''} ${JSON.stringify(obj)}`);
+const egressLog = { info: noteEgress, warn: noteEgress };
+const withEgressEvents = (error: unknown, from: number): unknown => {
+  const events = egressEvents.slice(from);
+  if (!(error instanceof Error) || events.length === 0) return error;
+  error.message = `[egress tunnels since the case began: ${events.slice(-8).join('; ')}] ${error.message}`;
+  return error;
+};
+
 beforeAll(async () => {
   if (unavailable) return;
   model = await startModelServer();
@@ -37,15 +49,19 @@ for (const cli of dockerClis) {
     beforeAll(async () => {
       const install = await cli.install();
       const bin = cli.bin(install);
-      docker = createDockerSandboxProvider({ namePrefix: `hbconf${process.pid}`, readOnlyMounts: [install.dir], librariesOf: [bin], egressTunnel: { port: proxyPort } });
+      docker = createDockerSandboxProvider({ namePrefix: `hbconf${process.pid}`, readOnlyMounts: [install.dir], librariesOf: [bin], egressTunnel: { port: proxyPort, log: egressLog } });
       const modelUrl = model.url.replace('127.0.0.1', 'localhost');
       adapter = () => cli.adapter(bin, modelUrl);
     }, 600_000);
 
     for (const testCase of adapterConformance) {
       it(testCase.name, { timeout: 300_000 }, async (context) => {
+        const from = egressEvents.length;
         await runConformanceCase(
-          (ctx: AdapterConformanceContext) => testCase.run(ctx),
+          (ctx: AdapterConformanceContext) =>
+            testCase.run(ctx).catch((error: unknown) => {
+              throw withEgressEvents(error, from);
+            }),
           (defer, deferStop) => {
             // Container names carry the provider's prefix (this process's pid): two runs on one machine never meet.
             const sandbox = async (sessionId: string, resume: boolean) => {

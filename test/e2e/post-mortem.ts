@@ -1,4 +1,4 @@
-// What a failed E2E case prints about itself: its sandboxes' bridge warnings and errors, and the scripted
+// What a failed E2E case prints about itself: its sandboxes' bridge warnings, errors and egress refusals, and the scripted
 // model's requests, from the case's start on. A failure that happens once in a loaded CI run (a model call
 // that ends in a connection error) leaves nothing else behind: the sandboxes go with the suite.
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
@@ -30,7 +30,7 @@ function jsonLines<T extends object>(text: string): Array<{ line: string; value:
   });
 }
 
-/** Warn and error lines (pino levels 40, 50) logged at or after `since` (epoch ms), each with its file. */
+/** Warn and error lines (pino levels 40, 50) and egress decisions logged at or after `since` (epoch ms), each with its file. */
 function bridgeTrouble(root: string, since: number): string[] {
   return bridgeLogs(root).flatMap((file) => {
     let text = '';
@@ -39,8 +39,8 @@ function bridgeTrouble(root: string, since: number): string[] {
     } catch {
       return [];
     }
-    return jsonLines<{ level?: number; time?: number }>(text)
-      .filter(({ value }) => (value.level ?? 0) >= 40 && (value.time ?? 0) >= since)
+    return jsonLines<{ level?: number; time?: number; msg?: string }>(text)
+      .filter(({ value }) => ((value.level ?? 0) >= 40 || value.msg?.startsWith('egress') === true) && (value.time ?? 0) >= since)
       .map(({ line }) => `${file.slice(root.length + 1)}: ${line}`);
   });
 }
@@ -68,7 +68,7 @@ export function postMortem(root: string, since: number, requestsLog: string, fro
   const trouble = bridgeTrouble(root, since);
   const asked = requestsFrom(requestsLog, from);
   return [
-    `bridge warnings and errors since the case began: ${trouble.length}${trouble.length > maxLines ? ` (the last ${maxLines})` : ''}`,
+    `bridge warnings, errors and egress refusals since the case began: ${trouble.length}${trouble.length > maxLines ? ` (the last ${maxLines})` : ''}`,
     ...trouble.slice(-maxLines).map((line) => `  ${line}`),
     `scripted model requests that arrived since the case began (its log is written on arrival): ${asked.length}`,
     ...asked.slice(-maxLines).map((r) => `  #${r.seq} ${r.method} ${r.path} ${r.scenario ?? ''}`),

@@ -12,7 +12,7 @@ import { posix } from 'node:path';
 import { defaultBridgeFile } from '../../../bootstrap/recipe.ts';
 import type { HarnessV1NetworkPolicy } from '../../../protocol/harness-v1/index.ts';
 import { networkPolicySchema, type NetworkPolicy } from '../../../protocol/v1/network-policy.ts';
-import { EgressTunnel, type EgressTunnelSpawn } from '../../reach/egress-tunnel.ts';
+import { EgressTunnel, type EgressTunnelOptions, type EgressTunnelSpawn } from '../../reach/egress-tunnel.ts';
 import { DockerSandboxError } from './errors.ts';
 
 export type DockerEgressOptions = {
@@ -22,6 +22,8 @@ export type DockerEgressOptions = {
   readonly nodeCommand?: string;
   /** The proxy's port inside the container (each container has its own loopback). Default 0: any free one. */
   readonly port?: number;
+  /** Where the tunnel says what it refused (host, port, the policy's reason) and when its stream ended or restarted. Default: nowhere. */
+  readonly log?: EgressTunnelOptions['log'];
 };
 
 /** Where the container's copy of the bridge file lives (root's; the CLI only connects to the port). */
@@ -75,7 +77,7 @@ export function createDockerNetwork(options: {
     if (egress === false) return Promise.reject(new DockerSandboxError('invalid-option', 'this Docker provider was created with egressTunnel: false: its containers have no network and no proxy'));
     starting ??= (async () => {
       await options.writeBinaryFile({ path: dockerEgressBridgeFile, content: await readFile(egress.bridgeFile ?? defaultBridgeFile()) });
-      const started = await EgressTunnel.start({ spawn: options.spawn, nodeCommand: egress.nodeCommand ?? process.execPath, bridgeFile: dockerEgressBridgeFile, pidDir: posix.dirname(dockerEgressBridgeFile), port, policy });
+      const started = await EgressTunnel.start({ spawn: options.spawn, nodeCommand: egress.nodeCommand ?? process.execPath, bridgeFile: dockerEgressBridgeFile, pidDir: posix.dirname(dockerEgressBridgeFile), port, policy, ...(egress.log ? { log: egress.log } : {}) });
       port = started.port;
       tunnel = started;
       await keep();

@@ -37,9 +37,10 @@ export function told(parts: ReadonlyArray<HarnessV1StreamPart>, rejection?: unkn
   return out;
 }
 
-/** `told`, shortened for a failure message. */
+/** `told`, shortened for a failure message: the rejection and error parts lead (the cause), raw parts follow. */
 export function seen(parts: ReadonlyArray<HarnessV1StreamPart>, rejection?: unknown): string {
-  const out = told(parts, rejection).map((line) => clip(line));
+  const all = told(parts, rejection);
+  const out = [...all.filter((line) => !line.startsWith('raw part: ')), ...all.filter((line) => line.startsWith('raw part: '))].map((line) => clip(line));
   return out.length > 0 ? out.slice(0, 8).join('; ') + (out.length > 8 ? `; … (${out.length - 8} more)` : '') : 'no error part, no raw part';
 }
 
