@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import pino from 'pino';
 import * as z from 'zod';
 import type { DiagnosticFrame, LogLevel } from '../protocol/v1/index.ts';
+import { logFileName } from './log-file.ts';
 
 export type Logger = pino.Logger;
-export const logFileName = 'bridge.log';
+export { logFileName };
 
 const levelValues: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50 };
 

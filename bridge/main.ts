@@ -24,6 +24,7 @@ import { loadAfterReady } from './after-ready-loader.ts';
 import { loadToken } from './auth/token-source.ts';
 import { dropMallocTunable } from './malloc-tunable.ts';
 import { EarlyLog } from './early-log.ts';
+import { logFileName } from './log-file.ts';
 import { acquireStateLock, EXIT_STATE_DIR_LOCKED } from './journal/state-lock.ts';
 import { ensurePrivateDir } from './journal/journal-file.ts';
 import { KEEPER_FILES, keeperSocketPath } from './survive/keeper.ts';
@@ -152,7 +153,7 @@ async function main(): Promise<void> {
   // original block, which is why the host hands the token over in a file instead (docs/security.md).
   delete process.env.HARNESS_BRIDGE_TOKEN;
   try {
-    closeSync(openSync(join(stateDir, 'bridge.log'), 'a', 0o600)); // exists (0600) from the ready line on; pino appends once loaded
+    closeSync(openSync(join(stateDir, logFileName), 'a', 0o600)); // exists (0600) from the ready line on; pino appends once loaded
   } catch {
     // the logger reports an unwritable log file once it loads; not a reason to refuse to start
   }

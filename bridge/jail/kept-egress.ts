@@ -10,6 +10,7 @@
 // keeper carries the rest of stage 2.
 import type { Socket } from 'node:net';
 import { MEMORY_RELEASE_LIMITS } from '../limits.ts';
+import { appendingLog } from '../log-file.ts';
 import { MemoryRelease } from '../memory-release.ts';
 import { relayPort } from '../relay/relay.ts';
 import { EgressProxy } from './egress-proxy.ts';
@@ -38,11 +39,11 @@ export type KeptEgressSpec = {
 /** `accept`: one connection the keeper's listener took (keeper.ts listens itself, before this loads). */
 export type KeptEgress = { accept(socket: Socket): void; close(): Promise<void> };
 
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
 /** The proxy for the connections the keeper accepts on `spec.socket` or `spec.port` (it listens there itself, in stage 1). */
 export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): Promise<KeptEgress> {
-  const egress = new EgressProxy(quiet);
+  // Its refusals and policy changes go to the bridge's log, beside the bridge's own proxy's (a kept CLI's model call refused is seen there).
+  const log = appendingLog(spec.stateDir, `keeper-${keeperId}-egress`);
+  const egress = new EgressProxy(log);
   for (const port of spec.bridgePorts) egress.addBridgePort(port);
   egress.nameLocal(spec.namedLocal ?? []);
   egress.watchBridgePort(() => {
@@ -50,7 +51,7 @@ export async function startKeptEgress(spec: KeptEgressSpec, keeperId: string): P
     return found.ok ? found.port : undefined;
   });
   if (spec.mcpPort !== undefined) egress.setMcpPort(spec.mcpPort);
-  const policy = new PolicySource({ file: spec.policyFile, bridgeId: `keeper-${keeperId}`, log: quiet });
+  const policy = new PolicySource({ file: spec.policyFile, bridgeId: `keeper-${keeperId}`, log });
   egress.setPolicy(policy.current.policy);
   policy.onChange((state) => egress.setPolicy(state.policy));
   policy.start(true, 'keeper');

@@ -6,7 +6,7 @@
 // policy is changed while no bridge runs (the writer resolves only once the keeper acknowledged
 // it), the rest of the body is released, and a new bridge adopts the CLI: the fetch completed
 // intact, and later turns on the same CLI see the new policy, the MCP relay, and no way to the new
-// bridge's host socket. Counts records and fetch results, never time. One [figures] line.
+// bridge's host socket; the keeper's refusals are in the bridge's log. Counts records and fetch results, never time. One [figures] line.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -126,6 +126,17 @@ describe.skipIf(!canNamespace)('survive in a network namespace: the kept CLI kee
     expect(figures.spawns).toBe(1);
     expect(figures.interrupted).toBe(0);
     const keeper = (records.find((r) => r.kind === 'spawn') as RecordOf<'spawn'>).data.keeper!;
+    // The keeper's proxy tells its refusals in the bridge's log, beside the bridge's own: turns 2 and 3's, each with its reason.
+    const keeperLog = readFileSync(join(stateDir, 'bridge.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(`"subsystem":"keeper-${keeper}-egress"`))
+      .map((line) => JSON.parse(line) as { msg?: string; reason?: string; host?: string });
+    expect(keeperLog.filter((line) => line.msg?.startsWith('egress: refused')).map((line) => `${line.host} ${line.reason}`)).toEqual([
+      '127.0.0.1 not-allowed',
+      '127.0.0.1 bridge-socket',
+      '127.0.0.2 bridge-socket',
+      '127.0.0.2 local-not-named',
+    ]);
     expect(existsSync(join(stateDir, 'keepers', keeper, 'spec.json'))).toBe(true);
     // The kept CLI runs the jail helper's wrap (no srt process of its own), its relay swapped for the keeper's socket.
     const spec = JSON.parse(readFileSync(join(stateDir, 'keepers', keeper, 'spec.json'), 'utf8')) as { argv: string[]; egress?: { socket?: string } };

@@ -616,6 +616,7 @@ export function conformanceE2eCases(env: E2eEnv, profile: Pick<E2eProfile, 'name
               ...(profile.modelId === undefined ? {} : { modelId: profile.modelId }),
             }),
             context,
+            env.failedCase,
           );
         },
         180_000,

@@ -35,6 +35,7 @@ export function partConformanceE2eCases(
               ...(profile.notApplicable ? { notApplicable: profile.notApplicable } : {}),
             }),
             context,
+            env.failedCase,
           );
         },
         180_000,

@@ -63,14 +63,20 @@ function requestsFrom(log: string, from: number): RecordedRequest[] {
   return jsonLines<RecordedRequest>(tail).map(({ value }) => value);
 }
 
-/** The post-mortem of a case that started at `since` (epoch ms), when the model's `requestsLog` was `from` bytes long. */
-export function postMortem(root: string, since: number, requestsLog: string, from: number): string {
+/**
+ * The post-mortem of a case that started at `since` (epoch ms), when the model's `requestsLog` was `from` bytes long:
+ * `text` in full, and a one-line `digest` to lead a failure's message (what a CI summary keeps).
+ */
+export function postMortem(root: string, since: number, requestsLog: string, from: number): { text: string; digest: string } {
   const trouble = bridgeTrouble(root, since);
   const asked = requestsFrom(requestsLog, from);
-  return [
+  const last = trouble.at(-1);
+  const digest = `post-mortem: ${trouble.length} bridge warning(s), error(s) and egress refusal(s)${last === undefined ? '' : `, the last: ${last.length > 400 ? `${last.slice(0, 400)}…` : last}`}; ${asked.length} model request(s)`;
+  const text = [
     `bridge warnings, errors and egress refusals since the case began: ${trouble.length}${trouble.length > maxLines ? ` (the last ${maxLines})` : ''}`,
     ...trouble.slice(-maxLines).map((line) => `  ${line}`),
     `scripted model requests that arrived since the case began (its log is written on arrival): ${asked.length}`,
     ...asked.slice(-maxLines).map((r) => `  #${r.seq} ${r.method} ${r.path} ${r.scenario ?? ''}`),
   ].join('\n');
+  return { text, digest };
 }

@@ -56,6 +56,8 @@ export type E2eEnv = {
    * a session destroyed after its sandbox was stopped waits ~10 s for a bridge that is gone.
    */
   conformance(prompts: AdapterConformanceContext['prompts'], defer: (cleanup: () => unknown) => void, deferStop: (stop: () => unknown) => void): AdapterConformanceContext;
+  /** The running case failed with `error` while its sessions still exist: prints the post-mortem and leads the message with its digest. */
+  failedCase(error: unknown): void;
   /**
    * A sandbox provider for the real HarnessAgent (@ai-sdk/harness 1.0.x): the local provider's sessions, every
    * command run inside the namespace and ports reached through the forwarder; stopped when the suite ends.
@@ -104,11 +106,23 @@ export function useE2eEnv(options: {
   });
 
   // A failed case prints its bridges' warnings and the model's requests (post-mortem.ts): the sandboxes go with the suite.
-  beforeEach(({ onTestFailed }) => {
-    const since = Date.now();
+  // A conformance case destroys its sessions (their logs) before it ends: it tells its post-mortem first (failedCase).
+  let current = { since: 0, from: 0, told: false };
+  const tell = (error?: unknown): void => {
     const requestsLog = join(root, 'requests.jsonl');
-    const from = existsSync(requestsLog) ? statSync(requestsLog).size : 0; // the log holds every request body: read its tail only
-    onTestFailed(() => console.error(`[post-mortem] ${postMortem(root, since, requestsLog, from)}`));
+    const { text, digest } = postMortem(root, current.since, requestsLog, current.from);
+    current.told = true;
+    console.error(`[post-mortem] ${text}`);
+    if (error instanceof Error) error.message = `[${digest}] ${error.message}`;
+  };
+  beforeEach(({ onTestFailed }) => {
+    const requestsLog = join(root, 'requests.jsonl');
+    // The log holds every request body: read its tail only.
+    current = { since: Date.now(), from: existsSync(requestsLog) ? statSync(requestsLog).size : 0, told: false };
+    const mine = current;
+    onTestFailed(() => {
+      if (!mine.told) tell();
+    });
   });
 
   const isolated = () => {
@@ -233,6 +247,7 @@ export function useE2eEnv(options: {
       prompts,
       defer,
     }),
+    failedCase: tell,
   };
 }
 
@@ -266,12 +281,17 @@ export async function runConformanceCase<C>(
   run: (ctx: C) => Promise<ConformanceOutcome>,
   build: (defer: (cleanup: () => unknown) => void, deferStop: (stop: () => unknown) => void) => C,
   context: { skip(note?: string): void },
+  /** Told of a failure before the case's cleanups run (they destroy its sessions and their logs). */
+  onFailure?: (error: unknown) => void,
 ): Promise<void> {
   const cleanups: Array<() => unknown> = [];
   const stops: Array<() => unknown> = [];
   try {
     const outcome = await run(build((cleanup) => void cleanups.push(cleanup), (stop) => void stops.push(stop)));
     if (outcome.status === 'skip') context.skip(outcome.reason);
+  } catch (error) {
+    onFailure?.(error);
+    throw error;
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
     for (const stop of stops.reverse()) await stop();
