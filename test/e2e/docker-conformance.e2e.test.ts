@@ -25,11 +25,9 @@ let model: ModelServer;
 const egressEvents: string[] = [];
 const noteEgress = (obj: object, msg?: string) => void egressEvents.push(`${msg ?? ''} ${JSON.stringify(obj)}`);
 const egressLog = { info: noteEgress, warn: noteEgress };
-const withEgressEvents = (error: unknown, from: number): unknown => {
+const leadWithEgressEvents = (error: unknown, from: number): void => {
   const events = egressEvents.slice(from);
-  if (!(error instanceof Error) || events.length === 0) return error;
-  error.message = `[egress tunnels since the case began: ${events.slice(-8).join('; ')}] ${error.message}`;
-  return error;
+  if (error instanceof Error && events.length > 0) error.message = `[egress tunnels since the case began: ${events.slice(-8).join('; ')}] ${error.message}`;
 };
 
 beforeAll(async () => {
@@ -58,10 +56,7 @@ for (const cli of dockerClis) {
       it(testCase.name, { timeout: 300_000 }, async (context) => {
         const from = egressEvents.length;
         await runConformanceCase(
-          (ctx: AdapterConformanceContext) =>
-            testCase.run(ctx).catch((error: unknown) => {
-              throw withEgressEvents(error, from);
-            }),
+          (ctx: AdapterConformanceContext) => testCase.run(ctx),
           (defer, deferStop) => {
             // Container names carry the provider's prefix (this process's pid): two runs on one machine never meet.
             const sandbox = async (sessionId: string, resume: boolean) => {
@@ -91,6 +86,7 @@ for (const cli of dockerClis) {
             };
           },
           context,
+          (error) => leadWithEgressEvents(error, from),
         );
       });
     }
