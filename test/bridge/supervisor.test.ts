@@ -1,6 +1,9 @@
 // The supervisor against the real fixture CLI: both CLI shapes, turn end by
 // matcher and by exit, busy, /dev/null stdin, big lines, stderr, abort, crash,
 // stop, pty, and the missing-node-pty path.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -557,11 +560,14 @@ describe('Supervisor: inputAck gate (a queued mid-turn message is answered insid
 
   it('two inputs written separately during the turn, one after the other is answered: waits for both', async () => {
     const { sup, rec } = create();
-    await sup.start('t1', gated(), slow('first', 'u1'));
+    // The CLI holds right after q1's first delta (the 5th: `first` has 4) until the test has written q2.
+    const hold = join(mkdtempSync(join(tmpdir(), 'hb-sup-hold-')), 'go');
+    await sup.start('t1', gated(['--hold-after', '5', '--hold-file', hold]), slow('first', 'u1'));
     await midTurn(sup, rec, 't1', prompt('q1', { lines: 2, intervalMs: 60, uuid: 'u2' }));
     // Written while q1's answer runs (after the first result): still this turn's.
     await rec.until((d) => d.kind === 'stdout' && d.data.text.includes('"text":"q1 #0"'));
     expect(sup.write('t1', prompt('q2', { lines: 1, uuid: 'u3' }))).toEqual({ ok: true });
+    writeFileSync(hold, '');
     expect((await rec.turnEnd('t1')).data.reason).toBe('matched');
     expect(results(rec, 't1').map((r) => r.text)).toEqual(['first', 'q1', 'q2']);
   });
