@@ -100,29 +100,39 @@ function tail(text: string, maxBytes: number): string {
 /** How often buffered log text is appended to the log while an apply runs. */
 const logFlushMs = 1_000;
 
+/** A command run after the log's last append, in the same shell (the lock's removal): one process, not two. */
+type Then = { command: string; env: Record<string, string> };
+
 /**
  * Appends to the log. SandboxSession has no append and (in @ai-sdk/provider-utils
  * 5.0.46) no process stdin, so text is buffered and each flush writes it to a
  * part file beside the log, then `cat part >> log; rm part`. Flushes are
- * chained: the log keeps the order of writes.
+ * chained: the log keeps the order of writes. `close(then)` runs `then` in the
+ * last flush's shell, or alone when that shell never ran.
  */
 function openLog(session: SandboxSession, logPath: string) {
   let buffered = '';
   let chain: Promise<void> = Promise.resolve();
   let failure: unknown;
-  const flush = (): Promise<void> => {
-    if (buffered === '') return chain;
+  const flush = (then?: Then): Promise<void> => {
+    if (buffered === '' && then === undefined) return chain;
     const text = buffered;
     buffered = '';
     const part = `${logPath}.part-${randomUUID()}`;
     chain = chain.then(async () => {
+      let ran = false;
       try {
-        await session.writeTextFile({ path: part, content: text });
-        const appended = await session.run({ command: 'cat "$HB_PART" >> "$HB_LOG"; s=$?; rm -f "$HB_PART"; exit $s', env: { HB_PART: part, HB_LOG: logPath } });
-        if (appended.exitCode !== 0) throw new Error(`cannot append to ${logPath}: ${appended.stderr.trim()}`);
+        if (text !== '') {
+          await session.writeTextFile({ path: part, content: text });
+          ran = true;
+          const command = `cat "$HB_PART" >> "$HB_LOG"; s=$?; rm -f "$HB_PART"; ${then === undefined ? '' : `${then.command}; `}exit $s`;
+          const appended = await session.run({ command, env: { ...then?.env, HB_PART: part, HB_LOG: logPath } });
+          if (appended.exitCode !== 0) throw new Error(`cannot append to ${logPath}: ${appended.stderr.trim()}`);
+        }
       } catch (error) {
         failure ??= error; // reported by close(); later flushes still try
       }
+      if (then !== undefined && !ran) await session.run(then);
     });
     return chain;
   };
@@ -131,9 +141,9 @@ function openLog(session: SandboxSession, logPath: string) {
     write(text: string): void {
       buffered += text;
     },
-    async close(): Promise<void> {
+    async close(then?: Then): Promise<void> {
       clearInterval(ticker);
-      await flush();
+      await flush(then);
       if (failure !== undefined) throw failure;
     },
   };
@@ -209,11 +219,12 @@ async function runCommand(
   }
 }
 
-/** Writes files and runs commands; the caller holds the lock. */
+/** Writes files and runs commands into `log`; the caller holds the lock and closes the log. */
 async function applyLocked(
   session: SandboxSession,
   recipe: HarnessV1Bootstrap,
   identity: string,
+  log: Log,
   report: (extra: Partial<BootstrapProgress>) => void,
   progressIntervalMs: number,
   commandTimeoutMs: number,
@@ -222,7 +233,6 @@ async function applyLocked(
   const signal = abortSignal ? { abortSignal } : {};
   report({ phase: 'writing-files' });
   for (const file of recipe.files) await session.writeTextFile({ path: file.path, content: file.content, ...signal });
-  const log = openLog(session, posix.join(recipe.bootstrapDir, bootstrapLogFileName));
   try {
     log.write(`[${new Date().toISOString()}] apply ${identity}: ${recipe.files.length} files written\n`);
     for (let i = 0; i < recipe.commands.length; i++) {
@@ -235,8 +245,6 @@ async function applyLocked(
   } catch (error) {
     log.write(`[${new Date().toISOString()}] apply ${identity}: failed: ${error instanceof Error ? error.message : String(error)}\n`);
     throw error;
-  } finally {
-    await log.close();
   }
 }
 
@@ -294,17 +302,23 @@ export async function applyBootstrap(
           // A missed beat only makes the lock look older; the next beat retries.
         });
       }, heartbeatMs);
+      let log: Log | undefined;
       try {
         // Another apply may have finished between our marker check and our mkdir.
-        if (await markerPresent(session, recipe, identity, abortSignal)) return done(false);
-        await applyLocked(session, recipe, identity, report, progressIntervalMs, commandTimeoutMs, abortSignal);
-        return done(true);
+        if (!(await markerPresent(session, recipe, identity, abortSignal))) {
+          log = openLog(session, posix.join(recipe.bootstrapDir, bootstrapLogFileName));
+          await applyLocked(session, recipe, identity, log, report, progressIntervalMs, commandTimeoutMs, abortSignal);
+        }
       } finally {
         clearInterval(heartbeat);
         // A beat still in flight would recreate the lock dir (writes create parents) after we remove it.
         await pendingBeat;
-        await sh(session, 'rm -rf "$HB_LOCK"', env);
+        const release = { command: 'rm -rf "$HB_LOCK"', env };
+        // The log's last part and the lock's removal in one shell.
+        if (log === undefined) await sh(session, release.command, release.env);
+        else await log.close(release);
       }
+      return done(log !== undefined);
     }
     if (acquire.exitCode !== 4) {
       throw new BootstrapError('sandbox-failed', `cannot create bootstrapDir ${recipe.bootstrapDir} (exit ${acquire.exitCode}): ${tail(acquire.stderr, maxStderrTailBytes)}`);

@@ -128,6 +128,28 @@ describe('applyBootstrap', () => {
     expect(log).toMatch(/command 2 exited 0 after \d+ ms/);
   });
 
+  it('an apply starts two shells in the sandbox (the lock taken; the log\'s last part appended and the lock removed), leaving a whole log and no lock or part file', async () => {
+    const session = await fresh();
+    let shells = 0;
+    const counted: LocalSandboxSession = Object.assign(Object.create(session) as LocalSandboxSession, {
+      run: (options: Parameters<LocalSandboxSession['run']>[0]) => {
+        shells++;
+        return session.run(options);
+      },
+      spawn: (options: Parameters<LocalSandboxSession['spawn']>[0]) => {
+        shells++;
+        return session.spawn(options);
+      },
+    });
+    const recipe = defineBootstrapRecipe({ harnessId: 'test', bootstrapDir: dir, files: [{ path: `${dir}/bridge.mjs`, content: 'export {};\n' }], commands: [] });
+    expect((await applyBootstrap(counted, recipe)).applied).toBe(true);
+    expect(shells).toBe(2);
+    const log = await session.readTextFile({ path: `${dir}/${bootstrapLogFileName}` });
+    expect(log).toMatch(/: 1 files written\n.*: done\n$/s);
+    const left = (await session.run({ command: `ls -A ${dir}` })).stdout.trim().split('\n');
+    expect(left.filter((name) => name.startsWith('.apply.lock') || name.includes('.part-'))).toEqual([]);
+  });
+
   it('two concurrent applies in one sandbox run the commands once and leave the files intact', async () => {
     const session = await fresh();
     const recipe = countingRecipe();
