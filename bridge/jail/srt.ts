@@ -169,6 +169,8 @@ export async function namespaceSupport(options: {
       TMPDIR: tmpdir(),
       HB_JAIL_TMPDIR: launch.env?.TMPDIR ?? '',
       HB_JAIL_MCP_PORT: mcpPort === undefined ? '' : String(mcpPort),
+      // The forwarder's listening address as /proc/net/tcp shows it: 127.0.0.1 (little-endian hex) and the port in hex.
+      HB_JAIL_MCP_LISTEN: mcpPort === undefined ? '' : `0100007F:${mcpPort.toString(16).toUpperCase().padStart(4, '0')}`,
     };
     const inner = ['/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv];
     egress.nameLocal(endpointsNamedBy(launch.env)); // before jailEnv: the proxy is not a destination
@@ -280,17 +282,28 @@ function shellQuote(word: string): string {
 /**
  * Runs inside the jail, then execs the CLI ("$@"): the MCP forwarder (waiting until it listens, as
  * srt waits for its own relays), the proxy exemptions cleared, the CLI's TMPDIR, the jail's own
- * variables removed. 3128 is srt's HTTP proxy relay inside the namespace.
+ * variables removed. 3128 is srt's HTTP proxy relay inside the namespace. The wait starts no process:
+ * the shell's own `read` looks for the listener in /proc/net/tcp (HB_JAIL_MCP_LISTEN, its local
+ * address as the kernel writes it) until it is there or 5 s (/proc/uptime, centiseconds) have passed
+ * (a `grep` and a `sleep` per look cost ~13 ms of every spawn).
  */
 const innerScript = [
   'export NO_PROXY= no_proxy=',
   '[ -n "$HB_JAIL_TMPDIR" ] && export TMPDIR="$HB_JAIL_TMPDIR"',
   'if [ -n "$HB_JAIL_MCP_PORT" ]; then',
   '  socat "TCP4-LISTEN:$HB_JAIL_MCP_PORT,bind=127.0.0.1,fork,reuseaddr" "PROXY:127.0.0.1:127.0.0.1:$HB_JAIL_MCP_PORT,proxyport=3128" </dev/null >/dev/null 2>&1 &',
-  '  want=$(printf "0100007F:%04X 00000000:0000 0A" "$HB_JAIL_MCP_PORT"); i=0',
-  '  while [ "$i" -lt 500 ] && ! grep -q "$want" /proc/net/tcp 2>/dev/null; do i=$((i + 1)); sleep 0.01; done',
+  '  hb_since=',
+  '  while :; do',
+  '    while read -r hb_sl hb_local hb_remote hb_state hb_rest; do',
+  '      [ "$hb_local $hb_remote $hb_state" = "$HB_JAIL_MCP_LISTEN 00000000:0000 0A" ] && break 2',
+  '    done < /proc/net/tcp',
+  '    read -r hb_now hb_rest < /proc/uptime || break',
+  '    hb_now=1${hb_now%.*}${hb_now#*.}',
+  '    [ $((hb_now - ${hb_since:=$hb_now})) -lt 500 ] || break',
+  '  done',
+  '  unset hb_since hb_now hb_sl hb_local hb_remote hb_state hb_rest',
   'fi',
-  'unset HB_JAIL_TMPDIR HB_JAIL_MCP_PORT',
+  'unset HB_JAIL_TMPDIR HB_JAIL_MCP_PORT HB_JAIL_MCP_LISTEN',
   'exec "$@"',
 ].join('\n');
 
