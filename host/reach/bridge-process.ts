@@ -60,11 +60,13 @@ function journalEnv(journal: JournalSettings = {}): Record<string, string> {
 export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready: BridgeReady; token: string }> {
   const token = randomBytes(32).toString('hex');
   const tokenFile = `token.new.${randomBytes(8).toString('hex')}`;
+  // Handed over before the spawn, in a file only the bridge's uid can read; the bridge renames it
+  // to `token` once it holds the state lock (a bridge refused by the lock removes it).
+  await writeToken(options.sandbox, options.stateDir, token, tokenFile);
   const isolation = mergeIsolation(options.isolation, bridgeIsolationOf(options.sandbox)) ?? {};
   const process = await options.sandbox.spawn({
-    // The token handed over first, by the same shell (writeTokenCommand), then the bridge's one command line
-    // (node flags included), shared with the benchmark: one process start in the sandbox, not two.
-    command: `${writeTokenCommand} ${bridgeShellCommand({
+    // The bridge's one command line (node flags included), shared with the benchmark.
+    command: bridgeShellCommand({
       host: Boolean(options.host),
       recipeIdentity: Boolean(options.recipeIdentity),
       tokenFile: true,
@@ -74,9 +76,8 @@ export async function spawnBridge(options: SpawnBridgeOptions): Promise<{ ready:
       networkPolicy: isolation.networkPolicyFile !== undefined,
       srt: isolation.srt !== undefined,
       sessionsRoot: isolation.sessionsRoot !== undefined,
-    })}`,
+    }),
     env: {
-      HB_TOKEN: token,
       HB_NODE: options.nodeCommand,
       HB_FILE: options.bridgeFile,
       HB_STATE: options.stateDir,
@@ -142,20 +143,23 @@ export async function readBridgeState(sandbox: SandboxSession, stateDir: string)
 /** Exit code of a bridge refused because a live bridge holds the state dir (bridge/journal/state-lock.ts). */
 export const EXIT_STATE_DIR_LOCKED = 75;
 
-/** The exit code of the launch command when the token could not be handed over (writeTokenCommand). */
-export const EXIT_TOKEN_NOT_WRITTEN = 73;
-
 /**
- * The sh prefix of the bridge's launch that hands the token over: into `<stateDir>/$HB_TOKEN_FILE` (0600; written
- * whole, then renamed), in a subshell, so its umask stays there. Dirs the path needs are created 0711 (umask 066: a CLI
- * of its own uid may pass through to its areas, never list them), and the state dir loses any group/other read or
- * write; the bridge opens it to 0711 when its CLI has a uid of its own, which a later write here (a resume) leaves in
- * place. HB_TOKEN is unset before the bridge's exec: the token is never in the bridge's environment (/proc/<pid>/environ).
+ * The token into `<stateDir>/<name>` (0600; written whole, then renamed). Dirs the path needs are
+ * created 0711 (umask 066: a CLI of its own uid may pass through to its areas, never list them),
+ * and the state dir loses any group/other read or write; the bridge opens it to 0711 when its CLI
+ * has a uid of its own, which a later write here (a resume) leaves in place.
  */
-const writeTokenCommand =
-  '( umask 066 && mkdir -p "$HB_STATE" && chmod u+rwx,go-rw "$HB_STATE" && umask 077 && ' +
-  'printf %s "$HB_TOKEN" > "$HB_STATE/$HB_TOKEN_FILE.tmp" && mv "$HB_STATE/$HB_TOKEN_FILE.tmp" "$HB_STATE/$HB_TOKEN_FILE" ) || ' +
-  `{ echo "harness-bridge: could not write the bridge token into $HB_STATE" >&2; exit ${EXIT_TOKEN_NOT_WRITTEN}; }; unset HB_TOKEN;`;
+async function writeToken(sandbox: SandboxSession, stateDir: string, token: string, name: string): Promise<void> {
+  const result = await sandbox.run({
+    command:
+      'umask 066 && mkdir -p "$HB_STATE" && chmod u+rwx,go-rw "$HB_STATE" && umask 077 && ' +
+      'printf %s "$HB_TOKEN" > "$HB_STATE/$HB_NAME.tmp" && mv "$HB_STATE/$HB_NAME.tmp" "$HB_STATE/$HB_NAME"',
+    env: { HB_STATE: stateDir, HB_TOKEN: token, HB_NAME: name },
+  });
+  if (result.exitCode !== 0) {
+    throw new BridgeSessionError('bridge-start-failed', `could not write the bridge token into ${stateDir}: ${result.stderr.trim()}`);
+  }
+}
 
 async function readReadyLine(
   stdout: ReadableStream<Uint8Array>,

@@ -3,6 +3,7 @@
 // then sessions whose bridge the host reaches only through the exec stream.
 // Skips with the reason when docker cannot run here (scripts/test-setup.sh
 // installs docker.io and starts dockerd).
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBootstrap, prewarmHarness } from '../../../bootstrap/index.ts';
@@ -57,6 +58,21 @@ describe.skipIf(unavailable !== undefined)('docker session lifecycle', () => {
   });
 });
 
+/** The host's processes whose command line holds `secret`. */
+function hostCommandLinesHolding(secret: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(secret)) found.push(`${entry}: ${cmdline.replace(/\0/g, ' ').slice(0, 120)}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 describe.skipIf(unavailable !== undefined)('sessions in a docker sandbox (exec transport)', () => {
   it('a turn, a stop and a resume in a new host: the bridge is reached through docker exec only', { timeout: 180_000 }, async () => {
     const sandbox = await provider.createSession({ sessionId: `turns-${Date.now()}` });
@@ -69,6 +85,11 @@ describe.skipIf(unavailable !== undefined)('sessions in a docker sandbox (exec t
       const session = await harness().doStart({ sessionId: 'docker-turns', sandboxSession: sandbox, sessionWorkDir: '/work/project' });
       const parts = await runTurn(session, 'in a container LINES:5');
       expect(textOf(parts)).toBe(Array.from({ length: 5 }, (_, i) => `in a container LINES:5 #${i}\n`).join(''));
+      // The token never rides on a host command line: the docker client of the bridge's exec lives as long as the
+      // bridge, and `docker exec -e` puts a spawn's environment in its argv, which every host user's ps shows.
+      const token = (await sandbox.run({ command: "cat $(find / -xdev -name token -path '*/.harness-bridge/*' 2>/dev/null | head -1)" })).stdout.trim();
+      expect(token).toMatch(/^[0-9a-f]{64}$/);
+      expect(hostCommandLinesHolding(token)).toEqual([]);
       const stopped = await session.doStop();
       await sandbox.stop();
       const again = await provider.resumeSession({ sessionId: sandbox.id });
