@@ -1,4 +1,5 @@
-// Processes of a Docker sandbox session, all through `docker exec`: spawn (web
+// Processes of a Docker sandbox session, all through `docker exec` (their
+// environment off its command line: exec-env.ts): spawn (web
 // streams, optional stdin with `-i`), run, wait and kill. Killing the docker
 // client would leave the process running inside the container, so each process
 // starts as the leader of its own session (`setsid`) and records its pid in the
@@ -10,6 +11,7 @@ import { Readable, Writable } from 'node:stream';
 import type { SandboxSession } from '../../../protocol/harness-v1/index.ts';
 import { holdOpen } from '../../session/hold-open.ts';
 import { docker } from './docker-cli.ts';
+import { execEnv } from './exec-env.ts';
 
 type SandboxProcess = Awaited<ReturnType<SandboxSession['spawn']>>;
 type RunResult = Awaited<ReturnType<SandboxSession['run']>>;
@@ -36,8 +38,7 @@ export interface ContainerHost {
 /** Records its pid (the leader of a new session: its group id too), then becomes the command. */
 const leaderScript = 'mkdir -p /run/hb-procs && echo $$ > "/run/hb-procs/$0" && exec /bin/sh -c "$1"';
 
-function execArgs(host: ContainerHost, options: DockerSpawnOptions, procId: string): string[] {
-  const env = Object.entries(options.env ?? {}).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
+function execArgs(host: ContainerHost, options: DockerSpawnOptions, procId: string, env: readonly string[]): string[] {
   return ['exec', ...(options.stdin ? ['-i'] : []), '-w', host.resolveCwd(options.workingDirectory), ...env, host.container, 'setsid', '-w', '/bin/sh', '-c', leaderScript, procId, options.command];
 }
 
@@ -52,10 +53,17 @@ async function start(host: ContainerHost, options: DockerSpawnOptions) {
   options.abortSignal?.throwIfAborted();
   await host.ensureRunning();
   const procId = randomUUID();
-  const child: ChildProcess = spawnChild(host.docker, execArgs(host, options, procId), {
-    detached: true,
-    stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
+  const env = execEnv(options.env);
+  let child: ChildProcess;
+  try {
+    child = spawnChild(host.docker, execArgs(host, options, procId, env.args), {
+      detached: true,
+      env: env.clientEnv,
+      stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(env.fd === undefined ? [] : [env.fd])],
+    });
+  } finally {
+    env.release(); // the client holds its own copy of the descriptor from the fork on
+  }
   let exited = false;
   const exit = new Promise<number>((resolve) => {
     child.once('exit', (code, signal) => {

@@ -3,7 +3,9 @@
 // then sessions whose bridge the host reaches only through the exec stream.
 // Skips with the reason when docker cannot run here (scripts/test-setup.sh
 // installs docker.io and starts dockerd).
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBootstrap, prewarmHarness } from '../../../bootstrap/index.ts';
@@ -72,6 +74,46 @@ function hostCommandLinesHolding(secret: string): string[] {
   }
   return found;
 }
+
+describe.skipIf(unavailable !== undefined)('a spawn\'s environment in a docker sandbox', () => {
+  it('reaches the process exactly (line breaks, blanks, `#`, `=`, a trailing CR) and never the docker client\'s command line', { timeout: 120_000 }, async () => {
+    const sandbox = await provider.createSession({ sessionId: `env-${Date.now()}` });
+    try {
+      const secret = randomBytes(16).toString('hex');
+      const env: Record<string, string> = {
+        HB_SECRET: secret,
+        MULTI: `first ${secret}\nsecond\n`,
+        CR: `cr ${secret}\r`,
+        SPACES: `  both ${secret}  `,
+        HASH: `#${secret}`,
+        EQUALS: `a=${secret}=b`,
+        UNICODE: `ünï ☃ ${secret}`,
+        EMPTY: '',
+        DOCKER_HOST: `single line ${secret}`, // a name the client reads: through the env file, not the client's environment
+      };
+      const names = Object.keys(env);
+      const script = `process.stdout.write(JSON.stringify(Object.fromEntries(${JSON.stringify(names)}.map((k) => [k, process.env[k]]))) + '\\n'); setTimeout(() => {}, 60_000)`;
+      const proc = await sandbox.spawn({ command: `exec node -e "${script.replace(/"/g, '\\"')}"`, env });
+      const reader = proc.stdout.getReader();
+      let printed = '';
+      while (!printed.includes('\n')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        printed += new TextDecoder().decode(value);
+      }
+      expect(JSON.parse(printed)).toEqual(env);
+      // While it runs (its docker client alive): no host process shows a value, and no env file is left on disk.
+      expect(hostCommandLinesHolding(secret)).toEqual([]);
+      expect(readdirSync(tmpdir()).filter((name) => name.startsWith('hb-docker-env-'))).toEqual([]);
+      await proc.kill();
+      await proc.wait();
+      // A value with a line break goes by name through the client's own environment: a name the client reads is refused.
+      await expect(Promise.resolve(sandbox.run({ command: 'true', env: { DOCKER_CONFIG: 'a\nb' } }))).rejects.toMatchObject({ code: 'invalid-option', message: expect.stringContaining('DOCKER_CONFIG') });
+    } finally {
+      await sandbox.destroy();
+    }
+  });
+});
 
 describe.skipIf(unavailable !== undefined)('sessions in a docker sandbox (exec transport)', () => {
   it('a turn, a stop and a resume in a new host: the bridge is reached through docker exec only', { timeout: 180_000 }, async () => {
