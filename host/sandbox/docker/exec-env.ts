@@ -37,6 +37,9 @@ export function execEnv(env: Record<string, string> | undefined): ExecEnv {
   const lines: string[] = [];
   const byName: Record<string, string> = {};
   for (const [key, value] of Object.entries(env ?? {})) {
+    if (key === '' || key.includes('=') || key.includes('\0') || value.includes('\0')) {
+      throw new DockerSandboxError('invalid-option', `not an environment variable: ${JSON.stringify(key)} (a name is non-empty without "=", and neither name nor value holds a NUL)`);
+    }
     if (fileSafeName.test(key) && !lineBreak.test(value)) {
       lines.push(`${key}=${value}\n`);
       continue;

@@ -109,6 +109,9 @@ describe.skipIf(unavailable !== undefined)('a spawn\'s environment in a docker s
       await proc.wait();
       // A value with a line break goes by name through the client's own environment: a name the client reads is refused.
       await expect(Promise.resolve(sandbox.run({ command: 'true', env: { DOCKER_CONFIG: 'a\nb' } }))).rejects.toMatchObject({ code: 'invalid-option', message: expect.stringContaining('DOCKER_CONFIG') });
+      for (const bad of [{ 'A=B': 'c' }, { A: 'nul\0' }] as Record<string, string>[]) {
+        await expect(Promise.resolve(sandbox.run({ command: 'true', env: bad }))).rejects.toMatchObject({ code: 'invalid-option', message: expect.stringContaining('not an environment variable') });
+      }
     } finally {
       await sandbox.destroy();
     }
