@@ -5,6 +5,7 @@
 // Usage: node esbuild.config.mjs            (all entries)
 //        node esbuild.config.mjs bridge     (only the named entries)
 import { copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
@@ -33,7 +34,10 @@ export const entries = [
     outfile: 'dist/bridge.mjs',
     external: ['node-pty', 'bufferutil', 'utf-8-validate'],
     embedded: [
-      { entryPoint: 'bridge/after-ready.ts', loader: 'bridge/after-ready-loader.ts', exportName: 'loadAfterReady', label: 'after ready' },
+      // preloadBuiltins: stage 2 sets a V8 flag as it starts (bridge/young-generation.ts), and a flag set at run time makes
+      // V8 refuse Node's embedded code cache for every builtin loaded after it (http, tls, worker_threads… compiled from
+      // source: ~2× their load's CPU). Loaded before stage 2 runs, they keep the cache.
+      { entryPoint: 'bridge/after-ready.ts', loader: 'bridge/after-ready-loader.ts', exportName: 'loadAfterReady', label: 'after ready', preloadBuiltins: true },
       // A keeper's egress proxy alone (keeper mode, in a network namespace): not all of stage 2.
       { entryPoint: 'bridge/jail/kept-egress.ts', loader: 'bridge/jail/kept-egress-loader.ts', exportName: 'loadKeptEgress', label: 'kept egress' },
     ],
@@ -124,7 +128,9 @@ async function embeddedStage(stage, external) {
     external,
     plugins: [zodEnglishOnly],
     write: false,
+    metafile: stage.preloadBuiltins === true,
   });
+  const builtins = stage.preloadBuiltins === true ? builtinsRequiredBy(built.metafile) : [];
   // Brotli + base64: ~1/3 of the bytes Node reads, decodes and scans at start (a string literal is
   // also copied and hashed by the parser); decompressing when it loads takes ~1 ms.
   const packed = packed64(built.outputFiles[0].contents);
@@ -133,22 +139,30 @@ async function embeddedStage(stage, external) {
     name: `embedded-${stage.exportName}`,
     setup(pluginBuild) {
       pluginBuild.onLoad({ filter: /-loader\.ts$/ }, (args) =>
-        path.resolve(args.path) === loaderPath ? { contents: loaderSource(packed, stage, format), loader: 'js', resolveDir: path.dirname(loaderPath) } : undefined,
+        path.resolve(args.path) === loaderPath ? { contents: loaderSource(packed, stage, format, builtins), loader: 'js', resolveDir: path.dirname(loaderPath) } : undefined,
       );
     },
   });
   return { esm: plugin('esm'), cjs: plugin('cjs') };
 }
 
+/** The node builtins a stage's bundle requires (esbuild's metafile), `node:` names, each once, in the order first met. */
+function builtinsRequiredBy(metafile) {
+  const [output] = Object.values(metafile.outputs);
+  const names = output.imports.filter((i) => i.external && isBuiltin(i.path)).map((i) => (i.path.startsWith('node:') ? i.path : `node:${i.path}`));
+  return [...new Set(names)];
+}
+
 /**
- * The module that replaces an embedded stage's loader: `exportName()` unpacks the stage and compiles
+ * The module that replaces an embedded stage's loader: `exportName()` unpacks the stage, loads the builtins it
+ * requires when the stage asks for that (`preloadBuiltins`), and compiles
  * it, with a `require` rooted at the bridge file. In the ES module (the bridge file) the literal sits
  * in a function that is never called: the parser only skims it, and its text is read back as a slice
  * of the module's source (kept anyway), so no second copy stays in the heap. In the snapshot script
  * (CommonJS, no import.meta) the literal is a string in the snapshot's heap, dropped once unpacked,
  * and the bridge file is the one the bridge was started as (process.argv[1]).
  */
-function loaderSource(packed, stage, format) {
+function loaderSource(packed, stage, format, builtins) {
   const esm = format === 'esm';
   return [
     esm ? `function packed() { return ${JSON.stringify(packed)}; }` : `let packed = ${JSON.stringify(packed)};`,
@@ -163,7 +177,9 @@ function loaderSource(packed, stage, format) {
     esm ? '  const filename = fileURLToPath(import.meta.url);' : '  const filename = resolve(process.argv[1]);',
     '  const module = { exports: {} };',
     `  const run = compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: \`\${filename} (${stage.label})\` });`,
-    `  run(module.exports, createRequire(${esm ? 'import.meta.url' : 'filename'}), module, filename, dirname(filename));`,
+    `  const stageRequire = createRequire(${esm ? 'import.meta.url' : 'filename'});`,
+    ...(builtins.length > 0 ? [`  for (const name of ${JSON.stringify(builtins)}) stageRequire(name);`] : []),
+    '  run(module.exports, stageRequire, module, filename, dirname(filename));',
     '  return module.exports;',
     '}',
   ].join('\n');
