@@ -154,9 +154,9 @@ function builtinsRequiredBy(metafile) {
 }
 
 /**
- * The module that replaces an embedded stage's loader: `exportName()` unpacks the stage, loads the builtins it
- * requires when the stage asks for that (`preloadBuiltins`), and compiles
- * it, with a `require` rooted at the bridge file. In the ES module (the bridge file) the literal sits
+ * The module that replaces an embedded stage's loader: `exportName()` unpacks the stage, loads the
+ * builtins it requires when the stage asks for that (`preloadBuiltins`), and compiles and runs it, with
+ * a `require` rooted at the bridge file. In the ES module (the bridge file) the literal sits
  * in a function that is never called: the parser only skims it, and its text is read back as a slice
  * of the module's source (kept anyway), so no second copy stays in the heap. In the snapshot script
  * (CommonJS, no import.meta) the literal is a string in the snapshot's heap, dropped once unpacked,

@@ -53,13 +53,13 @@ export function execEnv(env: Record<string, string> | undefined): ExecEnv {
   let fd: number | undefined;
   if (lines.length > 0) {
     const path = join(tmpdir(), `hb-docker-env-${randomUUID()}`);
-    fd = openSync(path, 'wx', 0o600);
     try {
+      fd = openSync(path, 'wx', 0o600);
       unlinkSync(path);
       writeSync(fd, lines.join(''));
     } catch (error) {
-      closeSync(fd);
-      throw error;
+      if (fd !== undefined) closeSync(fd);
+      throw new DockerSandboxError('docker-failed', `could not write the env file docker exec reads (${path}): ${(error as Error).message}`, { cause: error });
     }
     args.push('--env-file', '/dev/fd/3');
   }

@@ -112,6 +112,15 @@ describe.skipIf(unavailable !== undefined)('a spawn\'s environment in a docker s
       for (const bad of [{ 'A=B': 'c' }, { A: 'nul\0' }] as Record<string, string>[]) {
         await expect(Promise.resolve(sandbox.run({ command: 'true', env: bad }))).rejects.toMatchObject({ code: 'invalid-option', message: expect.stringContaining('not an environment variable') });
       }
+      // The env file cannot be written (the temp dir is gone): one typed error naming it, and nothing runs.
+      const tmp = process.env.TMPDIR;
+      process.env.TMPDIR = '/nonexistent-hb-tmp';
+      try {
+        await expect(Promise.resolve(sandbox.run({ command: 'true', env: { A: 'b' } }))).rejects.toMatchObject({ code: 'docker-failed', message: expect.stringContaining('could not write the env file') });
+      } finally {
+        if (tmp === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = tmp;
+      }
     } finally {
       await sandbox.destroy();
     }

@@ -118,14 +118,19 @@ async function recordCrashRerun(): Promise<string> {
   return path;
 }
 
-/** The suspend recording with the record `seq` cut out of the frame that carries it (the first time it is delivered). */
+/**
+ * The suspend recording with the record `seq` cut out of every frame that carries it: a record the suspended host had
+ * received last can be delivered again by the continuing host's replay, and cut from its first delivery only it would
+ * leave no hole when it ends its segment (the replay fills it in).
+ */
 function cutRecord(from: string, seq: number, to: string): void {
-  const lines = readFileSync(from, 'utf8').split('\n');
-  const at = lines.findIndex((line) => line.includes('"type":"records"') && new RegExp(`"seq":${seq},`).test(line));
-  const value = JSON.parse(lines[at]!) as { frame: { records: Array<{ seq: number }> } };
-  value.frame.records = value.frame.records.filter((record) => record.seq !== seq);
-  if (value.frame.records.length > 0) lines[at] = JSON.stringify(value);
-  else lines.splice(at, 1);
+  const carries = new RegExp(`"seq":${seq},`);
+  const lines = readFileSync(from, 'utf8').split('\n').flatMap((line) => {
+    if (!line.includes('"type":"records"') || !carries.test(line)) return [line];
+    const value = JSON.parse(line) as { frame: { records: Array<{ seq: number }> } };
+    value.frame.records = value.frame.records.filter((record) => record.seq !== seq);
+    return value.frame.records.length > 0 ? [JSON.stringify(value)] : [];
+  });
   writeFileSync(to, lines.join('\n'));
 }
 
