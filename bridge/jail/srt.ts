@@ -285,7 +285,10 @@ function shellQuote(word: string): string {
  * variables removed. 3128 is srt's HTTP proxy relay inside the namespace. The wait starts no process:
  * the shell's own `read` looks for the listener in /proc/net/tcp (HB_JAIL_MCP_LISTEN, its local
  * address as the kernel writes it) until it is there or 5 s (/proc/uptime, centiseconds) have passed
- * (a `grep` and a `sleep` per look cost ~13 ms of every spawn).
+ * (a `grep` and a `sleep` per look cost ~13 ms of every spawn). The centiseconds are whole seconds × 100
+ * plus the two decimals read as 1xx − 100 (a leading 0 would be octal), so a count that gains a digit
+ * (99.99 → 100.00) is 1 cs later, not a jump that ends the wait. Past the first 50 ms each look
+ * sleeps 10 ms: a forwarder that never listens costs the 5 s, not 5 s of a core.
  */
 const innerScript = [
   'export NO_PROXY= no_proxy=',
@@ -298,8 +301,9 @@ const innerScript = [
   '      [ "$hb_local $hb_remote $hb_state" = "$HB_JAIL_MCP_LISTEN 00000000:0000 0A" ] && break 2',
   '    done < /proc/net/tcp',
   '    read -r hb_now hb_rest < /proc/uptime || break',
-  '    hb_now=1${hb_now%.*}${hb_now#*.}',
+  '    hb_now=$((${hb_now%.*} * 100 + 1${hb_now#*.} - 100))',
   '    [ $((hb_now - ${hb_since:=$hb_now})) -lt 500 ] || break',
+  '    [ $((hb_now - hb_since)) -lt 5 ] || sleep 0.01',
   '  done',
   '  unset hb_since hb_now hb_sl hb_local hb_remote hb_state hb_rest',
   'fi',
