@@ -32,10 +32,15 @@ export type E2eProfile = {
   readonly deniedReply?: RegExp;
   /** Cases this adapter cannot run (shared and conformance), by case name → why. */
   readonly skip?: Readonly<Record<string, string>>;
-  /** The conformance list's host-tool prompt (default `SCENARIO:mcp call the host tool`); a CLI that defers host tools behind a search names the tool (`TOOL:echo_upper`). */
+  /**
+   * The host-tool prompt of every case that calls the host tool (default `SCENARIO:mcp call the host tool`: the scripted
+   * model calls the first MCP tool offered). A CLI that defers host tools behind a search, or offers MCP tools of its own
+   * in no fixed order (claude-code-acp's `acp` server), names the tool (`TOOL:echo_upper`).
+   */
   readonly hostToolPrompt?: string;
 };
 
+const defaultHostToolPrompt = 'SCENARIO:mcp call the host tool';
 const hostTools = [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object' as const, properties: { text: { type: 'string' as const } }, required: ['text'] } }];
 /** A host tool the tools-changed case offers in its first turn only. */
 const otherTool = { name: 'first_turn_only', description: 'Offered in the first turn only', inputSchema: { type: 'object' as const, properties: {} } };
@@ -57,6 +62,9 @@ async function suspendAndKillBridge(session: HarnessV1Session): Promise<HarnessV
 }
 
 export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
+  const hostToolPrompt = profile.hostToolPrompt ?? defaultHostToolPrompt;
+  /** The MCP tool names in the model requests since `since`: what a failed host-call check shows the model was offered. */
+  const offeredMcp = (since: number) => `MCP tools offered to the model: ${[...new Set(env.requests(since).flatMap((r) => JSON.stringify(r.body).match(/mcp__[A-Za-z0-9_-]+/g) ?? []))].join(', ') || 'none'}`;
   const open = env.open;
   const test = (name: string, run: () => Promise<void>, timeoutMs = 120_000) => {
     const reason = profile.skip?.[name];
@@ -94,9 +102,10 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
 
     test('host tool round trip over the bridge MCP endpoint', async () => {
       const { session } = await open('mcp');
+      const before = env.requests().length;
       const parts: Part[] = [];
       const control = await session.doPromptTurn({
-        prompt: 'SCENARIO:mcp call the host tool',
+        prompt: hostToolPrompt,
         tools: hostTools,
         emit: (part) => {
           parts.push(part);
@@ -109,13 +118,13 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       });
       await control.done;
       expectValid(parts, 'mcp');
-      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false]), 'exactly one host call, from the bridge record').toEqual([['echo_upper', false]]);
+      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false]), `exactly one host call, from the bridge record; ${offeredMcp(before)}`).toEqual([['echo_upper', false]]);
       expect(textOf(parts)).toContain('HOST: HELLO MCP');
       await session.doDestroy();
     });
 
     test('through the real HarnessAgent and readUIMessageStream: a host-tool turn suspended while the tool runs and continued in a new agent folds to the uninterrupted message', () =>
-      uiSuspendAtHostTool(env), 180_000);
+      uiSuspendAtHostTool(env, hostToolPrompt), 180_000);
 
     test('host tools changed between turns: a tool first offered in the second turn reaches the long-lived CLI and runs', async () => {
       const { session } = await open('tools-changed');
@@ -123,11 +132,12 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       await (await session.doPromptTurn({ prompt: 'SCENARIO:text before the new tool', tools: [otherTool], emit: (part) => first.push(part) })).done;
       expectValid(first, 'first turn');
       expect(ofType(first, 'finish')[0]!.finishReason.unified).toBe('stop');
+      const before = env.requests().length;
       const parts: Part[] = [];
       let controlled!: (control: Control) => void;
       const controlling = new Promise<Control>((r) => (controlled = r)); // a part may come before doPromptTurn returns
       const control = await session.doPromptTurn({
-        prompt: 'SCENARIO:mcp call the host tool',
+        prompt: hostToolPrompt,
         tools: hostTools,
         emit: (part) => {
           parts.push(part);
@@ -137,7 +147,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       controlled(control);
       await control.done;
       expectValid(parts, 'second turn');
-      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false])).toEqual([['echo_upper', false]]);
+      expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false]), offeredMcp(before)).toEqual([['echo_upper', false]]);
       expect(textOf(parts)).toContain('HOST: HELLO MCP');
       const state = await session.doStop();
       const records = (loadSource((state.data as { stateDir: string }).stateDir) as JournalSource).records.map((r) => r.record);
@@ -459,7 +469,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         let controlled!: (control: Control) => void;
         const controlling = new Promise<Control>((r) => (controlled = r)); // a part may come before doPromptTurn returns
         const again = await next.session.doPromptTurn({
-          prompt: 'SCENARIO:mcp call the host tool',
+          prompt: hostToolPrompt,
           tools: hostTools,
           emit: (part) => {
             after.push(part);
@@ -469,7 +479,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         controlled(again);
         await again.done;
         expectValid(after, 'the turn after adoption');
-        expect(ofType(after, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false])).toEqual([['echo_upper', false]]);
+        expect(ofType(after, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false]), offeredMcp(before)).toEqual([['echo_upper', false]]);
         expect(textOf(after)).toContain('HOST: HELLO MCP');
         expect(JSON.stringify(env.requests(before)[0]?.body), 'the model sees the adopted turn').toContain('slow while the bridge dies');
         const records = (loadSource(stateDir) as JournalSource).records.map((r) => r.record);
@@ -491,7 +501,7 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
         const killed = new Promise<Promise<HarnessV1ResumeState>>((r) => (kill = r));
         let asked = false;
         await session.doPromptTurn({
-          prompt: 'SCENARIO:mcp call the host tool',
+          prompt: hostToolPrompt,
           tools: hostTools,
           emit: (part) => {
             first.push(part);
@@ -607,7 +617,7 @@ export function conformanceE2eCases(env: E2eEnv, profile: Pick<E2eProfile, 'name
                   textReply: /^Scripted reply \d+ \(text\): you said "conformance"\.$/,
                   long: 'SCENARIO:slow CHUNKS:30 INTERVAL:60 conformance slices',
                   minParts: 30,
-                  hostTool: { prompt: profile.hostToolPrompt ?? 'SCENARIO:mcp call the host tool', tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
+                  hostTool: { prompt: profile.hostToolPrompt ?? defaultHostToolPrompt, tools: hostTools, output: 'HOST SAYS HI', reply: /Last tool result was: [\s\S]*HOST SAYS HI/ },
                   approval: { prompt: 'SCENARIO:shell', permissionMode: 'allow-reads', ...(profile.deniedReply ? { reply: profile.deniedReply } : {}) },
                 },
                 defer,

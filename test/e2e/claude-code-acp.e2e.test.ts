@@ -24,8 +24,12 @@ const env = useE2eEnv({
   profiles: [fileURLToPath(new URL('./acp-profiles.ts', import.meta.url))],
 });
 
+// The agent offers MCP tools of its own (its `acp` server's Read, Write, Edit) beside the host's, in no fixed order.
+const hostToolPrompt = 'SCENARIO:mcp TOOL:echo_upper call the host tool';
+
 sharedE2eCases(env, {
   name: 'claude-code-acp',
+  hostToolPrompt,
   deniedResult: 'User refused permission to run tool',
   compactionSummary: /Scripted summary/,
   translatorSnapshots: true,
@@ -68,7 +72,7 @@ describe('claude-code-acp only', () => {
     const { session } = await env.open('token');
     const parts: Part[] = [];
     const control = await session.doPromptTurn({
-      prompt: 'SCENARIO:mcp call the host tool',
+      prompt: hostToolPrompt,
       tools: [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }],
       emit: (part) => {
         parts.push(part);

@@ -11,7 +11,6 @@ import { z } from 'zod';
 import { foldUI, uiView, type Folded } from '../host/ui-fold.ts';
 import type { E2eEnv } from './support.ts';
 
-const prompt = 'SCENARIO:mcp call the host tool';
 const hostSays = (text: string) => `HOST SAYS HI ${text.toUpperCase()}`;
 
 const echoUpper = (execute: (text: string) => Promise<string>) =>
@@ -46,7 +45,7 @@ function expectClean(folded: Folded, what: string): void {
 /** The host tool's part in a folded message (the agent names it tool-<name>). */
 const toolPart = (message: UIMessage | undefined) => message?.parts.find((part) => part.type === 'tool-echo_upper') as { state?: string; output?: unknown } | undefined;
 
-export async function uiSuspendAtHostTool(env: E2eEnv): Promise<void> {
+export async function uiSuspendAtHostTool(env: E2eEnv, prompt: string): Promise<void> {
   const agentWith = (execute: (text: string) => Promise<string>) =>
     new HarnessAgent({ harness: env.harness(), sandbox: env.agentSandbox(), permissionMode: 'allow-all', tools: { echo_upper: echoUpper(execute) } });
 
