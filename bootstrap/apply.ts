@@ -219,6 +219,21 @@ async function runCommand(
   }
 }
 
+const encodedFiles = new WeakMap<HarnessV1Bootstrap['files'][number], Uint8Array>();
+
+/**
+ * A recipe file's UTF-8 bytes, encoded once for a frozen file (defineBootstrapRecipe's): a host starting many
+ * sessions would otherwise make a fresh copy of the bridge bundle (~220 KiB) per session, each living until a GC,
+ * and those copies fragment the native heap (docs/bridge-internals.md#host-memory).
+ */
+function fileBytes(file: HarnessV1Bootstrap['files'][number]): Uint8Array {
+  const known = encodedFiles.get(file);
+  if (known !== undefined) return known;
+  const bytes = new TextEncoder().encode(file.content);
+  if (Object.isFrozen(file)) encodedFiles.set(file, bytes);
+  return bytes;
+}
+
 /** Writes files and runs commands into `log`; the caller holds the lock and closes the log. */
 async function applyLocked(
   session: SandboxSession,
@@ -232,7 +247,7 @@ async function applyLocked(
 ): Promise<void> {
   const signal = abortSignal ? { abortSignal } : {};
   report({ phase: 'writing-files' });
-  for (const file of recipe.files) await session.writeTextFile({ path: file.path, content: file.content, ...signal });
+  for (const file of recipe.files) await session.writeBinaryFile({ path: file.path, content: fileBytes(file), ...signal });
   try {
     log.write(`[${new Date().toISOString()}] apply ${identity}: ${recipe.files.length} files written\n`);
     for (let i = 0; i < recipe.commands.length; i++) {

@@ -9,17 +9,45 @@ import { bootstrapRecipeFormatVersion } from './recipe.ts';
 
 const domain = 'harness-bridge/bootstrap-recipe';
 
+// Strings go into the hash as they are: a Buffer copy of each file (the bridge bundle is ~220 KiB) would live
+// until the next GC, and in a host starting many sessions those copies fragment the native heap.
 function field(hash: Hash, value: string): void {
-  const bytes = Buffer.from(value, 'utf8');
-  hash.update(`${bytes.length}:`);
-  hash.update(bytes);
+  hash.update(`${Buffer.byteLength(value, 'utf8')}:`);
+  hash.update(value, 'utf8');
 }
+
+/** A recipe from defineBootstrapRecipe is frozen through and through: its identities cannot change, so each is computed once. */
+function frozen(recipe: HarnessV1Bootstrap): boolean {
+  return (
+    Object.isFrozen(recipe) &&
+    Object.isFrozen(recipe.files) &&
+    Object.isFrozen(recipe.commands) &&
+    recipe.files.every((file) => Object.isFrozen(file)) &&
+    recipe.commands.every((command) => Object.isFrozen(command))
+  );
+}
+
+/** The identity of a frozen recipe, computed once (`known` holds each kind's). */
+function memoized(known: WeakMap<HarnessV1Bootstrap, string>, recipe: HarnessV1Bootstrap, compute: () => string): string {
+  const hit = known.get(recipe);
+  if (hit !== undefined) return hit;
+  const identity = compute();
+  if (frozen(recipe)) known.set(recipe, identity);
+  return identity;
+}
+
+const identities = new WeakMap<HarnessV1Bootstrap, string>();
+const sdkIdentities = new WeakMap<HarnessV1Bootstrap, string>();
 
 function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function recipeIdentity(recipe: HarnessV1Bootstrap): string {
+  return memoized(identities, recipe, () => canonicalIdentity(recipe));
+}
+
+function canonicalIdentity(recipe: HarnessV1Bootstrap): string {
   const hash = createHash('sha256');
   field(hash, domain);
   field(hash, String(bootstrapRecipeFormatVersion));
@@ -54,17 +82,19 @@ export function recipeIdentity(recipe: HarnessV1Bootstrap): string {
  * canonical identity (length-prefixed, locale-free).
  */
 export function sdkRecipeIdentity(recipe: HarnessV1Bootstrap): string {
-  const hash = createHash('sha256');
-  const push = (value: string) => hash.update(Buffer.from(value, 'utf8')).update('\0');
-  push(recipe.harnessId);
-  push(recipe.bootstrapDir);
-  for (const file of [...recipe.files].sort((a, b) => a.path.localeCompare(b.path))) {
-    push(file.path);
-    push(file.content);
-  }
-  push(JSON.stringify(recipe.commands));
-  push('1');
-  return hash.digest().subarray(0, 8).toString('hex');
+  return memoized(sdkIdentities, recipe, () => {
+    const hash = createHash('sha256');
+    const push = (value: string) => hash.update(value, 'utf8').update('\0');
+    push(recipe.harnessId);
+    push(recipe.bootstrapDir);
+    for (const file of [...recipe.files].sort((a, b) => a.path.localeCompare(b.path))) {
+      push(file.path);
+      push(file.content);
+    }
+    push(JSON.stringify(recipe.commands));
+    push('1');
+    return hash.digest().subarray(0, 8).toString('hex');
+  });
 }
 
 /** Bytes the recipe carries (file paths and contents, commands), for reporting. */

@@ -158,6 +158,22 @@ describe('recipeIdentity', () => {
     expect(recipeIdentity({ ...recipe, files: [...files].reverse() })).toBe(recipeIdentity(recipe));
   });
 
+  it('is computed from what the recipe holds when asked: a plain recipe changed in place gets a new identity; a frozen one cannot change and keeps its own', () => {
+    const plain = { harnessId: 'h', bootstrapDir: 'd', files: [{ path: 'f', content: 'one' }], commands: [{ command: 'c' }] };
+    const before = recipeIdentity(plain);
+    plain.files[0]!.content = 'two';
+    expect(recipeIdentity(plain)).not.toBe(before);
+    expect(recipeIdentity(plain)).toBe(recipeIdentity({ ...plain, files: [{ path: 'f', content: 'two' }] }));
+    plain.commands.push({ command: 'more' });
+    expect(recipeIdentity(plain)).toBe(recipeIdentity(structuredClone(plain)));
+
+    const frozen = defineBootstrapRecipe({ harnessId: 'h', bootstrapDir: 'd', files: [{ path: 'f', content: 'ünï\u{1F600}' }], commands: [{ command: 'c' }] });
+    const first = recipeIdentity(frozen);
+    expect(Object.isFrozen(frozen.files[0])).toBe(true);
+    expect(recipeIdentity(frozen)).toBe(first);
+    expect(first).toBe(recipeIdentity(structuredClone(frozen) as HarnessV1Bootstrap));
+  });
+
   it('is the same in another process', async () => {
     const samples = fc.sample(recipeArb, { seed, numRuns: 25 });
     const dir = await mkdtemp(join(tmpdir(), 'hb-identity-'));
