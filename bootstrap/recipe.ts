@@ -2,7 +2,7 @@
 // bridgeRecipe builds the standard one (the one-file bridge under
 // bootstrapDir plus an adapter's extra files and install commands). No
 // sandbox I/O here; the identity lives in identity.ts, applying in apply.ts.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HarnessV1Bootstrap, HarnessV1BootstrapCommand, HarnessV1BootstrapFile } from '../protocol/harness-v1/index.ts';
@@ -86,6 +86,21 @@ export function defaultBridgeFile(): string {
   return fileURLToPath(new URL('../dist/bridge.mjs', import.meta.url));
 }
 
+/** The bundles beside the bridge, as last read, by path: a harness per request reads and decodes ~400 KiB otherwise. */
+const sources = new Map<string, { stamp: string; text: string }>();
+
+/** A file's text, read again only when its inode, size or times changed. */
+async function readSource(path: string): Promise<string> {
+  const info = await stat(path, { bigint: true });
+  const stamp = `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+  const known = sources.get(path);
+  if (known?.stamp === stamp) return known.text;
+  const text = await readFile(path, 'utf8');
+  if (sources.size >= 16) sources.clear();
+  sources.set(path, { stamp, text });
+  return text;
+}
+
 /**
  * The standard recipe: the bridge bundle at `<bootstrapDir>/bridge.mjs`, then
  * the adapter's extra files and install commands. A relative extra-file path is
@@ -122,7 +137,7 @@ export async function bridgeRecipe(options: {
   const bridgeFile = options.bridgeFile ?? defaultBridgeFile();
   if (bridgeSource === undefined) {
     try {
-      bridgeSource = await readFile(bridgeFile, 'utf8');
+      bridgeSource = await readSource(bridgeFile);
     } catch (error) {
       throw new BootstrapError('bridge-file-missing', `cannot read the bridge bundle ${bridgeFile} (run npm run build)`, { cause: error });
     }
@@ -131,13 +146,13 @@ export async function bridgeRecipe(options: {
   if (options.startupSnapshot === true && snapshotSource === undefined) {
     const script = join(dirname(bridgeFile), BRIDGE_SNAPSHOT.script);
     try {
-      snapshotSource = await readFile(script, 'utf8');
+      snapshotSource = await readSource(script);
     } catch (error) {
       throw new BootstrapError('bridge-file-missing', `startupSnapshot: cannot read the snapshot script ${script} beside the bridge bundle (run npm run build)`, { cause: error });
     }
   }
   let jailSrtSource = options.jailSrtSource;
-  if (jailSrtSource === undefined) jailSrtSource = await readFile(join(dirname(bridgeFile), BRIDGE_JAIL_SRT), 'utf8').catch(() => null);
+  if (jailSrtSource === undefined) jailSrtSource = await readSource(join(dirname(bridgeFile), BRIDGE_JAIL_SRT)).catch(() => null);
   const snapshot =
     options.startupSnapshot !== true || snapshotSource === undefined
       ? undefined

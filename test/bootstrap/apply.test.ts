@@ -212,6 +212,23 @@ console.log(JSON.stringify({ applied: result.applied }));
     await expect(bridgeRecipe({ harnessId: 'codex', bridgeFile: join(tempRoot, 'missing.mjs') })).rejects.toMatchObject({ code: 'bridge-file-missing' });
   });
 
+  it('bridgeRecipe reads a bridge file that changed since the last recipe again (a rebuild between harnesses), even at the same size; a removed one is missing again', async () => {
+    const dir = await mkdtemp(join(tempRoot, 'rebuilt-'));
+    const file = join(dir, 'bridge.mjs');
+    await writeFile(file, '// build A\n');
+    await writeFile(join(dir, BRIDGE_JAIL_SRT), 'srt A');
+    const first = await bridgeRecipe({ harnessId: 'codex', bridgeFile: file });
+    expect(first.files.map((f) => f.content)).toEqual(['// build A\n', 'srt A']);
+    expect((await bridgeRecipe({ harnessId: 'codex', bridgeFile: file })).files.map((f) => f.content)).toEqual(['// build A\n', 'srt A']);
+    await writeFile(file, '// build B\n');
+    await writeFile(join(dir, BRIDGE_JAIL_SRT), 'srt B');
+    const second = await bridgeRecipe({ harnessId: 'codex', bridgeFile: file });
+    expect(second.files.map((f) => f.content)).toEqual(['// build B\n', 'srt B']);
+    expect(recipeIdentity(second)).not.toBe(recipeIdentity(first));
+    await rm(file);
+    await expect(bridgeRecipe({ harnessId: 'codex', bridgeFile: file })).rejects.toMatchObject({ code: 'bridge-file-missing' });
+  });
+
   it('bridgeRecipe with startupSnapshot: the snapshot script beside the bridge and a first command that builds the snapshot there', async () => {
     const plain = await bridgeRecipe({ harnessId: 'fixture', commands: [{ command: 'true' }] });
     expect(plain.files.map((f) => f.path)).toEqual(['.harness-bridge/fixture/bridge.mjs', `.harness-bridge/fixture/${BRIDGE_JAIL_SRT}`]);
