@@ -84,11 +84,25 @@ export const resumeDataSchema = z.object({
 export type ResumeData = z.infer<typeof resumeDataSchema>;
 export type InFlightTurn = z.infer<typeof inFlightTurnSchema>;
 
+const resumeStateSchemas = new Map<string, ReturnType<typeof buildResumeStateSchema>>();
+
 /**
  * canary.3's resumeStateSchema: the whole state. Loose, so the 1.0.x fields
  * (type, continueFrom, pendingToolResults, turnSettings) pass through untouched.
  */
 export function resumeStateSchemaFor(harnessId: string) {
+  let schema = resumeStateSchemas.get(harnessId);
+  if (schema === undefined) {
+    schema = buildResumeStateSchema(harnessId);
+    // One per harness id, kept: zod compiles a schema's parser at its first parse, so a schema built per
+    // resume paid that compile at every doStart. Bounded against an application minting ids.
+    if (resumeStateSchemas.size >= 64) resumeStateSchemas.clear();
+    resumeStateSchemas.set(harnessId, schema);
+  }
+  return schema;
+}
+
+function buildResumeStateSchema(harnessId: string) {
   return z.looseObject({
     harnessId: z.literal(harnessId),
     specificationVersion: z.literal('harness-v1'),
