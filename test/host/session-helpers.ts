@@ -26,14 +26,19 @@ export type Kit = {
 
 export type Started = { sandbox: HarnessV1NetworkSandboxSession; session: HarnessV1Session; workDir: string };
 
-export async function createKit(name: string, adapterOptions: Parameters<typeof fixtureAdapter>[0] = {}): Promise<Kit> {
+/** `adapter`: another adapter than the fixture one (e.g. the chaos adapter, whose prompts can hold the CLI). */
+export async function createKit(
+  name: string,
+  adapterOptions: Parameters<typeof fixtureAdapter>[0] = {},
+  adapter: () => Parameters<typeof createBridgeHarness>[0] = () => fixtureAdapter(adapterOptions),
+): Promise<Kit> {
   const root = await mkdtemp(join(tmpdir(), `hb-${name}-`));
   await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
   const provider = createLocalSandboxProvider({ root: join(root, 'sandboxes'), templatesRoot: join(root, 'templates') });
   const diagnostics: HarnessV1Diagnostic[] = [];
   const sandboxes: HarnessV1NetworkSandboxSession[] = [];
   const harness = (settings: BridgeHarnessSettings = {}) =>
-    createBridgeHarness(fixtureAdapter(adapterOptions), { probeTimeoutMs: 1_500, ...settings });
+    createBridgeHarness(adapter(), { probeTimeoutMs: 1_500, ...settings });
   const open = async (
     sessionId: string,
     sandbox: HarnessV1NetworkSandboxSession,

@@ -2,7 +2,7 @@
 // no suspend, no doStart({ resumeFrom }), the same doPromptTurn stream. With launch
 // `survive` the new bridge adopts the kept CLI: the parts equal an uninterrupted run,
 // nothing recomputed. Without it, the turn is recomputed in the same stream.
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../host/sandbox/local/pids.ts';
@@ -10,17 +10,22 @@ import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/s
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { echoUpperTool, mcpClientAdapter } from '../fixtures/mcp-client-adapter.ts';
+import { chaosAdapter, shapeOf, verifyTurn } from '../chaos/chaos-kit.ts';
 import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
 let plain: Kit;
+/** Without survive, with the chaos adapter: HOLDAT/HOLDFILE in a prompt hold the CLI after a delta until a file exists. */
+let holding: Kit;
 beforeAll(async () => {
   kit = await createKit('self-heal', { survive: true });
   plain = await createKit('self-heal-plain', { survive: false });
+  holding = await createKit('self-heal-hold', {}, () => chaosAdapter());
 });
 afterAll(async () => {
   await kit.cleanup();
   await plain.cleanup();
+  await holding.cleanup();
 });
 
 const recomputed = (parts: HarnessV1StreamPart[]) =>
@@ -111,6 +116,42 @@ describe('self-healing session', () => {
     const next = await runTurn(session, 'again LINES:2');
     expect(next.at(-1)?.type).toBe('finish');
     await session.doDestroy();
+  });
+
+  // A host that suspends while its self-heal is under way: a suspend at each step of the heal (the revival reported;
+  // the rerun decided, its start in flight), and a fresh host continues. Held: the CLI is killed at the turn's first
+  // part and waits after its first line (as does the rerun's) until the gate opens, after the suspend.
+  it.each([
+    ['the revival is reported', /^bridge .* died; the session continues/, false],
+    ['the rerun is decided (its start in flight)', /lost its producer; re-driving/, false],
+    ['the revival is reported, the CLI held', /^bridge .* died; the session continues/, true],
+    ['the rerun is decided, the CLI held', /lost its producer; re-driving/, true],
+  ])('suspended as %s, continued in a fresh host: the turn ends once, recomputed, every line of the rerun once', { timeout: 90_000 }, async (_when, moment, held) => {
+    const id = `heal-suspend-${moment.source.length}-${held}`;
+    const { session, workDir } = await holding.start(id);
+    const from = holding.diagnostics.length;
+    let killed: Promise<number> | null = null;
+    const gate = join(holding.root, `gate-${id}`); // a dir the CLI's own uid can pass through (createKit)
+    const prompt = `suspended LINES:30 INTERVAL:10${held ? ` HOLDAT:1 HOLDFILE:${gate}` : ''}`;
+    const { parts, control } = await startTurn(session, prompt, (_p, n) => {
+      if (n === (held ? 1 : 5) && killed === null) killed = killBridge(workDir, id);
+    });
+    // Counted, not timed: polls for the diagnostic that marks the step (a hang guard bounds it).
+    for (let i = 0; i < 6000 && !holding.diagnostics.slice(from).some((d) => moment.test(d.message)); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(holding.diagnostics.slice(from).some((d) => moment.test(d.message)), 'the heal reached the step').toBe(true);
+    const state = await session.doSuspendTurn();
+    await control.done;
+    await killed;
+    if (held) await writeFile(gate, '');
+    const fresh = await holding.resume(id, state);
+    const rest: HarnessV1StreamPart[] = [];
+    const next = await fresh.session.doContinueTurn({ emit: (part) => rest.push(part) });
+    await next.done;
+    // Each segment before a recomputed marker is the run's prefix closed as interrupted; the last is a whole run.
+    const verdict = verifyTurn(shapeOf(prompt), [...parts, ...rest]);
+    expect(verdict).toMatchObject({ ok: true });
+    expect(verdict.ok && verdict.markers, 'recomputed').toBeGreaterThanOrEqual(1);
+    await fresh.session.doDestroy();
   });
 
   it('over the exec transport (no port: each connection a relay over spawn stdio) the relay that cannot reach the bridge starts the revival', { timeout: 60_000 }, async () => {
