@@ -169,6 +169,17 @@ export type ChaosKit = {
  * simulated hosted exec API (test/fixtures/hosted-sandbox.ts: strings out, delayed and rate-limited
  * writes in), with base64-line framing and batched writes.
  */
+/** Which host instance (the kit's open() calls, numbered from 1 across kits) reported a diagnostic: a failing schedule's
+ * diagnostics name the host that said each line, so a race between two hosts of one session can be read off them. */
+const hostOfDiagnostic = new WeakMap<HarnessV1Diagnostic, number>();
+let openedHosts = 0;
+
+/** A diagnostic as one line, led by the host instance that reported it (`host 3`). */
+export function diagnosticLine(d: HarnessV1Diagnostic): string {
+  const host = hostOfDiagnostic.get(d);
+  return `${host === undefined ? '' : `host ${host} `}${d.level} ${d.subsystem}: ${d.message}`;
+}
+
 export async function createChaosKit(name: string, options: { survive?: boolean; transport?: 'port' | 'exec' | 'hosted' } = {}): Promise<ChaosKit> {
   const root = await mkdtemp(join(tmpdir(), `hb-chaos-${name}-`));
   await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through
@@ -212,11 +223,17 @@ export async function createChaosKit(name: string, options: { survive?: boolean;
         ...(process.env.HB_CHAOS_RECORD_DIR ? { recordDir: process.env.HB_CHAOS_RECORD_DIR } : {}),
         ...settings,
       });
+      const host = ++openedHosts;
       const session = await harness.doStart({
         sessionId,
         sandboxSession: wrapped,
         sessionWorkDir: workDir,
-        observability: { report: (d) => diagnostics.push(d) },
+        observability: {
+          report: (d) => {
+            hostOfDiagnostic.set(d, host);
+            diagnostics.push(d);
+          },
+        },
         ...(resumeFrom ? { resumeFrom } : {}),
       });
       return {

@@ -29,6 +29,7 @@ import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts'
 import {
   busy,
   createChaosKit,
+  diagnosticLine,
   gapsAndDuplicates,
   isRecomputedMarker,
   scaled,
@@ -520,14 +521,14 @@ async function withDeadline(what: string, run: () => Promise<void>, ms = schedul
   const from = diagnostics.length;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      const recent = diagnostics.slice(Math.max(from, diagnostics.length - 12)).map((d) => `${d.level} ${d.subsystem}: ${d.message}`);
+      const recent = diagnostics.slice(Math.max(from, diagnostics.length - 20)).map(diagnosticLine);
       reject(new Error(`${what} still running after ${ms} ms; recent diagnostics:\n  ${recent.join('\n  ')}`));
     }, ms);
   });
   try {
     await Promise.race([run(), deadline]);
   } catch (error) {
-    const recent = diagnostics.slice(Math.max(from, diagnostics.length - 12)).map((d) => `${d.level} ${d.subsystem}: ${d.message}`);
+    const recent = diagnostics.slice(Math.max(from, diagnostics.length - 20)).map(diagnosticLine);
     throw new Error(`${(error as Error).message}\nrecent diagnostics:\n  ${recent.join('\n  ')}`, { cause: error });
   } finally {
     clearTimeout(timer);
