@@ -119,15 +119,15 @@ describe('self-healing session', () => {
   });
 
   // A host that suspends while its self-heal is under way: a suspend at each step of the heal (the revival reported;
-  // the rerun decided, its start in flight), and a fresh host continues. Held: the CLI is killed at the turn's first
-  // part and waits after its first line (as does the rerun's) until the gate opens, after the suspend.
+  // the rerun decided, its start in flight), and a fresh host continues. Held: the bridge is killed at the turn's first
+  // part, and the CLI (as the rerun's) waits after its first line until the gate opens, after the suspend.
   it.each([
     ['the revival is reported', /^bridge .* died; the session continues/, false],
     ['the rerun is decided (its start in flight)', /lost its producer; re-driving/, false],
     ['the revival is reported, the CLI held', /^bridge .* died; the session continues/, true],
     ['the rerun is decided, the CLI held', /lost its producer; re-driving/, true],
-  ])('suspended as %s, continued in a fresh host: the turn ends once, recomputed, every line of the rerun once', { timeout: 90_000 }, async (_when, moment, held) => {
-    const id = `heal-suspend-${moment.source.length}-${held}`;
+  ])('suspended as %s, continued in a fresh host: the turn ends once, recomputed, every line of the rerun once', { timeout: 90_000 }, async (when, moment, held) => {
+    const id = `heal-suspend-${when.replace(/[^a-z]+/g, '-')}`;
     const { session, workDir } = await holding.start(id);
     const from = holding.diagnostics.length;
     let killed: Promise<number> | null = null;
