@@ -45,8 +45,11 @@ class Channel implements BridgeChannel {
   private readonly options: BridgeChannelOptions;
   /** Where the bridge listens: the options' until a revival (options.revive) moves it. */
   private endpoint: RevivedEndpoint;
-  /** The endpoint a bridge last attached us on: a 401 from it later is another process on the dead bridge's port. */
-  private accepted: RevivedEndpoint | undefined;
+  /**
+   * Endpoints whose token a bridge vouched for: one that attached us, or one the revive hook returned (its token read
+   * from the bridge the hook itself started). A 401 from one later is another process on the dead bridge's port.
+   */
+  private readonly vouched = new WeakSet<RevivedEndpoint>();
   /** When the recent revivals started (CHANNEL_LIMITS.maxRevives within reviveWindowMs: a bridge that keeps dying is not revived forever). */
   private revivals: number[] = [];
   /** Aborts a revival in flight when the channel ends. */
@@ -189,8 +192,9 @@ class Channel implements BridgeChannel {
       ...(loss.httpStatus !== undefined ? { httpStatus: loss.httpStatus } : {}),
     });
 
-    // A bridge keeps its token for life: a refused token where it was accepted is another bridge on the freed port.
-    if ((loss.httpStatus === 401 || loss.httpStatus === 403) && this.accepted === this.endpoint) loss = portTaken(loss);
+    // A bridge keeps its token for life: a refused token where it was vouched for is another bridge on the freed port
+    // (a revived bridge that died before it attached us included). Only the caller's own token, never accepted, is wrong.
+    if ((loss.httpStatus === 401 || loss.httpStatus === 403) && this.vouched.has(this.endpoint)) loss = portTaken(loss);
     const verdict = classifyLoss(loss, { stopAcked: this.stopAcked, cursor: this.cursor });
     if (verdict.kind === 'terminal') {
       this.fail(verdict.code, verdict.message);
@@ -253,6 +257,7 @@ class Channel implements BridgeChannel {
           return;
         }
         this.endpoint = endpoint;
+        this.vouched.add(endpoint);
         this.diag('warn', `the bridge was revived in ${Date.now() - startedAt} ms (it had died: ${loss.reason}); re-attaching at cursor ${this.cursor}`, {
           cursor: this.cursor,
           reviveMs: Date.now() - startedAt,
@@ -376,7 +381,7 @@ class Channel implements BridgeChannel {
 
   /** replay-begin answers our attach: we own the stream from here. */
   private onAttached(): void {
-    this.accepted = this.endpoint;
+    this.vouched.add(this.endpoint);
     if (this.connectTimer) clearTimeout(this.connectTimer);
     this.connectTimer = null;
     this.budget.success();

@@ -182,11 +182,12 @@ export function classifyLoss(loss: Loss, context: { stopAcked: boolean; cursor: 
 const deadBridgeCodes: ReadonlySet<string> = new Set(['ECONNREFUSED', 'HB_RELAY_UNREACHABLE', 'HB_RELAY_SPAWN_FAILED', 'HB_PORT_TAKEN']);
 
 /**
- * A refused token (HTTP 401/403) on the port where the bridge accepted it before: the bridge is gone and another
- * one (the machine's ports are reused) holds its port. A dead bridge, not a wrong token.
+ * A refused token (HTTP 401/403) on the port of a bridge that held this token (it attached us, or the revive hook
+ * read the token from the bridge it started): the bridge is gone and another process (the machine's ports are
+ * reused) holds its port. A dead bridge, not a wrong token.
  */
 export function portTaken(loss: Loss): Loss {
-  return { reason: `${loss.reason}: another process answers on the port where the bridge accepted this token`, errorCode: 'HB_PORT_TAKEN' };
+  return { reason: `${loss.reason}: another process answers on the port of the bridge that held this token`, errorCode: 'HB_PORT_TAKEN' };
 }
 
 /** The loss looks like a dead bridge (deadBridgeCodes): the channel asks its `revive` hook before backing off. */

@@ -112,6 +112,30 @@ describe('channel revive hook', () => {
     expect(asked[0]).toMatch(/another process answers on the port/);
   });
 
+  it('a revived bridge that dies before it attaches, its port then answering 401, is dead again, not a wrong token: revived once more', { timeout: 30_000 }, async () => {
+    const first = await bridge();
+    const asked: string[] = [];
+    const { channel, records } = open(first, async (dead) => {
+      asked.push(dead.cause);
+      const next = await bridge(first.stateDir);
+      if (asked.length > 1) return { url: next.url, token: next.token };
+      // The first revival's bridge dies before the channel reaches it, and another process takes its port.
+      await next.kill('SIGKILL');
+      const taker = createServer((_request, response) => response.writeHead(401).end());
+      taker.on('upgrade', (_request, socket) => socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n'));
+      await new Promise<void>((done) => taker.listen(next.port, '127.0.0.1', done));
+      cleanups.push(() => new Promise((done) => taker.close(() => done(undefined))));
+      return { url: next.url, token: next.token };
+    });
+    await channel.whenLive();
+    await first.kill('SIGKILL');
+    await eventually(() => asked.length === 2);
+    await channel.request({ type: 'start', turnId: 't1', launch: fixtureLaunch(['--lines', '2']) });
+    await eventually(() => records.some((r) => r.kind === 'turn-end'));
+    expect(asked[0]).toMatch(/ECONNREFUSED/);
+    expect(asked[1]).toMatch(/HTTP 401.*another process answers on the port/);
+  });
+
   it('a hook that cannot bring the bridge back ends the channel with bridge-gone, naming both causes', { timeout: 30_000 }, async () => {
     const first = await bridge();
     const { channel } = open(first, async () => {
