@@ -72,6 +72,13 @@ export class BridgeSession<S> implements HarnessV1Session {
   /** The journal was gone or behind at resume (rebaseOnLostJournal): a rerun of a turn it does not hold goes out as a start. */
   private journalRebased = false;
   private closed = false;
+  /**
+   * Bumped by every suspend, detach, stop and destroy, as it begins. A slice remembers the value it began
+   * under (sliceGeneration): work it started before one of those (its start, a rerun, a restart) opens no
+   * connection and starts no turn after it, so nothing of this host runs on once the suspend has resolved.
+   */
+  private generation = 0;
+  private sliceGeneration = 0;
   /** Started from a suspend's state and not yet continued: a continue that finds no turn (it ended before the suspend took) finishes empty. */
   private fromSuspend: boolean;
   /** The model the caller chose for the latest turn; internal turns and reruns keep it (undefined: the adapter's). */
@@ -134,6 +141,10 @@ export class BridgeSession<S> implements HarnessV1Session {
     // A journal that is gone or older than our cursor (docs/design.md#d5, journal epochs): go on from its end.
     if (resume) this.rebaseOnLostJournal(resume, init.link.hello);
     if (resume && !this.journalRebased) this.takeOverFromLostHost(resume, init.link.hello);
+    // The suspend came as the turn's interrupted end was read, before its rerun went out (the suspend wins):
+    // the state's cursor is past that end, so no replay shows it again; the journal says so, and it is re-driven.
+    const turnId = resume?.turn?.turnId;
+    if (turnId !== undefined && !this.journalRebased && interruptedBy(init.link.hello, turnId, this.cursor)) this.pendingRerun = true;
     this.checkpointCursor = this.cursor;
     if (init.rungs.length > 0) {
       const recomputed = init.rungs.includes('rerun');
@@ -224,6 +235,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   async doPromptTurn(options: HarnessV1PromptTurnOptions): Promise<HarnessV1PromptControl> {
     this.assertOpen();
+    this.sliceGeneration = this.generation;
     const inFlight = this.consumer.turn;
     if (inFlight && this.endedByStop(inFlight)) {
       // A stopped turn is over (docs/guarantees.md#stop): a new prompt lets go of it; what it showed stays shown.
@@ -239,6 +251,8 @@ export class BridgeSession<S> implements HarnessV1Session {
     const instructions = this.instructionsToSend(options.instructions);
     const tools = options.tools ?? [];
     await this.ensureThread(tools);
+    // A suspend (or detach) began while the skills or the thread were set up: the prompt is in no state it returns.
+    this.assertNotSuspended('the prompt was not sent');
     const { control, done } = this.consumer.begin(options.emit, tools, false);
     await this.startTurn({ prompt: text, instructions, tools, rerunOf: undefined, skills, responseFormat });
     this.prompted = true;
@@ -250,6 +264,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   async doContinueTurn(options: HarnessV1ContinueTurnOptions): Promise<HarnessV1PromptControl> {
     this.assertOpen();
+    this.sliceGeneration = this.generation;
     const turn = this.consumer.turn;
     if (options.model !== undefined) this.model = options.model;
     const firstContinue = this.fromSuspend;
@@ -290,6 +305,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   async doSuspendTurn(): Promise<HarnessV1ContinueTurnState> {
     this.assertOpen();
+    this.generation++;
     await this.detachChannel();
     this.consumer.release();
     return toContinueState(this.ctx.adapter.harnessId, this.resumeData('suspend'));
@@ -311,6 +327,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       return;
     }
     const collected: HarnessV1StreamPart[] = [];
+    this.sliceGeneration = this.generation;
     const { done } = this.consumer.begin((part) => collected.push(part), [], true);
     await this.startTurn({ prompt: '', instructions: undefined, tools: [], rerunOf: undefined, input });
     await done;
@@ -323,6 +340,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   async doDetach(): Promise<HarnessV1ResumeSessionState> {
     this.assertOpen();
+    this.generation++;
     await this.detachChannel();
     this.consumer.release();
     this.closed = true;
@@ -331,6 +349,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   async doStop(): Promise<HarnessV1ResumeSessionState> {
     this.assertOpen();
+    this.sliceGeneration = ++this.generation;
     await this.ensureChannel();
     await this.send({ type: 'stop' }, HOST_SESSION_LIMITS.lifecycleTimeoutMs);
     await this.detachChannel();
@@ -341,6 +360,7 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   async doDestroy(): Promise<void> {
     if (this.closed) return;
+    this.sliceGeneration = ++this.generation;
     try {
       await this.ensureChannel();
       await this.send({ type: 'destroy' }, HOST_SESSION_LIMITS.lifecycleTimeoutMs);
@@ -366,14 +386,12 @@ export class BridgeSession<S> implements HarnessV1Session {
   // ---- internals: starting turns ---------------------------------------------
 
   private async startTurn(request: TurnRequest): Promise<void> {
-    await this.ensureChannel();
+    const generation = this.sliceGeneration;
     const rerun = request.rerunOf !== undefined;
     const turnId = `turn-${this.cursor + 1}-${randomBytes(3).toString('hex')}`;
-    // An internal turn (thread start, compaction) keeps the process the last turn's tools chose; a prompt's tools choose.
-    const toolsKey = request.input !== undefined && this.toolsKey !== undefined ? this.toolsKey : hostToolsKey(request.tools);
-    this.toolsKey = toolsKey;
-    const frame = withHostToolsKey(this.ctx.adapter, startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request }), toolsKey);
     const previous = this.consumer.turn;
+    // In flight from here on, before any await: a suspend that begins while the connection opens or the
+    // ack is on its way returns a state that holds this turn, and the next slice finds out whether it started.
     this.consumer.turn = {
       turnId,
       prompt: request.prompt,
@@ -387,6 +405,20 @@ export class BridgeSession<S> implements HarnessV1Session {
       // A rerun inherits the answers the host gave for calls of the turn it recomputes (TurnState.held).
       held: rerun && previous && previous.turnId === request.rerunOf ? previous.held : new Map(),
     };
+    let frame: ChannelRequest;
+    try {
+      await this.ensureChannel();
+      // Suspended or detached while the connection opened (it opened none): not sent; the state holds it, never started.
+      if (generation !== this.generation) return;
+      // An internal turn (thread start, compaction) keeps the process the last turn's tools chose; a prompt's tools choose.
+      const toolsKey = request.input !== undefined && this.toolsKey !== undefined ? this.toolsKey : hostToolsKey(request.tools);
+      frame = withHostToolsKey(this.ctx.adapter, startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request }), toolsKey);
+      this.toolsKey = toolsKey;
+    } catch (error) {
+      // No connection, or a launch spec that is refused (bad-launch): nothing was sent.
+      if (this.consumer.turn?.turnId === turnId) this.consumer.turn = previous;
+      throw error;
+    }
     const channel = this.channel;
     try {
       await this.send(frame);
@@ -409,7 +441,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     const channel = this.channel;
     if (!channel) return;
     await channel.whenLive();
-    if (this.consumer.turn !== turn || turn.firstSeq !== undefined) return;
+    if (this.consumer.turn !== turn || turn.firstSeq !== undefined || this.sliceGeneration !== this.generation) return;
     if (this.writes.turnStarted(turn.turnId, channel.hello)) return;
     this.report('info', `turn ${turn.turnId} never reached the bridge before the suspend; starting it again`, { turnId: turn.turnId });
     this.consumer.turn = null;
@@ -430,8 +462,12 @@ export class BridgeSession<S> implements HarnessV1Session {
       this.consumer.slice = slice;
     }
     // Suspended or detached since the rerun was decided: no new turn from this slice (it would open
-    // a channel the suspend just closed); the resume state still holds the interrupted turn.
-    if (this.consumer.slice !== slice || this.closed) return;
+    // a channel the suspend just closed); the resume state still holds the interrupted turn, and a
+    // continue re-drives it (here: pendingRerun; in another host: the journal says it was interrupted).
+    if (this.consumer.slice !== slice || this.closed || this.sliceGeneration !== this.generation) {
+      if (this.consumer.turn === turn) this.pendingRerun = true;
+      return;
+    }
     const unknownToJournal = this.journalRebased && !(this.channel?.hello ?? this.link.hello).turns.some((known) => known.turnId === turn.turnId);
     await this.startTurn({ prompt: turn.prompt, instructions: undefined, tools, rerunOf: turn.turnId, ...(unknownToJournal ? { originLost: true } : {}) });
   }
@@ -449,6 +485,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     const { done } = this.consumer.begin((part) => void (said.length < 5 && pushSaid(said, part)), tools, true);
     await this.startTurn({ prompt: '', instructions: undefined, tools, rerunOf: undefined, input: encode({ sessionWorkDir: this.ctx.sessionWorkDir, mcp: this.ctx.mcp }) });
     await done;
+    this.assertNotSuspended('the thread was not started');
     if (this.threadId === undefined) {
       const why = said.length > 0 ? ` (the CLI said: ${said.join('; ')})` : '';
       throw new BridgeSessionError('bridge-refused', `${this.ctx.adapter.harnessId} started no thread: its thread-start exchange revealed no thread id${why}`);
@@ -516,6 +553,8 @@ export class BridgeSession<S> implements HarnessV1Session {
 
   private async openChannel(cursor: number): Promise<void> {
     await this.detachChannel();
+    // Work of a slice that a suspend, detach, stop or destroy has ended since it began opens nothing.
+    if (this.sliceGeneration !== this.generation) return;
     const channel = this.ctx.openChannel({
       url: this.link.url,
       token: this.link.token,
@@ -645,6 +684,11 @@ export class BridgeSession<S> implements HarnessV1Session {
     this.skills = { digest: setDigest, paths: [...kept] };
   }
 
+  /** A suspend or detach began since this slice did: what it was about to do does not happen (code `suspended`). */
+  private assertNotSuspended(what: string): void {
+    if (this.sliceGeneration !== this.generation) throw new BridgeSessionError('suspended', `the turn was suspended (or the session detached) while it began; ${what}`);
+  }
+
   private assertOpen(): void {
     if (this.closed) throw new BridgeSessionError('session-closed', 'this session instance was detached, stopped or destroyed');
   }
@@ -680,4 +724,9 @@ function pushSaid(said: string[], part: HarnessV1StreamPart): void {
   if (text === undefined) return;
   const line = typeof text === 'string' ? text : JSON.stringify(text) ?? String(text);
   said.push(line.length > 500 ? `${line.slice(0, 500)}…` : line);
+}
+
+/** The journal ended `turnId` interrupted (its producer died with a bridge) at or before `cursor`. */
+function interruptedBy(hello: HelloFrame, turnId: string, cursor: number): boolean {
+  return hello.turns.some((turn) => turn.turnId === turnId && turn.status === 'interrupted' && turn.lastSeq <= cursor);
 }

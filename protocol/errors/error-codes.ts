@@ -65,6 +65,8 @@ export type ChannelRequestErrorCode = (typeof channelRequestErrorCodes)[number];
  * - fenced: another host drives this session (it resumed from the same or a newer state): this one stops.
  * - session-live: doStart without a resume state for a session whose bridge is alive (resume it from a checkpoint or state instead).
  * - disk-full: the bridge could not start because the state dir's disk is full (ENOSPC); free space and resume again.
+ * - suspended: doPromptTurn (or its thread start) overlapped a doSuspendTurn or doDetach that began before the
+ *   prompt was sent: it was not sent, and the state the suspend returned does not hold it.
  */
 export const sessionErrorCodes = [
   'bridge-start-failed',
@@ -79,6 +81,7 @@ export const sessionErrorCodes = [
   'session-live',
   'fenced',
   'disk-full',
+  'suspended',
 ] as const;
 export type SessionErrorCode = (typeof sessionErrorCodes)[number];
 

@@ -52,9 +52,10 @@ const seed =
 /**
  * Schedules are counted (numRuns per lane), never timed: no skipAllAfterTimeLimit / interruptAfterTimeLimit,
  * whose skipped runs fast-check counts as pre-condition failures on a loaded machine. HB_CHAOS_NO_SHRINK=1
- * reports the first failure as is (shrinking re-runs real processes).
+ * reports the first failure as is (shrinking re-runs real processes). HB_CHAOS_PATH=<the failure's path>, with
+ * the run's HB_CHAOS_SEED (its figures line's seed=), starts the lane at that schedule, on a fresh session.
  */
-const fcOptions = { endOnFailure: process.env.HB_CHAOS_NO_SHRINK === '1' };
+const fcOptions = { endOnFailure: process.env.HB_CHAOS_NO_SHRINK === '1', ...(process.env.HB_CHAOS_PATH ? { path: process.env.HB_CHAOS_PATH } : {}) };
 /** Hang guards only (a lane's schedules take minutes on a loaded 2-core box): they fail a stuck lane, never a slow one. */
 const laneTimeoutMs = 1_800_000;
 const scheduleDeadlineMs = 120_000;

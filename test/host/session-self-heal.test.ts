@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAlive } from '../../host/sandbox/local/pids.ts';
 import type { HarnessV1NetworkSandboxSession } from '../../protocol/harness-v1/sandbox.ts';
+import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { createBridgeHarness } from '../../host/harness.ts';
 import { echoUpperTool, mcpClientAdapter } from '../fixtures/mcp-client-adapter.ts';
@@ -153,6 +154,39 @@ describe('self-healing session', () => {
     expect(verdict.ok && verdict.markers, 'recomputed').toBeGreaterThanOrEqual(1);
     await fresh.session.doDestroy();
   });
+
+  it.each([['in a fresh host', true], ['in the same host', false]])(
+    'suspended as the interrupted end is read back after the revival (its rerun not yet sent), continued %s: no connection left behind, the turn re-driven once, every line once',
+    { timeout: 90_000 },
+    async (where, fresh) => {
+      const id = `heal-suspend-at-end-${fresh ? 'fresh' : 'same'}`;
+      const { session, workDir } = await holding.start(id);
+      const from = holding.diagnostics.length;
+      const gate = join(holding.root, `gate-${id}`);
+      // Held after its first line until the gate opens: after the kill the journal's next record is the turn's interrupted end.
+      const prompt = `at-end LINES:20 INTERVAL:10 HOLDAT:1 HOLDFILE:${gate}`;
+      let killed: Promise<number> | null = null;
+      let suspended: Promise<HarnessV1ResumeState> | null = null;
+      const { parts, control } = await startTurn(session, prompt, (_p, n) => {
+        if (n === 1 && killed === null) killed = killBridge(workDir, id);
+        const revived = holding.diagnostics.slice(from).some((d) => /^bridge .* died; the session continues/.test(d.message));
+        if (revived && suspended === null) suspended = Promise.resolve(session.doSuspendTurn());
+      });
+      await control.done;
+      await killed;
+      expect(suspended, 'a part came after the revival').not.toBeNull();
+      const state = await suspended!;
+      expect((session as unknown as { channel: unknown }).channel, 'no connection opened after the suspend').toBeNull();
+      await writeFile(gate, '');
+      const next = fresh ? (await holding.resume(id, state)).session : session;
+      const rest: HarnessV1StreamPart[] = [];
+      await (await next.doContinueTurn({ emit: (part) => rest.push(part) })).done;
+      const verdict = verifyTurn(shapeOf(prompt), [...parts, ...rest]);
+      expect(verdict, where).toMatchObject({ ok: true });
+      expect(verdict.ok && verdict.markers, 'recomputed').toBe(1);
+      await next.doDestroy();
+    },
+  );
 
   it('over the exec transport (no port: each connection a relay over spawn stdio) the relay that cannot reach the bridge starts the revival', { timeout: 60_000 }, async () => {
     const execOnly = (box: HarnessV1NetworkSandboxSession): HarnessV1NetworkSandboxSession => {
