@@ -141,11 +141,11 @@ function keptCliWatch(ownCleanUp: () => void): { watch(socket: string): void; fo
       leaving = true;
       void (async () => {
         const running = await Promise.all([...kept].map(([socket, since]) => answers(socket, since)));
-        if (running.includes(true)) {
-          // srt's clean-up is an exit handler: ours runs now, then none does.
-          ownCleanUp();
-          process.removeAllListeners('exit');
-        }
+        // The relays go either way: srt registers its own clean-up only once its initialize has finished, so a
+        // helper told to leave while srt starts would leave the relay it already spawned running.
+        ownCleanUp();
+        // With a kept CLI running, srt's clean-up (an exit handler) would remove its mount points: none runs.
+        if (running.includes(true)) process.removeAllListeners('exit');
         process.exit(0);
       })();
     },

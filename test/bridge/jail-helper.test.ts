@@ -5,7 +5,7 @@
 // their sockets go with the helper.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +94,36 @@ describe.skipIf(!canNamespace)('the jail helper leaving with a kept CLI it wrapp
     expect(left).toEqual([]);
     expect(relays).toBeGreaterThan(0);
     expect({ relaysLeft, socketsLeft }).toEqual({ relaysLeft: 0, socketsLeft: 0 });
+  });
+});
+
+describe.skipIf(!canNamespace)('a jail helper told to leave while sandbox-runtime initializes', () => {
+  it("ends srt's relay it already started (srt's own clean-up is registered only once initialize has finished)", async () => {
+    if ('error' in srt) throw new Error(srt.error);
+    // A socat that takes a while to listen: the helper is told to leave (its bridge died) while srt waits for the relay's socket.
+    const bin = tempDir('hb-slow-socat-');
+    const slowSocat = join(bin, 'socat');
+    writeFileSync(slowSocat, `#!/bin/sh\nsleep 2\nexec ${spawnSync('sh', ['-c', 'command -v socat'], { encoding: 'utf8' }).stdout.trim()} "$@"\n`, { mode: 0o755 });
+    const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: 9, socksProxyPort: 9 };
+    const filesystem = { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] };
+    const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem, socatPath: slowSocat }, env: { ...process.env, TMPDIR: tmpdir() } });
+    try {
+      const helperPid = childrenOf(process.pid).find((child) => child.argv.includes('--jail-helper'))!.pid;
+      let relays: Array<{ pid: number; argv: string[] }> = [];
+      // Counted looks, not a deadline: the relay is spawned within the helper's start, then sleeps 2 s before it listens.
+      for (let i = 0; i < 2_000 && relays.length === 0; i++) {
+        relays = childrenOf(helperPid).filter((child) => child.argv.some((arg) => arg === slowSocat));
+        if (relays.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(relays.length, 'srt started its relay').toBeGreaterThan(0);
+      helper.close();
+      await helper.exited;
+      for (let i = 0; i < 250 && relays.some((relay) => alive(relay.pid)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(relays.filter((relay) => alive(relay.pid)).map((relay) => relay.argv.join(' ')), 'relays left running').toEqual([]);
+    } finally {
+      helper.close();
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
 
