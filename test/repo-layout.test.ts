@@ -9,12 +9,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, stop } from 'esbuild';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { entries } from '../esbuild.config.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// esbuild's JS API keeps its service process until stop(): it must not outlive this file.
+afterAll(() => stop());
 const productDirs = ['bridge', 'host', 'protocol', 'bootstrap'];
 
 function sourceFiles(dir: string): string[] {

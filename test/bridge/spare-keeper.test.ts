@@ -74,6 +74,8 @@ describe('keepers started ahead (launch survive)', () => {
     await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 'e2');
     expect(client.records().filter((r) => r.kind === 'spawn'), 'one CLI for both turns').toHaveLength(1);
     expect(await waitingKeepers(bridge.stateDir)).toEqual([]);
+    // A kept CLI outlives its bridge by design: the session's stop ends it (the teardown only kills the bridge).
+    expect(await client.request({ type: 'stop', id: 'bye' })).toMatchObject({ type: 'ack' });
   });
 
   it('a waiting keeper ends when its bridge is SIGKILLed', async () => {
