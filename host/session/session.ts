@@ -409,7 +409,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     try {
       await this.ensureChannel();
       // Suspended or detached while the connection opened (it opened none): not sent; the state holds it, never started.
-      if (generation !== this.generation) return;
+      if (this.overtaken(generation)) return;
       // An internal turn (thread start, compaction) keeps the process the last turn's tools chose; a prompt's tools choose.
       const toolsKey = request.input !== undefined && this.toolsKey !== undefined ? this.toolsKey : hostToolsKey(request.tools);
       frame = withHostToolsKey(this.ctx.adapter, startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request }), toolsKey);
@@ -441,7 +441,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     const channel = this.channel;
     if (!channel) return;
     await channel.whenLive();
-    if (this.consumer.turn !== turn || turn.firstSeq !== undefined || this.sliceGeneration !== this.generation) return;
+    if (this.consumer.turn !== turn || turn.firstSeq !== undefined || this.overtaken()) return;
     if (this.writes.turnStarted(turn.turnId, channel.hello)) return;
     this.report('info', `turn ${turn.turnId} never reached the bridge before the suspend; starting it again`, { turnId: turn.turnId });
     this.consumer.turn = null;
@@ -464,7 +464,7 @@ export class BridgeSession<S> implements HarnessV1Session {
     // Suspended or detached since the rerun was decided: no new turn from this slice (it would open
     // a channel the suspend just closed); the resume state still holds the interrupted turn, and a
     // continue re-drives it (here: pendingRerun; in another host: the journal says it was interrupted).
-    if (this.consumer.slice !== slice || this.closed || this.sliceGeneration !== this.generation) {
+    if (this.consumer.slice !== slice || this.closed || this.overtaken()) {
       if (this.consumer.turn === turn) this.pendingRerun = true;
       return;
     }
@@ -554,7 +554,7 @@ export class BridgeSession<S> implements HarnessV1Session {
   private async openChannel(cursor: number): Promise<void> {
     await this.detachChannel();
     // Work of a slice that a suspend, detach, stop or destroy has ended since it began opens nothing.
-    if (this.sliceGeneration !== this.generation) return;
+    if (this.overtaken()) return;
     const channel = this.ctx.openChannel({
       url: this.link.url,
       token: this.link.token,
@@ -684,9 +684,14 @@ export class BridgeSession<S> implements HarnessV1Session {
     this.skills = { digest: setDigest, paths: [...kept] };
   }
 
+  /** A suspend, detach, stop or destroy began since the slice did (the one that began under `generation`). */
+  private overtaken(generation = this.sliceGeneration): boolean {
+    return generation !== this.generation;
+  }
+
   /** A suspend or detach began since this slice did: what it was about to do does not happen (code `suspended`). */
   private assertNotSuspended(what: string): void {
-    if (this.sliceGeneration !== this.generation) throw new BridgeSessionError('suspended', `the turn was suspended (or the session detached) while it began; ${what}`);
+    if (this.overtaken()) throw new BridgeSessionError('suspended', `the turn was suspended (or the session detached) while it began; ${what}`);
   }
 
   private assertOpen(): void {

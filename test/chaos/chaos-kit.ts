@@ -162,13 +162,6 @@ export type ChaosKit = {
   cleanup(): Promise<void>;
 };
 
-/**
- * `survive`: the fixture CLI runs under a keeper and outlives a SIGKILLed bridge (launch spec `survive`).
- * `transport: 'exec'`: the sandbox has no port methods; every connection is a relay over its spawn stdio
- * (exec-chaos.ts), and the proxy's faults cut or hold those exec streams. `'hosted'`: the same over a
- * simulated hosted exec API (test/fixtures/hosted-sandbox.ts: strings out, delayed and rate-limited
- * writes in), with base64-line framing and batched writes.
- */
 /** Which host instance (the kit's open() calls, numbered from 1 across kits) reported a diagnostic: a failing schedule's
  * diagnostics name the host that said each line, so a race between two hosts of one session can be read off them. */
 const hostOfDiagnostic = new WeakMap<HarnessV1Diagnostic, number>();
@@ -180,6 +173,13 @@ export function diagnosticLine(d: HarnessV1Diagnostic): string {
   return `${host === undefined ? '' : `host ${host} `}${d.level} ${d.subsystem}: ${d.message}`;
 }
 
+/**
+ * `survive`: the fixture CLI runs under a keeper and outlives a SIGKILLed bridge (launch spec `survive`).
+ * `transport: 'exec'`: the sandbox has no port methods; every connection is a relay over its spawn stdio
+ * (exec-chaos.ts), and the proxy's faults cut or hold those exec streams. `'hosted'`: the same over a
+ * simulated hosted exec API (test/fixtures/hosted-sandbox.ts: strings out, delayed and rate-limited
+ * writes in), with base64-line framing and batched writes.
+ */
 export async function createChaosKit(name: string, options: { survive?: boolean; transport?: 'port' | 'exec' | 'hosted' } = {}): Promise<ChaosKit> {
   const root = await mkdtemp(join(tmpdir(), `hb-chaos-${name}-`));
   await chmod(root, 0o711); // a root bridge runs the CLI under a uid of its own (docs/security.md): it must pass through

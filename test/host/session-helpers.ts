@@ -75,6 +75,9 @@ export async function createKit(
   };
 }
 
+/** The session's connection to its bridge (null when it holds none): what a suspend must leave behind. */
+export const channelOf = (session: HarnessV1Session): unknown => (session as unknown as { channel: unknown }).channel;
+
 /** Runs a prompt turn to its end and returns every part it emitted. */
 export async function runTurn(session: HarnessV1Session, prompt: string): Promise<HarnessV1StreamPart[]> {
   const parts: HarnessV1StreamPart[] = [];

@@ -12,7 +12,7 @@ import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.
 import { createBridgeHarness } from '../../host/harness.ts';
 import { echoUpperTool, mcpClientAdapter } from '../fixtures/mcp-client-adapter.ts';
 import { chaosAdapter, shapeOf, verifyTurn } from '../chaos/chaos-kit.ts';
-import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
+import { channelOf, createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
 let plain: Kit;
@@ -176,7 +176,7 @@ describe('self-healing session', () => {
       await killed;
       expect(suspended, 'a part came after the revival').not.toBeNull();
       const state = await suspended!;
-      expect((session as unknown as { channel: unknown }).channel, 'no connection opened after the suspend').toBeNull();
+      expect(channelOf(session), 'no connection opened after the suspend').toBeNull();
       await writeFile(gate, '');
       const next = fresh ? (await holding.resume(id, state)).session : session;
       const rest: HarnessV1StreamPart[] = [];

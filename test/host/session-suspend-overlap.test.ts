@@ -5,9 +5,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
+import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import { createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
+import { channelOf, createKit, runTurn, startTurn, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
 beforeAll(async () => {
@@ -16,9 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await kit.cleanup();
 });
-
-/** The session's connection to its bridge (null when it holds none). */
-const channelOf = (session: HarnessV1Session): unknown => (session as unknown as { channel: unknown }).channel;
 
 /** Continues `state` in fresh hosts until the turn ends; returns the parts. */
 async function finish(sessionId: string, state: HarnessV1ResumeState): Promise<HarnessV1StreamPart[]> {
@@ -77,7 +74,7 @@ describe('a suspend overlapping the start of a slice', () => {
     expect(parts).toEqual([]);
     const next = await runTurn(session, 'overlap-prompt-after LINES:2');
     expect(deltas(next).join('')).toMatch(/overlap-prompt-after/);
-    const journal = await readFile(join(first.workDir, '..', '.harness-bridge', 'sessions', 'fixture-overlap-prompt', 'journal.ndjson'), 'utf8');
+    const journal = await readFile(join((state.data as { stateDir: string }).stateDir, 'journal.ndjson'), 'utf8');
     expect(journal.split('\n').filter((line) => line.includes('"kind":"turn-start"')), 'turns the bridge started').toHaveLength(2);
     await session.doDestroy();
   });
