@@ -6,6 +6,7 @@ import type { EarlyLog } from './early-log.ts';
 import type { RecordPath } from './record-path.ts';
 import type { StopSignals } from './stop-signals.ts';
 import type { JailArgs } from './jail/jail-args.ts';
+import type { ChildProcess } from 'node:child_process';
 
 /** A surviving CLI (launch `survive`) stage 1 decided to adopt, with the unfinished turn running on it (if any). */
 export type Adopted = KeptInfo & { turnId: string | null; turnFirstSeq: number | undefined };
@@ -19,6 +20,8 @@ export type AfterReadyContext = {
   readonly bridgeId: string;
   /** How CLIs are to be isolated (--isolation, --require-isolation, --cli-user, --network-policy, --srt). */
   readonly jail: JailArgs;
+  /** The jail helper process stage 1 started for a namespace (jail/early-helper.ts): stage 2 adopts it or ends it. */
+  readonly earlyJailHelper: Promise<ChildProcess | undefined>;
   /** The TCP listener main.ts bound (connections accepted paused). */
   readonly listener: Server;
   /** CLI line → journal → socket: record(), the journal, the turn log; stage 2 connects the supervisor and the server. */

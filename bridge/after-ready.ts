@@ -22,6 +22,8 @@ import { registerBridgePorts } from './jail/bridge-ports.ts';
 import { DEFAULT_SESSION_PIDS_MAX, openNprocCap, openPidsCap } from './jail/pids-cap.ts';
 import { SESSION_UID_BASE, SESSION_UID_SLOTS } from './jail/session-uid.ts';
 import { resolveIsolation } from './jail/isolation.ts';
+import { modeHasNamespace } from './jail/cli-jail.ts';
+import { endJailHelper } from './jail/early-helper.ts';
 import { namespaceSupport } from './jail/srt.ts';
 import { defaultPolicyFile, PolicySource } from './jail/policy.ts';
 import { MEMORY_RELEASE_LIMITS } from './limits.ts';
@@ -62,10 +64,13 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
     cliUser: ctx.jail.cliUser,
     stateDir: ctx.stateDir,
     bridgeFile,
-    namespace: (user) => namespaceSupport({ user, srt: ctx.jail.srt, stateDir: ctx.stateDir, bridgeFile, policyFile: policy.file, sessionsRoot: ctx.jail.sessionsRoot, log: jailLog }),
+    namespace: async (user) =>
+      namespaceSupport({ user, srt: ctx.jail.srt, stateDir: ctx.stateDir, bridgeFile, policyFile: policy.file, sessionsRoot: ctx.jail.sessionsRoot, early: await ctx.earlyJailHelper, log: jailLog }),
     policy: () => policy.reload(),
     log: jailLog,
   });
+  // The helper stage 1 started serves a namespace only (srt.ts adopted it): without one, it goes.
+  if (!modeHasNamespace(jail.report.mode)) void ctx.earlyJailHelper.then((child) => child && endJailHelper(child));
   // The session's CLIs under a process cap of their own (a root bridge: the pids controller, else an rlimit on the session's uid): before any spawn or adoption.
   const pidsMax = Number(process.env.HARNESS_BRIDGE_PIDS_MAX ?? DEFAULT_SESSION_PIDS_MAX);
   delete process.env.HARNESS_BRIDGE_PIDS_MAX;

@@ -308,6 +308,12 @@ export const KEEPER_LIMITS = {
    * machine a Node start beside a CLI's flood of output slowed the stream by more than the spare saves.
    */
   quietMs: 100,
+  /**
+   * A keeper of a namespaced CLI still waiting for its CLI this long after its start is a spare: it loads
+   * its egress proxy then (~20 ms of its main thread). One taken at once spawns its CLI first and loads
+   * the proxy while the CLI starts (survive/keeper-start.ts).
+   */
+  egressPreloadAfterMs: 30,
 } as const;
 
 /** The jail helper (jail/jail-helper-main.ts) as its bridge goes, asking whether kept CLIs it wrapped still run. */

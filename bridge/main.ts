@@ -31,6 +31,7 @@ import { KEEPER_FILES, keeperSocketPath } from './survive/keeper.ts';
 import { runKeeperFromStdin } from './survive/keeper-start.ts';
 import { loadKeptEgress } from './jail/kept-egress-loader.ts';
 import { runJailHelper } from './jail/jail-helper-main.ts';
+import { startEarlyHelper } from './jail/early-helper.ts';
 import { runRelay } from './relay/relay.ts';
 import { deferredToSnapshot } from './startup-snapshot.ts';
 import { JOURNAL_LIMITS, SERVER_LIMITS } from './limits.ts';
@@ -203,6 +204,10 @@ async function main(): Promise<void> {
   process.stdout.on('error', () => undefined);
   process.stdout.write(`${readyLine}\n`);
   process.stderr.on('error', () => undefined);
+  // The jail helper starts now, beside stage 2's load and the host's connect (after the ready line: a bridge's
+  // cold start is unchanged; the token left the environment it inherits long before). Not awaited: it never
+  // rejects, and stage 2 takes it.
+  const earlyJailHelper = startEarlyHelper(jail, process.argv[1]!);
 
   // The records a restart owes go in right after the ready line: no host can connect before it,
   // and stage 2 attaches the server only once the sync below (their write, then the fdatasync —
@@ -248,6 +253,7 @@ async function main(): Promise<void> {
     token: token.token,
     bridgeId,
     jail,
+    earlyJailHelper,
     listener,
     recordPath,
     synced,

@@ -1,6 +1,7 @@
 // The jail helper's own side (jail-helper.ts has the protocol and the bridge's side): `node bridge.mjs
-// --jail-helper <sandbox-runtime's dist/index.js>`, run as the CLI's uid. Reached from stage 1 (main.ts
-// dispatches on argv), so everything is imported here, in helper mode only: cold start is unchanged.
+// --jail-helper <sandbox-runtime's dist/index.js>`, run as the CLI's uid: from its start, or, started by a root
+// bridge before that uid was known (early-helper.ts), from init on, taken before srt starts anything. Reached
+// from stage 1 (main.ts dispatches on argv), so everything is imported here, in helper mode only: cold start is unchanged.
 import { JAIL_HELPER_LIMITS } from '../limits.ts';
 import type { JailHelperReply } from './jail-helper.ts';
 import { loadSrt, SRT_BUNDLE_FILE } from './srt-bundle.ts';
@@ -18,11 +19,13 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
   // srt reads the dangerous files to protect from its cwd, walking it a few levels deep: each wrap runs in
   // the CLI's cwd, or, where this uid cannot enter it, in an empty dir of the helper's own (never `/`, whose
   // walk takes seconds). Wraps take turns, since the cwd is the process's.
+  // Made at init, as the uid the helper runs as from then on (so that uid can remove it).
   const { mkdtempSync, readdirSync, readFileSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
-  const empty = mkdtempSync(join(tmpdir(), 'hb-jail-'));
-  const removeEmpty = (): void => rmSync(empty, { recursive: true, force: true });
-  process.chdir(empty);
+  let empty = '/';
+  const removeEmpty = (): void => {
+    if (empty !== '/') rmSync(empty, { recursive: true, force: true });
+  };
   process.on('exit', removeEmpty);
   // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their
   // relays). Kept CLIs we wrapped may run on: then srt's mount points stay (keptCliWatch).
@@ -43,19 +46,28 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
   let ready: Promise<void> | undefined;
   let turn: Promise<void> = Promise.resolve();
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-    let message: { t?: string; id?: number; config?: unknown; command?: string; filesystem?: unknown; cwd?: unknown; kept?: unknown };
+    let message: { t?: string; id?: number; config?: unknown; credentials?: unknown; command?: string; filesystem?: unknown; cwd?: unknown; kept?: unknown };
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
       continue;
     }
     if (message.t === 'init' && ready === undefined) {
+      const initAt = performance.now();
+      const refused = takeCredentials(message.credentials);
+      if (refused !== undefined) {
+        say({ t: 'error', message: refused });
+        leave.now();
+        break;
+      }
+      empty = mkdtempSync(join(tmpdir(), 'hb-jail-'));
+      process.chdir(empty);
       ready = srt.SandboxManager.initialize(message.config);
       ready.then(
         () => {
           // srt cleans up on SIGINT/SIGTERM by itself, whatever still runs: only leave.now decides that here.
           for (const signal of ['SIGINT', 'SIGTERM'] as const) for (const listener of process.listeners(signal)) if (listener !== leave.now) process.off(signal, listener);
-          const ms = { start: Math.round(startedMs), load: Math.round(loadedMs - startedMs), initialize: Math.round(performance.now() - loadedMs) };
+          const ms = { start: Math.round(startedMs), load: Math.round(loadedMs - startedMs), initialize: Math.round(performance.now() - initAt) };
           say({ t: 'ready', srt: loaded.from, ms, ...(loaded.note === undefined ? {} : { note: loaded.note }) });
         },
         (error: unknown) => say({ t: 'error', message: `sandbox-runtime did not start: ${(error as Error).message}` }),
@@ -86,6 +98,27 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
     }
   }
   leave.now();
+}
+
+/**
+ * The uid and gid of init's `credentials` taken for good (supplementary groups dropped first, then the gid,
+ * then the uid: a root process keeps nothing of root's, capabilities included); nothing when absent or already
+ * ours. Why not, when they cannot be taken.
+ */
+function takeCredentials(credentials: unknown): string | undefined {
+  if (credentials === undefined) return undefined;
+  const { uid, gid } = (credentials ?? {}) as { uid?: unknown; gid?: unknown };
+  if (!Number.isSafeInteger(uid) || !Number.isSafeInteger(gid) || (uid as number) < 0 || (gid as number) < 0) return 'the jail helper was given credentials that are not a uid and gid';
+  if (process.getuid?.() === uid && process.getgid?.() === gid) return undefined;
+  if (process.getuid?.() !== 0) return `the jail helper runs as uid ${process.getuid?.()} and cannot take uid ${uid as number}`;
+  try {
+    process.setgroups?.([]);
+    process.setgid?.(gid as number);
+    process.setuid?.(uid as number);
+  } catch (error) {
+    return `the jail helper could not take uid ${uid as number}: ${(error as Error).message}`;
+  }
+  return process.getuid?.() === uid && process.getgid?.() === gid ? undefined : `the jail helper did not become uid ${uid as number}`;
 }
 
 /**

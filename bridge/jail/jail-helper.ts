@@ -1,18 +1,20 @@
 // The jail helper: sandbox-runtime used as a library, once per bridge. Starting srt's CLI for every
 // CLI spawn costs a Node start and srt's whole module graph and set-up (1–2 s on a loaded 2-core
-// machine); the helper pays that once, at the bridge's first CLI spawn, and then turns each launch into the bubblewrap
+// machine); the helper pays that once, during the bridge's start (srt.ts), and then turns each launch into the bubblewrap
 // command line srt would run (SandboxManager.wrapWithSandbox) in milliseconds. It is the same
 // bridge file in another mode (`--jail-helper SRT_INDEX`, like the keeper), run as the CLI's uid so
 // that srt's relays and files are the CLI's, and it lives as long as the bridge: the command lines
 // it hands out point at its relays, except a kept CLI's (launch `survive`), whose relay is its keeper's
 // socket (`kept`): a helper that goes while such a CLI runs leaves srt's mount points in place
 // (jail-helper-main.ts). Protocol: JSON lines on stdin/stdout.
-//   bridge → helper  {"t":"init","config":…}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…,"kept"?:…}
+//   bridge → helper  {"t":"init","config":…,"credentials"?:{uid,gid}}  {"t":"wrap","id":n,"command":…,"filesystem":…,"cwd"?:…,"kept"?:…}
 //                    {"t":"forget","kept":…} (that kept CLI ended)  {"t":"cleanup"}
 //   helper → bridge  {"t":"ready","srt":"bundle"|"installed","ms":{…},"note"?:…}  {"t":"wrapped","id":n,"command":…}  {"t":"error","id"?:n,"message":…}
 // The helper's own side is jail-helper-main.ts (reached from stage 1, so it imports lazily).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { Credentials } from './cli-jail.ts';
+import { endJailHelper, spawnJailHelper } from './early-helper.ts';
 
 export type JailHelperStartMs = { start: number; load: number; initialize: number };
 
@@ -40,14 +42,15 @@ export class JailHelper {
   /** Jailed processes still running: srt's clean-up (its mount-point files) waits until none is. */
   #active = 0;
 
-  constructor(options: { bridgeFile: string; srtIndex: string; config: unknown; credentials?: { uid: number; gid: number }; env: NodeJS.ProcessEnv }) {
-    this.#child = spawn(process.execPath, [options.bridgeFile, '--jail-helper', options.srtIndex], {
-      // Not the bridge's cwd, which the CLI's uid may not be able to enter; each wrap names the dir srt walks (jail-helper-main.ts).
-      cwd: '/',
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: options.env,
-      ...options.credentials,
-    });
+  #initialized = false;
+
+  /**
+   * `config`: srt's (SandboxManager.initialize); without it the helper starts and loads srt, and waits for init().
+   * `credentials`: the uid it runs as from its start. `child`: a helper process already running (the bridge started
+   * it with itself, as root: early-helper.ts; it gets its uid with init()), adopted instead of spawning one.
+   */
+  constructor(options: { bridgeFile: string; srtIndex: string; config?: unknown; credentials?: Credentials; child?: ChildProcess }) {
+    this.#child = options.child ?? spawnJailHelper(spawn, options.bridgeFile, options.srtIndex, options.credentials);
     let stderr = '';
     this.#child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = keepTail(stderr + chunk)));
     this.#child.stdin!.on('error', () => undefined);
@@ -84,7 +87,17 @@ export class JailHelper {
       });
     });
     this.ready.catch(() => undefined);
-    this.#send({ t: 'init', config: options.config });
+    if (options.config !== undefined) this.init(options.config);
+  }
+
+  /**
+   * Hands srt its config (once): the helper initializes srt with it and then says ready. `credentials`: the uid
+   * and gid a helper started as root takes first (setgid/setuid: it keeps nothing of root's).
+   */
+  init(config: unknown, credentials?: Credentials): void {
+    if (this.#initialized) return;
+    this.#initialized = true;
+    this.#send({ t: 'init', config, ...(credentials === undefined ? {} : { credentials }) });
   }
 
   /**
@@ -134,8 +147,7 @@ export class JailHelper {
   }
 
   close(): void {
-    this.#child.stdin?.end();
-    this.#child.kill('SIGTERM');
+    endJailHelper(this.#child);
   }
 
   #send(message: object): void {

@@ -12,7 +12,7 @@
 //   a kept CLI (launch `survive`) to its keeper's (kept-egress.ts), which outlives the bridge.
 // The probe here runs once per bridge, in stage 2: srt and its Debian packages present, and
 // bubblewrap able to make the namespaces as the CLI's uid.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -29,9 +29,18 @@ import type { KeptEgressSpec } from './kept-egress.ts';
 import { onPath } from './jail-args.ts';
 import { signalJailed } from './jail-signals.ts';
 import { JailHelper } from './jail-helper.ts';
+import { findSrt, srtIndexOf } from './srt-path.ts';
+import { helperAlive } from './early-helper.ts';
 import { randomBytes } from '../random.ts';
 
-export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; egress: EgressProxy; close(): void } | { ok: false; reason: string };
+export type NamespaceSupport =
+  | {
+      ok: true;
+      wrap: NamespaceWrap;
+      egress: EgressProxy;
+      close(): void;
+    }
+  | { ok: false; reason: string };
 
 /** Debian packages srt needs on Linux, by the binary each provides. */
 const needed: ReadonlyArray<[binary: string, pkg: string]> = [
@@ -41,19 +50,6 @@ const needed: ReadonlyArray<[binary: string, pkg: string]> = [
 ];
 /** A probe that takes longer than this is a broken machine, not a slow one. */
 const maxProbeMs = 15_000;
-
-/** srt's package dir: `--srt` (its dist/cli.js), else resolved from the bridge file like node-pty. */
-export function findSrt(explicit: string | undefined, bridgeFile: string): { cli: string; pkg: string } | { error: string } {
-  if (explicit !== undefined) {
-    return existsSync(explicit) ? { cli: explicit, pkg: resolve(dirname(explicit), '..') } : { error: `--srt ${explicit} does not exist` };
-  }
-  try {
-    const pkg = dirname(createRequire(resolve(bridgeFile)).resolve('@anthropic-ai/sandbox-runtime/package.json'));
-    return { cli: join(pkg, 'dist', 'cli.js'), pkg };
-  } catch {
-    return { error: `sandbox-runtime (@anthropic-ai/sandbox-runtime) is not installed where the bridge ${bridgeFile} can find it` };
-  }
-}
 
 function seccompHelper(pkg: string): string | undefined {
   const arch = process.arch === 'x64' ? 'x64' : process.arch === 'arm64' ? 'arm64' : undefined;
@@ -89,13 +85,15 @@ export async function namespaceSupport(options: {
   policyFile: string | undefined;
   /** The dir holding every session's dir on this machine (--sessions-root): hidden but the CLI's own project and areas. */
   sessionsRoot?: string | undefined;
+  /** The helper process the bridge started with itself (early-helper.ts), as its uid: it serves `user`'s CLIs, taking that uid at init. */
+  early?: ChildProcess | undefined;
   log: EgressLog;
 }): Promise<NamespaceSupport> {
   const { user } = options;
   if (process.platform !== 'linux') return { ok: false, reason: `namespaces are Linux only (this is ${process.platform})` };
   const missing = needed.filter(([binary]) => onPath(binary) === undefined).map(([, pkg]) => pkg);
   if (missing.length > 0) return { ok: false, reason: `the namespace needs the Debian packages ${missing.join(', ')} (not installed)` };
-  const found = findSrt(options.srt, options.bridgeFile);
+  const found = findSrt(options.srt, options.bridgeFile, createRequire);
   if ('error' in found) return { ok: false, reason: found.error };
   const helper = seccompHelper(found.pkg);
   if (helper === undefined) return { ok: false, reason: `sandbox-runtime has no seccomp helper for ${process.arch}` };
@@ -103,39 +101,18 @@ export async function namespaceSupport(options: {
     const blocked = blockedAncestor(join(found.cli, 'x'), user);
     if (blocked) return { ok: false, reason: `uid ${user.uid} cannot reach sandbox-runtime at ${found.pkg} (${blocked.dir} is mode ${blocked.mode.toString(8)})` };
   }
-  const failed = await probe(helper, user);
-  if (failed !== undefined) return { ok: false, reason: failed };
-
-  const egress = new EgressProxy(options.log);
-  const stateDir = resolve(options.stateDir);
-  const settingsDir = join(stateDir, 'jail');
-  await egress.listen();
-  const hidden = hiddenDirs(stateDir, options.policyFile, options.sessionsRoot);
-  // Found here once, so srt does not run `which` for them at its initialize and at every wrap (a process each).
-  const binaries = { bwrapPath: onPath('bwrap')!, socatPath: onPath('socat')! };
-  const bootstrap = dirname(resolve(options.bridgeFile));
-  const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
   // srt as a library, once per CLI uid (jail-helper.ts): each CLI spawn then costs a wrap and bubblewrap, not srt's
   // start. A helper runs as the uid of the CLIs it wraps (srt's relay sockets are theirs): the CLI user's, or the
   // bridge's own for a CLI that runs in the namespace without a uid of its own (cli-jail.ts: a project that uid
-  // cannot reach). Started by the first spawn: a bridge that only serves replays and resumes never pays its start
-  // (a second of CPU on a small machine). A helper that exits (killed) is replaced at the next spawn, saying so in
+  // cannot reach, or a bridge file it cannot read: isolation.ts). The helper of the CLIs' uid is the one the bridge
+  // started with itself (early-helper.ts), else one started here, before the probe: either way its Node start and
+  // srt's load overlap the bridge's start, and its config (the egress proxy's port) follows once the proxy listens.
+  // Any other starts at its first spawn. A helper that exits (killed) is replaced at the next spawn, saying so in
   // the log; one that fails makes that spawn fail with its whole error.
   const helpers = new Map<number | 'bridge', JailHelper>();
-  const jailHelperOf = (asUser: AgentUser | undefined): JailHelper => {
-    const key = asUser?.uid ?? 'bridge';
-    const current = helpers.get(key);
-    if (current !== undefined && !current.exitedAlready) return current;
-    if (current !== undefined) options.log.warn({ uid: asUser?.uid ?? process.getuid?.() }, 'jail: the jail helper exited; starting a new one for this spawn');
-    const helper = new JailHelper({
-      bridgeFile: resolve(options.bridgeFile),
-      srtIndex: join(found.pkg, 'dist', 'index.js'),
-      config: { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] }, ...binaries },
-      ...(asUser ? { credentials: { uid: asUser.uid, gid: asUser.gid } } : {}),
-      env: helperEnv(),
-    });
-    helpers.set(key, helper);
-    helper.ready.then(
+  let config: object | undefined;
+  const logReady = (helper: JailHelper): void =>
+    void helper.ready.then(
       () => {
         const { from, ms, note } = helper.srt ?? {};
         if (note !== undefined) options.log.warn({ srt: from, ms, note }, 'jail: the jail helper runs the installed sandbox-runtime, not the bundle beside the bridge');
@@ -143,8 +120,56 @@ export async function namespaceSupport(options: {
       },
       () => undefined, // its error fails the spawn that waits for it
     );
+  const jailHelperOf = (asUser: AgentUser | undefined): JailHelper => {
+    const key = asUser?.uid ?? 'bridge';
+    const current = helpers.get(key);
+    if (current !== undefined && !current.exitedAlready) return current;
+    if (current !== undefined) options.log.warn({ uid: asUser?.uid ?? process.getuid?.() }, 'jail: the jail helper exited; starting a new one for this spawn');
+    const helper = new JailHelper({
+      bridgeFile: resolve(options.bridgeFile),
+      srtIndex: srtIndexOf(found.pkg),
+      ...(config === undefined ? {} : { config }),
+      ...(asUser ? { credentials: { uid: asUser.uid, gid: asUser.gid } } : {}),
+    });
+    helpers.set(key, helper);
+    logReady(helper);
     return helper;
   };
+  const closeHelpers = (): void => {
+    for (const started of helpers.values()) started.close();
+  };
+  // The CLIs' uid as isolation.ts decides it: one that cannot reach the bridge file runs them as the bridge's.
+  const cliUser = user !== undefined && blockedAncestor(resolve(options.bridgeFile), user) === undefined ? user : undefined;
+  const early = options.early !== undefined && helperAlive(options.early) ? new JailHelper({ bridgeFile: resolve(options.bridgeFile), srtIndex: srtIndexOf(found.pkg), child: options.early }) : undefined;
+  if (early !== undefined) {
+    helpers.set(cliUser?.uid ?? 'bridge', early);
+    logReady(early);
+  } else {
+    jailHelperOf(cliUser);
+  }
+
+  const failed = await probe(helper, user);
+  if (failed !== undefined) {
+    closeHelpers();
+    return { ok: false, reason: failed };
+  }
+
+  const egress = new EgressProxy(options.log);
+  const stateDir = resolve(options.stateDir);
+  const settingsDir = join(stateDir, 'jail');
+  try {
+    await egress.listen();
+  } catch (error) {
+    closeHelpers();
+    throw error;
+  }
+  const hidden = hiddenDirs(stateDir, options.policyFile, options.sessionsRoot);
+  // Found here once, so srt does not run `which` for them at its initialize and at every wrap (a process each).
+  const binaries = { bwrapPath: onPath('bwrap')!, socatPath: onPath('socat')! };
+  const bootstrap = dirname(resolve(options.bridgeFile));
+  const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: egress.port, socksProxyPort: egress.port };
+  config = { network, filesystem: { denyRead: hidden, allowRead: [], allowWrite: [], denyWrite: [] }, ...binaries };
+  for (const started of helpers.values()) started.init(config, started === early && cliUser ? { uid: cliUser.uid, gid: cliUser.gid } : undefined);
   let counter = 0;
 
   const wrap: NamespaceWrap = async (launch: LaunchSpec, dirs): Promise<Jailed> => {
@@ -243,21 +268,8 @@ export async function namespaceSupport(options: {
     ok: true,
     wrap,
     egress,
-    close: () => {
-      for (const helper of helpers.values()) helper.close();
-    },
+    close: closeHelpers,
   };
-}
-
-/**
- * The jail helper's environment: the bridge's, with srt's TMPDIR, without NODE_EXTRA_CA_CERTS. Node parses
- * that bundle at every start (~65 ms of CPU for a system bundle, before the first part), and the helper
- * makes no TLS connection: srt's relays lead to the egress proxy, which tunnels. The CLIs keep it (their
- * env is their launch's, supervised-process.ts).
- */
-function helperEnv(): NodeJS.ProcessEnv {
-  const { NODE_EXTRA_CA_CERTS: _unused, ...env } = process.env;
-  return { ...env, TMPDIR: tmpdir() };
 }
 
 /**

@@ -5,6 +5,7 @@
 // egress proxy's bundle), so a kept spawn costs no Node start. EOF before the line (its bridge stopped or died)
 // ends it. The env never touches disk. docs/bridge-internals.md#surviving-clis.
 import { isAbsolute } from 'node:path';
+import { KEEPER_LIMITS } from '../limits.ts';
 import { runKeeper, type LoadKeptEgress } from './keeper.ts';
 
 /** A line longer than this is not a bridge's (an env is a few KiB). */
@@ -31,10 +32,12 @@ export function parseKeeperWork(line: string): KeeperWork | { error: string } {
 export async function runKeeperFromStdin(loadEgress: LoadKeptEgress, preloadEgress: boolean): Promise<void> {
   let egress: ReturnType<LoadKeptEgress> | undefined;
   const loadEgressOnce: LoadKeptEgress = () => (egress ??= loadEgress());
-  // Loaded while the bridge has no CLI for this keeper yet; runKeeper awaits each where it needs it
-  // (the egress proxy after the CLI's spawn), and a failure shows there.
-  const warm = Promise.all([import('node:child_process'), import('node:http'), preloadEgress ? loadEgressOnce() : null]);
+  // Loaded while the bridge has no CLI for this keeper yet; runKeeper awaits each where it needs it.
+  const warm = Promise.all([import('node:child_process'), import('node:http')]);
   warm.catch(() => undefined);
+  // The egress proxy's load holds the main thread ~20 ms: a spare (still waiting) loads it; a keeper taken at
+  // once spawns its CLI first and loads it while the CLI starts (keeper.ts), and a failure shows there.
+  const preload = preloadEgress ? setTimeout(() => void loadEgressOnce().catch(() => undefined), KEEPER_LIMITS.egressPreloadAfterMs) : undefined;
   const line = await new Promise<string | null>((resolve) => {
     let text = '';
     process.stdin.setEncoding('utf8');
@@ -47,6 +50,7 @@ export async function runKeeperFromStdin(loadEgress: LoadKeptEgress, preloadEgre
     process.stdin.once('end', () => resolve(null));
     process.stdin.once('error', () => resolve(null));
   });
+  clearTimeout(preload);
   if (line === null) process.exit(0); // no CLI for this keeper: its bridge stopped or died
   // From here only the CLI's exit (or its dir's removal) ends this keeper, not its stdin.
   process.stdin.removeAllListeners('data');

@@ -103,10 +103,11 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   const relayStarted = relaySpec ? startMcpRelay(relaySpec, env[MCP_ENV_V1.tokenEnvVar]).then((started) => (relay = started)) : undefined;
   relayStarted?.catch(() => undefined); // awaited below, after the spawn
   // The egress port is bound here, before the CLI starts (a taken port fails the spawn); the proxy
-  // itself (its own bundle, unless a keeper started ahead loaded it) loads while the CLI's srt starts, which takes longer, and a connection that comes
-  // first waits in `early` until the proxy takes it. The keeper answers only once both are ready.
+  // itself (its own bundle, unless a spare keeper loaded it while it waited) loads right after the spawn, while the
+  // CLI's srt starts, which takes longer, and a connection that comes first waits in `early` until the proxy
+  // takes it. The keeper answers only once both are ready.
   let egress: KeptEgress | undefined;
-  let egressLoaded: Promise<KeptEgress> | undefined;
+  let startEgress: (() => Promise<KeptEgress>) | undefined;
   if (spec.egress) {
     const egressSpec = spec.egress;
     const early: Socket[] = [];
@@ -136,20 +137,22 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
       say({ error: `keeper egress proxy: cannot listen on ${where}: ${(error as Error).message}` });
       process.exit(0);
     }
-    egressLoaded = loadEgress()
-      .then((start) => start(egressSpec, basename(dir)))
-      .then((proxy) => {
-        take = proxy.accept;
-        for (const socket of early.splice(0)) proxy.accept(socket);
-        return proxy;
-      });
-    egressLoaded.catch(() => undefined); // awaited below, after the spawn
+    startEgress = () =>
+      loadEgress()
+        .then((start) => start(egressSpec, basename(dir)))
+        .then((proxy) => {
+          take = proxy.accept;
+          for (const socket of early.splice(0)) proxy.accept(socket);
+          return proxy;
+        });
   }
   const child = await spawnKeeperChild(spec, env);
   if ('error' in child) {
     say({ error: child.error });
     process.exit(0);
   }
+  const egressLoaded = startEgress?.();
+  egressLoaded?.catch(() => undefined); // awaited below
   const pid = child.pid;
 
   const inputs = new RecentInputs();

@@ -8,13 +8,15 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JailHelper } from '../../bridge/jail/jail-helper.ts';
-import { findSrt, namespaceSupport } from '../../bridge/jail/srt.ts';
-import { bridgeBundle, tempDir } from './helpers.ts';
+import { namespaceSupport } from '../../bridge/jail/srt.ts';
+import { findSrt } from '../../bridge/jail/srt-path.ts';
+import { bridgeBundle, connectClient, startBridge, tempDir } from './helpers.ts';
 
-const srt = findSrt(undefined, bridgeBundle);
+const srt = findSrt(undefined, bridgeBundle, createRequire);
 const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0 && !('error' in srt);
 
 /** Processes whose parent is `ppid`, with their argv. */
@@ -50,7 +52,7 @@ async function leaveWithKeptCli(bridgeSaidItEnded: boolean): Promise<{ made: str
   await new Promise<void>((resolve) => keeper.listen(kept, resolve));
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: 9, socksProxyPort: 9 };
   const filesystem = { denyRead: [], allowRead: [], allowWrite: [project], denyWrite: [] };
-  const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem }, env: { ...process.env, TMPDIR: tmpdir() } });
+  const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem } });
   try {
     const wrapped = await helper.wrap('true', filesystem, project, kept);
     helper.started();
@@ -106,7 +108,7 @@ describe.skipIf(!canNamespace)('a jail helper told to leave while sandbox-runtim
     writeFileSync(slowSocat, `#!/bin/sh\nsleep 2\nexec ${spawnSync('sh', ['-c', 'command -v socat'], { encoding: 'utf8' }).stdout.trim()} "$@"\n`, { mode: 0o755 });
     const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: 9, socksProxyPort: 9 };
     const filesystem = { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] };
-    const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem, socatPath: slowSocat }, env: { ...process.env, TMPDIR: tmpdir() } });
+    const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem, socatPath: slowSocat } });
     try {
       const helperPid = childrenOf(process.pid).find((child) => child.argv.includes('--jail-helper'))!.pid;
       let relays: Array<{ pid: number; argv: string[] }> = [];
@@ -128,19 +130,19 @@ describe.skipIf(!canNamespace)('a jail helper told to leave while sandbox-runtim
 });
 
 describe.skipIf(!canNamespace)('a jail helper SIGKILLed from outside', () => {
-  it('while it starts: the spawn that started it gets a new helper and is wrapped (not spawn-failed)', async () => {
+  it('while it starts: the first spawn gets a new helper and is wrapped (not spawn-failed)', async () => {
     const stateDir = tempDir('hb-helper-state-');
     const project = tempDir('hb-helper-project-');
     const log = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
+    const before = new Set(childrenOf(process.pid).map((child) => child.pid));
     const support = await namespaceSupport({ user: undefined, srt: undefined, stateDir, bridgeFile: bridgeBundle, policyFile: undefined, log: log as never });
     if (!support.ok) throw new Error(support.reason);
     try {
-      const before = new Set(childrenOf(process.pid).map((child) => child.pid));
-      // The first wrap starts the helper synchronously (no await before its spawn); it is killed before it can say ready.
-      const jailed = support.wrap({ argv: ['/bin/true'], cwd: project, io: { mode: 'pipes' } } as never, { areas: [project], project, user: undefined });
+      // The namespace's support starts its helper before its probe; it is killed before the first wrap.
       const started = childrenOf(process.pid).filter((child) => !before.has(child.pid) && child.argv.includes('--jail-helper'));
-      expect(started.length, 'the helper this wrap started').toBe(1);
+      expect(started.length, 'the helper the namespace started').toBe(1);
       process.kill(started[0]!.pid, 'SIGKILL');
+      const jailed = support.wrap({ argv: ['/bin/true'], cwd: project, io: { mode: 'pipes' } } as never, { areas: [project], project, user: undefined });
       const result = await jailed;
       expect(result, JSON.stringify(result)).toMatchObject({ ok: true });
       if (result.ok) result.release?.();
@@ -148,6 +150,72 @@ describe.skipIf(!canNamespace)('a jail helper SIGKILLed from outside', () => {
       support.close();
       rmSync(stateDir, { recursive: true, force: true });
       rmSync(project, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!canNamespace)('a jail helper started as root before the CLI\'s uid is known (early-helper.ts)', () => {
+  const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: 9, socksProxyPort: 9 };
+  const nobody = { uid: 65534, gid: 65534 };
+  const idsOf = (pid: number, field: 'Uid' | 'Gid' | 'Groups'): string =>
+    new RegExp(`^${field}:[ \\t]*(.*)$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().replace(/\s+/g, ' ') ?? '';
+
+  it('takes the uid and gid init hands it, for good, before srt starts its relays; its wraps work', async () => {
+    if ('error' in srt) throw new Error(srt.error);
+    const filesystem = { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] };
+    const before = new Set(childrenOf(process.pid).map((child) => child.pid));
+    const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js') });
+    try {
+      const [started] = childrenOf(process.pid).filter((child) => !before.has(child.pid) && child.argv.includes('--jail-helper'));
+      expect(started, 'the helper').toBeDefined();
+      expect(idsOf(started!.pid, 'Uid'), 'as root until init').toBe('0 0 0 0');
+      helper.init({ network, filesystem }, nobody);
+      await helper.ready;
+      expect(idsOf(started!.pid, 'Uid')).toBe('65534 65534 65534 65534');
+      expect(idsOf(started!.pid, 'Gid')).toBe('65534 65534 65534 65534');
+      expect(idsOf(started!.pid, 'Groups')).toBe('');
+      const relays = childrenOf(started!.pid).filter((child) => child.argv.some((arg) => arg.endsWith('socat')));
+      expect(relays.length, 'srt started its relays').toBeGreaterThan(0);
+      for (const relay of relays) expect(idsOf(relay.pid, 'Uid'), relay.argv.join(' ')).toBe('65534 65534 65534 65534');
+      // Its wraps are that uid's, as the CLI it jails is (its relay sockets are the uid's).
+      const wrapped = await helper.wrap('true', filesystem);
+      helper.started();
+      const ran = spawnSync('/bin/sh', ['-c', wrapped], { cwd: '/', encoding: 'utf8', ...nobody });
+      expect(ran.status, ran.stderr).toBe(0);
+      helper.ended();
+    } finally {
+      helper.close();
+      await helper.exited;
+    }
+  });
+
+  it('a helper that runs as a uid cannot be handed root: init fails with why, and it is gone', async () => {
+    if ('error' in srt) throw new Error(srt.error);
+    const filesystem = { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [] };
+    const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js'), credentials: nobody });
+    try {
+      helper.init({ network, filesystem }, { uid: 0, gid: 0 });
+      await expect(helper.ready).rejects.toThrow('the jail helper runs as uid 65534 and cannot take uid 0');
+      await helper.exited;
+    } finally {
+      helper.close();
+    }
+  });
+
+  it('a root bridge starts its helper with itself, before any spawn, and hands it the session\'s uid', { timeout: 60_000 }, async () => {
+    const bridge = await startBridge();
+    try {
+      const { client, hello } = await connectClient(bridge);
+      await client.close();
+      const [helper] = childrenOf(bridge.proc.pid!).filter((child) => child.argv.includes('--jail-helper'));
+      expect(helper, 'a helper beside the bridge once it serves, no CLI spawned').toBeDefined();
+      expect(hello.isolation?.mode).toBe('uid+namespace');
+      const uid = hello.isolation!.cliUid!;
+      // init is on its way once the hello is out; the helper takes the uid as it reads it (a hang guard, not a timing).
+      for (let i = 0; i < 500 && idsOf(helper!.pid, 'Uid') !== `${uid} ${uid} ${uid} ${uid}`; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(idsOf(helper!.pid, 'Uid')).toBe(`${uid} ${uid} ${uid} ${uid}`);
+    } finally {
+      await bridge.kill('SIGTERM');
     }
   });
 });

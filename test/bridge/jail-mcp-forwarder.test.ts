@@ -7,11 +7,13 @@ import { createServer, type Server } from 'node:http';
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findSrt, namespaceSupport, type NamespaceSupport } from '../../bridge/jail/srt.ts';
+import { namespaceSupport, type NamespaceSupport } from '../../bridge/jail/srt.ts';
+import { createRequire } from 'node:module';
+import { findSrt } from '../../bridge/jail/srt-path.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import { bridgeBundle, tempDir } from './helpers.ts';
 
-const srt = findSrt(undefined, bridgeBundle);
+const srt = findSrt(undefined, bridgeBundle, createRequire);
 const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0 && !('error' in srt);
 const quiet = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
 

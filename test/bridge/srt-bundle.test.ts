@@ -5,16 +5,17 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BRIDGE_JAIL_SRT } from '../../bootstrap/bridge-command.mjs';
 import { bridgeRecipe } from '../../bootstrap/recipe.ts';
 import { JailHelper } from '../../bridge/jail/jail-helper.ts';
-import { findSrt } from '../../bridge/jail/srt.ts';
+import { findSrt } from '../../bridge/jail/srt-path.ts';
 import { SRT_BUNDLE_FILE } from '../../bridge/jail/srt-bundle.ts';
 import { bridgeBundle, tempDir } from './helpers.ts';
 
-const srt = findSrt(undefined, bridgeBundle);
+const srt = findSrt(undefined, bridgeBundle, createRequire);
 const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0 && !('error' in srt);
 const bundle = readFileSync(join(bridgeBundle, '..', BRIDGE_JAIL_SRT), 'utf8');
 const installedVersion = (JSON.parse(readFileSync(join('error' in srt ? '.' : srt.pkg, 'package.json'), 'utf8')) as { version: string }).version;
@@ -37,7 +38,7 @@ async function wrapWith(bridgeFile: string, project: string, credentials?: { uid
   if ('error' in srt) throw new Error(srt.error);
   const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: 9, socksProxyPort: 9 };
   const filesystem = { denyRead: [join(project, 'hidden')], allowRead: [], allowWrite: [project], denyWrite: [] };
-  const helper = new JailHelper({ bridgeFile, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem }, env: { ...process.env, TMPDIR: tmpdir() }, ...(credentials ? { credentials } : {}) });
+  const helper = new JailHelper({ bridgeFile, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem }, ...(credentials ? { credentials } : {}) });
   try {
     const command = await helper.wrap('echo hi', filesystem, project);
     return { srt: helper.srt, command: command.replace(/claude-[a-z]+-[0-9A-Za-z]+/g, 'claude-NAME') };
