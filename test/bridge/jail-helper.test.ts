@@ -5,7 +5,7 @@
 // their sockets go with the helper.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
@@ -174,6 +174,8 @@ describe.skipIf(!canNamespace)('a jail helper started as root before the CLI\'s 
       expect(idsOf(started!.pid, 'Uid')).toBe('65534 65534 65534 65534');
       expect(idsOf(started!.pid, 'Gid')).toBe('65534 65534 65534 65534');
       expect(idsOf(started!.pid, 'Groups')).toBe('');
+      // Not dumpable once it changed its uid: its /proc files stay root's, so that uid cannot read its environment or memory.
+      expect(statSync(`/proc/${started!.pid}/environ`).uid).toBe(0);
       const relays = childrenOf(started!.pid).filter((child) => child.argv.some((arg) => arg.endsWith('socat')));
       expect(relays.length, 'srt started its relays').toBeGreaterThan(0);
       for (const relay of relays) expect(idsOf(relay.pid, 'Uid'), relay.argv.join(' ')).toBe('65534 65534 65534 65534');
