@@ -5,17 +5,22 @@
 //           per line), so 30 bridges;
 //   aisdk / rawws — 30 of their bridges, each with one ws client in one process.
 // Each target runs in a child process of its own (its RSS is the host's).
-// Figures: aggregate records/s (all lines / wall time from the starts to the
-// last line), the host's VmRSS at the end (and its growth over the start of
-// the measurement), and the bridges' VmRSS summed (and per bridge) after their
-// turn ended, beside their PSS sum (the node binary's pages, most of an idle
-// bridge's RSS, are shared: VmRSS counts them once per bridge).
+// Ours runs its sessions as every reference adapter does: the CLI kept (launch
+// `survive`), so each session has its keeper. Figures: aggregate records/s (all
+// lines / wall time from the starts to the last line), the host's VmRSS at the
+// end (and its growth over the start of the measurement), and the bridges'
+// VmRSS summed (and per bridge) after their turn ended, beside their PSS sum
+// (the node binary's pages, most of an idle bridge's RSS, are shared: VmRSS
+// counts them once per bridge); for ours also per session with its keeper
+// (the next turn's, started ahead) and with everything else it runs (the jail
+// helper and its relays). The goals (issue 38): aggregate ≥ 2× the AI SDK's,
+// the host's VmRSS ≤ the AI SDK's, ≤ 45 MiB per session with its keeper.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { REPO, SCALE, banner, benchLine, childEnv, fmt, procMemory, ratio, runScenario, scaled, sleep, tempDir, track, withTimeout } from './lib/common.mjs';
+import { REPO, SCALE, banner, benchLine, childEnv, floor, fmt, procMemory, ratio, runScenario, scaled, sleep, tempDir, track, withTimeout } from './lib/common.mjs';
 import { bundleOursHost } from './lib/ours-host.mjs';
 import { TARGETS, connectClient, emitterArgv, launchBridge, prepareTargets } from './lib/targets.mjs';
 
@@ -30,8 +35,10 @@ async function runOurs(hostBundle, n, count) {
   const host = await import(hostBundle);
   const root = tempDir('sessions');
   const provider = host.createLocalSandboxProvider({ root: path.join(root, 'sandboxes'), templatesRoot: path.join(root, 'templates') });
-  const adapter = host.sessionAdapter(emitterArgv(count), false);
-  const harness = host.createBridgeHarness(adapter, { bridgeFile: path.join(REPO, 'dist/bridge.mjs'), probeTimeoutMs: 5_000 });
+  const adapter = host.sessionAdapter(emitterArgv(count), false, true);
+  // The default isolation with its namespace: the bundled kit runs from a temp dir, where the bridge cannot resolve sandbox-runtime itself.
+  const srt = path.join(REPO, 'node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js');
+  const harness = host.createBridgeHarness(adapter, { bridgeFile: path.join(REPO, 'dist/bridge.mjs'), probeTimeoutMs: 5_000, isolation: { srt } });
   const sandboxes = [];
   try {
     const sessions = await Promise.all(
@@ -84,12 +91,50 @@ async function runPlain(target, n, count) {
   }
 }
 
-/** Host and bridges' VmRSS once the turns are over and the bridges idled 500 ms. */
+/** Host and bridges' VmRSS once the turns are over and the bridges idled 500 ms; per bridge also its keepers' and all its descendants'. */
 async function settle(bridgePids) {
   await sleep(500);
   const bridgesKiB = bridgePids.map((pid) => procMemory(pid).rssKiB);
   const bridgesPssKiB = bridgePids.map(pssKiB).reduce((a, b) => a + b, 0);
-  return { hostAfter: hostKiB(), bridgesKiB, bridgesPssKiB };
+  const trees = bridgePids.map((pid) => descendants(pid));
+  const rss = (pids) => pids.reduce((sum, p) => sum + (procMemory(p.pid).rssKiB || 0), 0);
+  const pss = (pids) => pids.reduce((sum, p) => sum + (pssKiB(p.pid) || 0), 0);
+  const keepers = trees.map((tree) => tree.filter((p) => p.argv.includes('--keeper')));
+  const others = trees.map((tree) => tree.filter((p) => !p.argv.includes('--keeper')));
+  const mode = isolationOf(bridgePids[0]);
+  return { hostAfter: hostKiB(), bridgesKiB, bridgesPssKiB, keepersKiB: keepers.map(rss), keepersPssKiB: keepers.map(pss), othersKiB: others.map(rss), othersPssKiB: others.map(pss), mode };
+}
+
+/** The isolation mode a bridge runs its CLIs in (the bridge log's `isolation` line, beside its bridge.json). */
+function isolationOf(pid) {
+  try {
+    const stateDir = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').find((arg, i, all) => all[i - 1] === '--state-dir');
+    const line = readFileSync(path.join(stateDir, 'bridge.log'), 'utf8').split('\n').find((l) => l.includes('"isolation":{'));
+    return JSON.parse(line).isolation.mode;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every process below `root` (children, theirs, …), with its argv. */
+function descendants(root) {
+  const parent = new Map();
+  const argv = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      argv.set(Number(entry), readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0'));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = (pid) => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === root) return true;
+    return false;
+  };
+  return [...parent.keys()].filter(below).map((pid) => ({ pid, argv: argv.get(pid) ?? [] }));
 }
 
 /** Runs one target in a child process (this file with --target); returns its result. */
@@ -133,11 +178,29 @@ await runScenario(async () => {
       const r = await inChild(target, n, count, target === 'ours' ? hostBundle : undefined);
       const sum = r.bridgesKiB.reduce((a, b) => a + b, 0);
       const perBridge = MiB(sum / r.bridgesKiB.length);
-      results[target] = { rate: (r.lines / r.ms) * 1000, host: MiB(r.hostAfter), hostGrowth: MiB(r.hostAfter - r.hostBefore), bridges: MiB(sum), perBridge, pss: MiB(r.bridgesPssKiB) };
+      const each = (kib) => (kib === undefined ? 0 : MiB(kib.reduce((a, b) => a + b, 0) / kib.length));
+      const withKeeper = perBridge + each(r.keepersKiB);
+      const pssWithKeeper = MiB(r.bridgesPssKiB / r.bridgesKiB.length) + each(r.keepersPssKiB);
+      results[target] = {
+        rate: (r.lines / r.ms) * 1000,
+        host: MiB(r.hostAfter),
+        hostGrowth: MiB(r.hostAfter - r.hostBefore),
+        bridges: MiB(sum),
+        perBridge,
+        withKeeper,
+        whole: withKeeper + each(r.othersKiB),
+        pssWithKeeper,
+        pssWhole: pssWithKeeper + each(r.othersPssKiB),
+        pss: MiB(r.bridgesPssKiB),
+        mode: r.mode,
+      };
       const x = results[target];
       console.log(
         `  ${target.padEnd(6)} ${fmt(x.rate)} rec/s aggregate · host VmRSS ${x.host.toFixed(1)} MiB (+${x.hostGrowth.toFixed(1)} during the turns)` +
-          ` · bridges' VmRSS sum ${x.bridges.toFixed(1)} MiB (${x.perBridge.toFixed(1)} MiB each; PSS sum ${x.pss.toFixed(1)} MiB)`,
+          ` · bridges' VmRSS sum ${x.bridges.toFixed(1)} MiB (${x.perBridge.toFixed(1)} MiB each; PSS sum ${x.pss.toFixed(1)} MiB)` +
+          (target === 'ours'
+            ? ` · isolation ${x.mode} · per session with its keeper ${x.withKeeper.toFixed(1)} MiB (PSS ${x.pssWithKeeper.toFixed(1)}), with all it runs (jail helper, relays) ${x.whole.toFixed(1)} MiB (PSS ${x.pssWhole.toFixed(1)})`
+            : ''),
       );
       shown[target] = x.rate;
     } catch (error) {
@@ -152,6 +215,22 @@ await runScenario(async () => {
     `  ours/rawws rec/s ${ratio(o?.rate, results.rawws?.rate)} · bridges' RSS ours/aisdk ${ratio(o?.bridges, results.aisdk?.bridges)} · ours/rawws ${ratio(o?.bridges, results.rawws?.bridges)}` +
       ' · host: ours runs the host kit (channels, translators), aisdk and rawws one plain ws client per bridge',
   );
+  const a = results.aisdk;
+  const goals = {
+    rate: o && a ? o.rate >= 2 * a.rate : undefined,
+    host: o && a ? o.host <= a.host : undefined,
+    perSession: o ? o.withKeeper <= 45 : undefined,
+  };
+  console.log(
+    `  goals (issue 38): aggregate ≥ 2× aisdk (${ratio(o?.rate, a?.rate)}) — ${floor(goals.rate)} · host VmRSS ≤ aisdk's (${o?.host.toFixed(1)} vs ${a?.host.toFixed(1)} MiB) — ${floor(goals.host)}` +
+      ` · ≤ 45 MiB per session with its keeper (${o?.withKeeper.toFixed(1)} MiB) — ${floor(goals.perSession)}`,
+  );
   const memory = (t) => (results[t] ? `${t}-host=${results[t].host.toFixed(1)}MiB ${t}-bridges=${results[t].bridges.toFixed(1)}MiB` : `${t}=n/a`);
-  benchLine(SCENARIO, shown, 'rec/s', `sessions=${n} ${TARGETS.map(memory).join(' ')}`);
+  benchLine(
+    SCENARIO,
+    shown,
+    'rec/s',
+    `sessions=${n} ${TARGETS.map(memory).join(' ')} ours-per-session+keeper=${o?.withKeeper.toFixed(1)}MiB ours-per-session-all=${o?.whole.toFixed(1)}MiB ` +
+      `goal-rate≥2×=${floor(goals.rate)} goal-host≤aisdk=${floor(goals.host)} goal-session≤45MiB=${floor(goals.perSession)}`,
+  );
 });

@@ -24,11 +24,11 @@ export { createBridgeChannel, TurnTranslation };
 export { createBridgeHarness } from './host/harness.ts';
 export { createLocalSandboxProvider } from './host/sandbox/local/provider.ts';
 /** The same translator as a session adapter: one-shot CLI, optional translator snapshots. */
-export function sessionAdapter(argv, snapshots) {
+export function sessionAdapter(argv, snapshots, survive = false) {
   return defineCliAdapter({
     harnessId: 'bench',
     builtinTools: {},
-    launch: () => ({ argv }),
+    launch: () => ({ argv, ...(survive ? { survive: true } : {}) }),
     threadId: () => undefined,
     translator: {
       init: () => 0,
