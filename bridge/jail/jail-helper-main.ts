@@ -73,6 +73,11 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
         (error: unknown) => say({ t: 'error', message: `sandbox-runtime did not start: ${(error as Error).message}` }),
       );
     } else if (message.t === 'wrap' && typeof message.id === 'number' && typeof message.command === 'string') {
+      if (ready === undefined) {
+        // Before init srt has no config, and the empty dir a wrap falls back to is not made yet.
+        say({ t: 'error', id: message.id, message: 'the jail helper was asked to wrap before init' });
+        continue;
+      }
       const id = message.id;
       const command = message.command;
       const filesystem = message.filesystem;

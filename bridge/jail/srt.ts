@@ -33,14 +33,7 @@ import { findSrt, srtIndexOf } from './srt-path.ts';
 import { helperAlive } from './early-helper.ts';
 import { randomBytes } from '../random.ts';
 
-export type NamespaceSupport =
-  | {
-      ok: true;
-      wrap: NamespaceWrap;
-      egress: EgressProxy;
-      close(): void;
-    }
-  | { ok: false; reason: string };
+export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; egress: EgressProxy; close(): void } | { ok: false; reason: string };
 
 /** Debian packages srt needs on Linux, by the binary each provides. */
 const needed: ReadonlyArray<[binary: string, pkg: string]> = [

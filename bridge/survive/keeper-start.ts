@@ -1,8 +1,8 @@
 // How a keeper process (`node bridge.mjs --keeper [--egress]`, launch `survive`) gets its CLI: the
 // bridge starts it ahead of need (spare-keeper.ts) and later sends one line on its stdin,
 // `{"dir": <keeper dir>, "env": <the CLI's env>}`; keeper.ts then runs that CLI. While it waits it loads
-// what a keeper needs (node:child_process, node:http for the MCP relay and, with --egress, the
-// egress proxy's bundle), so a kept spawn costs no Node start. EOF before the line (its bridge stopped or died)
+// what a keeper needs (node:child_process, node:http for the MCP relay and, with --egress, once it has
+// waited a moment, the egress proxy's bundle), so a kept spawn costs no Node start. EOF before the line (its bridge stopped or died)
 // ends it. The env never touches disk. docs/bridge-internals.md#surviving-clis.
 import { isAbsolute } from 'node:path';
 import { KEEPER_LIMITS } from '../limits.ts';
