@@ -3,9 +3,9 @@
 // against the default ('auto': as root a uid of its own plus sandbox-runtime's namespaces and the
 // egress proxy). Two figures per mode, each a median over fresh sessions:
 //   start      doStart → resolved (recipe applied, bridge spawned, ready, hello: the namespace probe
-//              runs after the ready line, before the server attaches)
-//   first part doPromptTurn → the first text part (the CLI's spawn: under isolation, waiting for
-//              sandbox-runtime's helper to be up, then bubblewrap)
+//              runs after the ready line, before the server attaches; the jail helper starts beside it)
+//   first part doPromptTurn → the first text part (the CLI's spawn: under isolation, a wrap by
+//              sandbox-runtime's helper, waiting for what is left of its start, then bubblewrap)
 //   next spawn the same for the session's second CLI process (a warm jail: a wrap and bubblewrap)
 // Then the goals (issue 38: +50 ms to the first part, +20 ms per later spawn), and where the first part's extra
 // time goes, phase by phase (lib/jail-phases.mjs; docs/bridge-internals.md#first-output).
@@ -95,8 +95,9 @@ await runScenario(async () => {
   const extraFirst = results['auto-first-part'] - results['none-first-part'];
   const extraSpawn = results['auto-spawn'] - results['none-spawn'];
   console.log(
-    `  isolation costs +${fmt(extraStart, 0)} ms at session start (the probe), +${fmt(extraFirst, 0)} ms to the first part ` +
-      `(sandbox-runtime's helper starting, then bubblewrap) and +${fmt(extraSpawn, 0)} ms per later CLI spawn (a wrap and bubblewrap)`,
+    `  isolation costs +${fmt(extraStart, 0)} ms at session start (the uid's lease, the probe, the jail helper starting beside them), ` +
+      `+${fmt(extraFirst, 0)} ms to the first part (the first wrap and bubblewrap; on a loaded machine what is left of the helper's start) ` +
+      `and +${fmt(extraSpawn, 0)} ms per later CLI spawn (a wrap and bubblewrap)`,
   );
   const namespaced = [...runs.auto.modes].every((mode) => String(mode).includes('namespace'));
   console.log(`  goal (issue 38): +≤50 ms to the first part — ${floor(extraFirst <= 50)}; +≤20 ms per later spawn — ${floor(extraSpawn <= 20)}`);
