@@ -343,7 +343,7 @@ function hiddenDirs(stateDir: string, policyFile: string | undefined, sessionsRo
   return dirs;
 }
 
-/** `exec` before a wrap that is one bwrap command line (what srt gives on Linux); anything else as it is. */
+/** `exec` before a wrap that is one bwrap command line (what srt gives on Linux: `bwrap …`, or by the absolute path it is given); anything else as it is. */
 function execFirst(wrapped: string): string {
-  return /^bwrap\s/.test(wrapped) ? `exec ${wrapped}` : wrapped;
+  return /^(?:\/[^\s'"\\]*\/)?bwrap\s/.test(wrapped) ? `exec ${wrapped}` : wrapped;
 }

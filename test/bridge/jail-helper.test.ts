@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { JailHelper } from '../../bridge/jail/jail-helper.ts';
 import { namespaceSupport } from '../../bridge/jail/srt.ts';
 import { findSrt } from '../../bridge/jail/srt-path.ts';
-import { bridgeBundle, connectClient, startBridge, tempDir } from './helpers.ts';
+import { bridgeBundle, connectClient, fixtureLaunch, startBridge, tempDir } from './helpers.ts';
 
 const srt = findSrt(undefined, bridgeBundle, createRequire);
 const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0 && !('error' in srt);
@@ -218,6 +218,46 @@ describe.skipIf(!canNamespace)('a jail helper started as root before the CLI\'s 
       expect(idsOf(helper!.pid, 'Uid')).toBe(`${uid} ${uid} ${uid} ${uid}`);
     } finally {
       await bridge.kill('SIGTERM');
+    }
+  });
+});
+
+describe.skipIf(!canNamespace)('a jailed CLI that is not kept', () => {
+  /** Processes whose environment holds `mark` (root reads every /proc/<pid>/environ). */
+  const marked = (mark: string): Array<{ pid: number; argv: string }> => {
+    const out: Array<{ pid: number; argv: string }> = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(mark) || !alive(Number(entry))) continue;
+        out.push({ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return out;
+  };
+
+  it('ends with its SIGKILLed bridge, even one that ignores stdin EOF and SIGTERM: bubblewrap dies with the bridge (exec, --die-with-parent)', { timeout: 60_000 }, async () => {
+    const bridge = await startBridge();
+    const mark = `HB_JAIL_LIFETIME=${randomBytes(6).toString('hex')}`;
+    const [name, value] = mark.split('=') as [string, string];
+    try {
+      const { client, hello } = await connectClient(bridge);
+      expect(hello.isolation?.mode).toBe('uid+namespace');
+      await client.attach(hello.lastSeq);
+      await client.request({ type: 'start', id: 's', turnId: 't', launch: fixtureLaunch(['--json', '--lines', '1', '--hang'], { env: { [name]: value } }) });
+      await client.waitForRecord((r) => r.kind === 'stdout' && (r.data as { text: string }).text.includes('"hang"'));
+      const running = marked(mark);
+      expect(running.some((p) => p.argv.includes('--hang')), running.map((p) => p.argv).join('\n')).toBe(true);
+      expect(running.some((p) => p.argv.startsWith('/bin/sh -c')), `no shell between the bridge and bubblewrap:\n${running.map((p) => p.argv).join('\n')}`).toBe(false);
+      await bridge.kill('SIGKILL');
+      // A hang guard, not a timing: the jail goes as the kernel delivers bubblewrap's parent-death signal.
+      for (let i = 0; i < 500 && marked(mark).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(marked(mark).map((p) => p.argv)).toEqual([]);
+    } finally {
+      for (const left of marked(mark)) process.kill(left.pid, 'SIGKILL');
+      await bridge.kill('SIGKILL');
     }
   });
 });
