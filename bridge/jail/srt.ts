@@ -234,7 +234,8 @@ export async function namespaceSupport(options: {
     if (relay !== undefined && shellSafePath.test(keptSocket)) {
       return {
         ok: true,
-        launch: { ...launch, env, argv: ['/bin/sh', '-c', wrapped.split(relay).join(keptSocket)] },
+        // `exec` here too: bubblewrap is the keeper's child, and a keeper that dies (SIGKILLed: nothing can adopt its CLI) takes the jail with it.
+        launch: { ...launch, env, argv: ['/bin/sh', '-c', execFirst(wrapped.split(relay).join(keptSocket))] },
         release,
         signal: signalJailed,
         keptEgress: keptEgressOf({ socket: keptSocket }),

@@ -260,4 +260,30 @@ describe.skipIf(!canNamespace)('a jailed CLI that is not kept', () => {
       await bridge.kill('SIGKILL');
     }
   });
+
+  it('kept (launch survive), it ends with its SIGKILLed keeper, whom nothing could adopt it from: bubblewrap is the keeper\'s child', { timeout: 60_000 }, async () => {
+    const bridge = await startBridge();
+    const mark = `HB_JAIL_LIFETIME=${randomBytes(6).toString('hex')}`;
+    const [name, value] = mark.split('=') as [string, string];
+    try {
+      const { client, hello } = await connectClient(bridge);
+      expect(hello.isolation?.mode).toBe('uid+namespace');
+      await client.attach(hello.lastSeq);
+      await client.request({ type: 'start', id: 's', turnId: 't', launch: fixtureLaunch(['--json', '--lines', '1', '--hang'], { env: { [name]: value }, survive: true }) });
+      const spawned = await client.waitForRecord((r) => r.kind === 'spawn');
+      await client.waitForRecord((r) => r.kind === 'stdout' && (r.data as { text: string }).text.includes('"hang"'));
+      const keeper = Number(readFileSync(join(bridge.stateDir, 'keepers', (spawned.data as { keeper: string }).keeper, 'keeper.pid'), 'utf8'));
+      const running = marked(mark);
+      expect(running.some((p) => p.argv.includes('--hang')), running.map((p) => p.argv).join('\n')).toBe(true);
+      expect(running.some((p) => p.argv.startsWith('/bin/sh -c')), `no shell between the keeper and bubblewrap:\n${running.map((p) => p.argv).join('\n')}`).toBe(false);
+      process.kill(keeper, 'SIGKILL');
+      // A hang guard, not a timing: the jail goes as the kernel delivers bubblewrap's parent-death signal.
+      for (let i = 0; i < 500 && marked(mark).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(marked(mark).map((p) => p.argv)).toEqual([]);
+      await client.close();
+    } finally {
+      for (const left of marked(mark)) process.kill(left.pid, 'SIGKILL');
+      await bridge.kill('SIGKILL');
+    }
+  });
 });
