@@ -222,7 +222,7 @@ describe.skipIf(!canNamespace)('a jail helper started as root before the CLI\'s 
   });
 });
 
-describe.skipIf(!canNamespace)('a jailed CLI that is not kept', () => {
+describe.skipIf(!canNamespace)('a jailed CLI whose parent is SIGKILLed', () => {
   /** Processes whose environment holds `mark` (root reads every /proc/<pid>/environ). */
   const marked = (mark: string): Array<{ pid: number; argv: string }> => {
     const out: Array<{ pid: number; argv: string }> = [];
@@ -238,7 +238,12 @@ describe.skipIf(!canNamespace)('a jailed CLI that is not kept', () => {
     return out;
   };
 
-  it('ends with its SIGKILLed bridge, even one that ignores stdin EOF and SIGTERM: bubblewrap dies with the bridge (exec, --die-with-parent)', { timeout: 60_000 }, async () => {
+  /**
+   * A CLI that ignores stdin EOF, SIGINT, SIGTERM and SIGHUP (the fixture's --hang) in a root bridge's jail, not
+   * kept (its parent the bridge) or kept (its parent its keeper); the parent is SIGKILLed, and no process with
+   * the turn's environment mark may be left.
+   */
+  async function parentKilled(kept: boolean): Promise<void> {
     const bridge = await startBridge();
     const mark = `HB_JAIL_LIFETIME=${randomBytes(6).toString('hex')}`;
     const [name, value] = mark.split('=') as [string, string];
@@ -246,44 +251,27 @@ describe.skipIf(!canNamespace)('a jailed CLI that is not kept', () => {
       const { client, hello } = await connectClient(bridge);
       expect(hello.isolation?.mode).toBe('uid+namespace');
       await client.attach(hello.lastSeq);
-      await client.request({ type: 'start', id: 's', turnId: 't', launch: fixtureLaunch(['--json', '--lines', '1', '--hang'], { env: { [name]: value } }) });
-      await client.waitForRecord((r) => r.kind === 'stdout' && (r.data as { text: string }).text.includes('"hang"'));
-      const running = marked(mark);
-      expect(running.some((p) => p.argv.includes('--hang')), running.map((p) => p.argv).join('\n')).toBe(true);
-      expect(running.some((p) => p.argv.startsWith('/bin/sh -c')), `no shell between the bridge and bubblewrap:\n${running.map((p) => p.argv).join('\n')}`).toBe(false);
-      await bridge.kill('SIGKILL');
-      // A hang guard, not a timing: the jail goes as the kernel delivers bubblewrap's parent-death signal.
-      for (let i = 0; i < 500 && marked(mark).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(marked(mark).map((p) => p.argv)).toEqual([]);
-    } finally {
-      for (const left of marked(mark)) process.kill(left.pid, 'SIGKILL');
-      await bridge.kill('SIGKILL');
-    }
-  });
-
-  it('kept (launch survive), it ends with its SIGKILLed keeper, whom nothing could adopt it from: bubblewrap is the keeper\'s child', { timeout: 60_000 }, async () => {
-    const bridge = await startBridge();
-    const mark = `HB_JAIL_LIFETIME=${randomBytes(6).toString('hex')}`;
-    const [name, value] = mark.split('=') as [string, string];
-    try {
-      const { client, hello } = await connectClient(bridge);
-      expect(hello.isolation?.mode).toBe('uid+namespace');
-      await client.attach(hello.lastSeq);
-      await client.request({ type: 'start', id: 's', turnId: 't', launch: fixtureLaunch(['--json', '--lines', '1', '--hang'], { env: { [name]: value }, survive: true }) });
+      const launch = fixtureLaunch(['--json', '--lines', '1', '--hang'], { env: { [name]: value }, ...(kept ? { survive: true } : {}) });
+      await client.request({ type: 'start', id: 's', turnId: 't', launch });
       const spawned = await client.waitForRecord((r) => r.kind === 'spawn');
       await client.waitForRecord((r) => r.kind === 'stdout' && (r.data as { text: string }).text.includes('"hang"'));
-      const keeper = Number(readFileSync(join(bridge.stateDir, 'keepers', (spawned.data as { keeper: string }).keeper, 'keeper.pid'), 'utf8'));
       const running = marked(mark);
       expect(running.some((p) => p.argv.includes('--hang')), running.map((p) => p.argv).join('\n')).toBe(true);
-      expect(running.some((p) => p.argv.startsWith('/bin/sh -c')), `no shell between the keeper and bubblewrap:\n${running.map((p) => p.argv).join('\n')}`).toBe(false);
-      process.kill(keeper, 'SIGKILL');
+      const parent = kept ? 'its keeper' : 'the bridge';
+      expect(running.some((p) => p.argv.startsWith('/bin/sh -c')), `no shell between ${parent} and bubblewrap:\n${running.map((p) => p.argv).join('\n')}`).toBe(false);
+      if (kept) process.kill(Number(readFileSync(join(bridge.stateDir, 'keepers', (spawned.data as { keeper: string }).keeper, 'keeper.pid'), 'utf8')), 'SIGKILL');
+      else await bridge.kill('SIGKILL');
       // A hang guard, not a timing: the jail goes as the kernel delivers bubblewrap's parent-death signal.
       for (let i = 0; i < 500 && marked(mark).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(marked(mark).map((p) => p.argv)).toEqual([]);
-      await client.close();
+      expect(marked(mark).map((p) => p.argv), `left after ${parent} was SIGKILLed`).toEqual([]);
+      if (kept) await client.close();
     } finally {
       for (const left of marked(mark)) process.kill(left.pid, 'SIGKILL');
       await bridge.kill('SIGKILL');
     }
-  });
+  }
+
+  it('not kept, it ends with its SIGKILLed bridge, whatever it ignores: bubblewrap is the bridge\'s child (exec, --die-with-parent)', { timeout: 60_000 }, () => parentKilled(false));
+
+  it('kept (launch survive), it ends with its SIGKILLed keeper, whom nothing could adopt it from: bubblewrap is the keeper\'s child', { timeout: 60_000 }, () => parentKilled(true));
 });
