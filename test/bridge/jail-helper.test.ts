@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { JailHelper } from '../../bridge/jail/jail-helper.ts';
 import { namespaceSupport } from '../../bridge/jail/srt.ts';
 import { findSrt } from '../../bridge/jail/srt-path.ts';
+import { killAll, leftoverProcesses, markedProcesses, PROCESS_MARK_ENV } from '../../scripts/leftover-processes.mjs';
 import { bridgeBundle, connectClient, fixtureLaunch, startBridge, tempDir } from './helpers.ts';
 
 const srt = findSrt(undefined, bridgeBundle, createRequire);
@@ -223,50 +224,34 @@ describe.skipIf(!canNamespace)('a jail helper started as root before the CLI\'s 
 });
 
 describe.skipIf(!canNamespace)('a jailed CLI whose parent is SIGKILLed', () => {
-  /** Processes whose environment holds `mark` (root reads every /proc/<pid>/environ). */
-  const marked = (mark: string): Array<{ pid: number; argv: string }> => {
-    const out: Array<{ pid: number; argv: string }> = [];
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(mark) || !alive(Number(entry))) continue;
-        out.push({ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
-      } catch {
-        // gone meanwhile
-      }
-    }
-    return out;
-  };
-
   /**
    * A CLI that ignores stdin EOF, SIGINT, SIGTERM and SIGHUP (the fixture's --hang) in a root bridge's jail, not
    * kept (its parent the bridge) or kept (its parent its keeper); the parent is SIGKILLed, and no process with
-   * the turn's environment mark may be left.
+   * the turn's process mark may be left (its own value of the suite's mark: scripts/leftover-processes.mjs).
    */
   async function parentKilled(kept: boolean): Promise<void> {
     const bridge = await startBridge();
-    const mark = `HB_JAIL_LIFETIME=${randomBytes(6).toString('hex')}`;
-    const [name, value] = mark.split('=') as [string, string];
+    const mark = `jail-lifetime-${randomBytes(6).toString('hex')}`;
     try {
       const { client, hello } = await connectClient(bridge);
       expect(hello.isolation?.mode).toBe('uid+namespace');
       await client.attach(hello.lastSeq);
-      const launch = fixtureLaunch(['--json', '--lines', '1', '--hang'], { env: { [name]: value }, ...(kept ? { survive: true } : {}) });
+      const launch = fixtureLaunch(['--json', '--lines', '1', '--hang'], { env: { [PROCESS_MARK_ENV]: mark }, ...(kept ? { survive: true } : {}) });
       await client.request({ type: 'start', id: 's', turnId: 't', launch });
       const spawned = await client.waitForRecord((r) => r.kind === 'spawn');
       await client.waitForRecord((r) => r.kind === 'stdout' && (r.data as { text: string }).text.includes('"hang"'));
-      const running = marked(mark);
-      expect(running.some((p) => p.argv.includes('--hang')), running.map((p) => p.argv).join('\n')).toBe(true);
+      const running = markedProcesses(mark).map((p) => p.cmdline);
+      expect(running.some((cmdline) => cmdline.includes('--hang')), running.join('\n')).toBe(true);
       const parent = kept ? 'its keeper' : 'the bridge';
-      expect(running.some((p) => p.argv.startsWith('/bin/sh -c')), `no shell between ${parent} and bubblewrap:\n${running.map((p) => p.argv).join('\n')}`).toBe(false);
+      expect(running.some((cmdline) => cmdline.startsWith('/bin/sh -c')), `no shell between ${parent} and bubblewrap:\n${running.join('\n')}`).toBe(false);
       if (kept) process.kill(Number(readFileSync(join(bridge.stateDir, 'keepers', (spawned.data as { keeper: string }).keeper, 'keeper.pid'), 'utf8')), 'SIGKILL');
       else await bridge.kill('SIGKILL');
       // A hang guard, not a timing: the jail goes as the kernel delivers bubblewrap's parent-death signal.
-      for (let i = 0; i < 500 && marked(mark).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(marked(mark).map((p) => p.argv), `left after ${parent} was SIGKILLed`).toEqual([]);
+      const left = await leftoverProcesses(mark, { polls: 500, everyMs: 10 });
+      expect(left.map((p) => p.cmdline), `left after ${parent} was SIGKILLed`).toEqual([]);
       if (kept) await client.close();
     } finally {
-      for (const left of marked(mark)) process.kill(left.pid, 'SIGKILL');
+      killAll(markedProcesses(mark));
       await bridge.kill('SIGKILL');
     }
   }
