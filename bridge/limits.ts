@@ -320,4 +320,6 @@ export const KEEPER_LIMITS = {
 export const JAIL_HELPER_LIMITS = {
   /** How long after a wrap a missing keeper socket still counts as a keeper not listening yet, not one gone. */
   keptListenGraceMs: 30_000,
+  /** When the bridge died, how long the helper waits before it looks once more for a jail the bridge was starting (jail-helper-main.ts). */
+  orphanJailLookAgainMs: 250,
 } as const;

@@ -29,9 +29,12 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
   process.on('exit', removeEmpty);
   // The bridge holds our stdin: when it is gone, so are we (the command lines we handed out die with their
   // relays). Kept CLIs we wrapped may run on: then srt's mount points stay (keptCliWatch).
+  let ready: Promise<void> | undefined;
   const leave = keptCliWatch(() => {
     removeEmpty();
-    endRelays({ readdirSync, readFileSync, rmSync }, [srt.SandboxManager.getLinuxHttpSocketPath?.(), srt.SandboxManager.getLinuxSocksSocketPath?.()]);
+    // Before init there are no relays, and no wrap has named a socket.
+    const sockets = ready === undefined ? [] : [srt.SandboxManager.getLinuxHttpSocketPath?.(), srt.SandboxManager.getLinuxSocksSocketPath?.()];
+    endRelays({ readdirSync, readFileSync, rmSync }, sockets);
   });
   process.stdout.on('error', leave.now);
   process.stdin.on('end', leave.now);
@@ -43,7 +46,6 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
       process.chdir(empty);
     }
   };
-  let ready: Promise<void> | undefined;
   let turn: Promise<void> = Promise.resolve();
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
     let message: { t?: string; id?: number; config?: unknown; credentials?: unknown; command?: string; filesystem?: unknown; cwd?: unknown; kept?: unknown };
@@ -130,9 +132,14 @@ function takeCredentials(credentials: unknown): string | undefined {
  * Ends srt's relays to its proxy (socat processes, our only children once the wraps are done) and removes
  * their sockets, as srt's clean-up would: a kept CLI's jail reaches its keeper's socket, never them
  * (srt.ts), and with this process gone they lead to a closed port. Without this they outlive us.
+ * Also ends every jail that binds those sockets: only jails that are not kept do, and those die with the
+ * bridge (`exec bwrap --die-with-parent`, srt.ts) — unless the bridge died while one was starting, before
+ * bubblewrap set its parent-death signal: then bubblewrap, srt's relays inside and the CLI ran on under
+ * init. `endRelays` runs as the bridge goes, so such a jail is found by the sockets it names.
  */
 function endRelays(fs: Pick<typeof import('node:fs'), 'readdirSync' | 'readFileSync' | 'rmSync'>, sockets: Array<string | undefined>): void {
-  for (const socket of sockets) if (socket !== undefined) fs.rmSync(socket, { force: true });
+  const paths = sockets.filter((socket): socket is string => socket !== undefined);
+  for (const socket of paths) fs.rmSync(socket, { force: true });
   let entries: string[];
   try {
     entries = fs.readdirSync('/proc');
@@ -140,15 +147,21 @@ function endRelays(fs: Pick<typeof import('node:fs'), 'readdirSync' | 'readFileS
     return; // no /proc: srt's Linux relays do not exist either
   }
   for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === process.pid && stat.includes('(socat)')) process.kill(Number(entry), 'SIGTERM');
+      else if (paths.length > 0 && namesAny(fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8'), paths)) process.kill(Number(entry), 'SIGKILL');
     } catch {
-      // gone meanwhile
+      // gone meanwhile, or not ours to signal
     }
   }
+}
+
+/** Whether a command line names one of `paths` (bubblewrap's bind, a relay's address, the shell that execs bubblewrap). */
+function namesAny(cmdline: string, paths: string[]): boolean {
+  return paths.some((path) => cmdline.includes(path));
 }
 
 /**
@@ -160,6 +173,7 @@ function endRelays(fs: Pick<typeof import('node:fs'), 'readdirSync' | 'readFileS
  */
 function keptCliWatch(ownCleanUp: () => void): { watch(socket: string): void; forget(socket: string): void; now(): void } {
   const kept = new Map<string, number>();
+  const bridgePid = process.ppid;
   let leaving = false;
   const answers = async (socket: string, since: number): Promise<boolean> => {
     const { connect } = await import('node:net');
@@ -182,6 +196,12 @@ function keptCliWatch(ownCleanUp: () => void): { watch(socket: string): void; fo
         // The relays go either way: srt registers its own clean-up only once its initialize has finished, so a
         // helper told to leave while srt starts would leave the relay it already spawned running.
         ownCleanUp();
+        // A bridge that died (we were handed to another parent) may have been forking a jail: a child not yet
+        // past its exec names no socket at the first look.
+        if (process.ppid !== bridgePid) {
+          await new Promise((resolve) => setTimeout(resolve, JAIL_HELPER_LIMITS.orphanJailLookAgainMs));
+          ownCleanUp();
+        }
         // With a kept CLI running, srt's clean-up (an exit handler) would remove its mount points: none runs.
         if (running.includes(true)) process.removeAllListeners('exit');
         process.exit(0);

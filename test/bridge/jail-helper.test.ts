@@ -256,6 +256,34 @@ describe.skipIf(!canNamespace)('a jailed CLI whose parent is SIGKILLed', () => {
     }
   }
 
+  it('started as its bridge died, before bubblewrap armed its parent-death signal: the jail helper ends it as the bridge goes', { timeout: 60_000 }, async () => {
+    if ('error' in srt) throw new Error(srt.error);
+    const project = tempDir('hb-helper-project-');
+    const mark = `jail-orphan-${randomBytes(6).toString('hex')}`;
+    const network = { allowedDomains: [], deniedDomains: [], httpProxyPort: 9, socksProxyPort: 9 };
+    const filesystem = { denyRead: [], allowRead: [], allowWrite: [project], denyWrite: [] };
+    const helper = new JailHelper({ bridgeFile: bridgeBundle, srtIndex: join(srt.pkg, 'dist', 'index.js'), config: { network, filesystem } });
+    try {
+      const wrapped = await helper.wrap('sleep 600', filesystem, project);
+      helper.started();
+      // An orphan from its start, as a jail is whose bridge was SIGKILLed between the fork and bubblewrap's prctl:
+      // its shell exits at once, so nothing it could watch is its parent.
+      spawnSync('/bin/sh', ['-c', `(${wrapped}) </dev/null >/dev/null 2>&1 &`], { cwd: project, env: { ...process.env, [PROCESS_MARK_ENV]: mark } });
+      const sleeping = (): string[] => markedProcesses(mark).map((p) => p.cmdline);
+      // Counted looks until the jail runs its command (a hang guard, not a timing).
+      for (let i = 0; i < 500 && !sleeping().includes('sleep 600'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(sleeping(), 'the orphaned jail runs').toContain('sleep 600');
+      helper.close(); // what its bridge's death does: the helper's stdin ends
+      await helper.exited;
+      const left = await leftoverProcesses(mark, { polls: 500, everyMs: 10 });
+      expect(left.map((p) => p.cmdline), 'left after the helper went').toEqual([]);
+    } finally {
+      killAll(markedProcesses(mark));
+      helper.close();
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
   it('not kept, it ends with its SIGKILLed bridge, whatever it ignores: bubblewrap is the bridge\'s child (exec, --die-with-parent)', { timeout: 60_000 }, () => parentKilled(false));
 
   it('kept (launch survive), it ends with its SIGKILLed keeper, whom nothing could adopt it from: bubblewrap is the keeper\'s child', { timeout: 60_000 }, () => parentKilled(true));
