@@ -182,6 +182,7 @@ export async function runAfterReady(ctx: AfterReadyContext): Promise<void> {
   ctx.listener.off('connection', ctx.hold);
   for (const socket of ctx.held.splice(0)) ctx.listener.emit('connection', socket);
   mainLog.info({ port: ctx.boundPort }, 'ready');
+  setImmediate(() => supervisor.startKeeperAhead()); // after the held connections are handed to the server
   memory.touch();
   ctx.stopSignals.connect(running);
 }

@@ -261,6 +261,15 @@ export class Supervisor {
    * supervisor had started it — input, signals, abort, stop, turnEnd matchers,
    * the inputAck gate. Call before any start().
    */
+  /**
+   * A keeper for the first kept spawn, started as the bridge starts serving (launch `survive` is every
+   * reference adapter's): its Node start and its move into the session's pids cap then run beside the
+   * host's attach, not on the first turn's path. Not behind an adopted CLI, which takes its next turns itself.
+   */
+  startKeeperAhead(): void {
+    if (this.#processes.current === null && !this.#stopping) this.#keepers?.refill(this.#jail.egress !== undefined);
+  }
+
   /** An adopted CLI's keeper relays its MCP requests to `port` (this bridge's endpoint) from now on. */
   relayMcpTo(port: number): void {
     const proc = this.#processes.current?.proc;

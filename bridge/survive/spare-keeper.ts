@@ -1,8 +1,9 @@
 // The bridge's side of keeper processes (launch `survive`): a keeper is started ahead of need
 // (`--keeper`, keeper-start.ts), so that a kept spawn hands its CLI to a process whose Node already
-// runs instead of paying a Node start (~0.1 s) per spawn. One spare at a time, started when a kept
-// turn starts (while its jail wraps) unless one waits, and again once the CLI that took it goes quiet
-// after its first output, or ends (kept-process.ts): a bridge that never keeps a CLI never runs one. A spare ends at EOF on its stdin: close() (the supervisor's
+// runs instead of paying a Node start (~0.1 s) per spawn. One spare at a time: the first as the bridge
+// starts serving (Supervisor.startKeeperAhead), then one when a kept turn starts (while its jail wraps)
+// unless one waits, and again once the CLI that took it goes quiet after its first output, or ends
+// (kept-process.ts). A spare ends at EOF on its stdin: close() (the supervisor's
 // stop) or its bridge's death. docs/bridge-internals.md#surviving-clis.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';

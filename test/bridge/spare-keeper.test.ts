@@ -1,6 +1,6 @@
 // Keeper processes started ahead (bridge/survive/spare-keeper.ts, keeper-start.ts), through the built
-// bridge with real processes: a kept spawn takes the keeper that waited, the next one starts behind it,
-// and a waiting keeper goes with its bridge, whether the bridge stops or is SIGKILLed.
+// bridge with real processes: the first one as the bridge starts serving, a kept spawn takes the keeper that
+// waited, the next one starts behind it, and a waiting keeper goes with its bridge, whether the bridge stops or is SIGKILLed.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,6 +50,23 @@ describe('keepers started ahead (launch survive)', () => {
     const next = await eventually(async () => (await waitingKeepers(bridge.stateDir)).find((pid) => pid !== spare), 15_000, 'the next keeper waiting');
     expect(next).not.toBe(spare);
     expect(await waitingKeepers(bridge.stateDir)).toEqual([next]);
+  });
+
+  it('a bridge starts a keeper as it starts serving, and its first kept CLI runs under it', async () => {
+    const bridge = await startBridge({ args: ['--isolation', process.getuid?.() === 0 ? 'uid' : 'none'] });
+    bridges.push(bridge);
+    const { client, hello } = await connectClient(bridge);
+    clients.push(client);
+    const [ahead, ...more] = await eventually(async () => {
+      const waiting = await waitingKeepers(bridge.stateDir);
+      return waiting.length > 0 && waiting;
+    }, 15_000, 'a keeper waiting before any turn');
+    expect(more).toEqual([]);
+    await client.attach(hello.lastSeq);
+    await client.request({ type: 'start', id: 's-t1', turnId: 't1', launch: fixtureLaunch(['--json', '--lines', '2', '--interval-ms', '300'], { survive: true }) });
+    const spawn = (await client.waitForRecord((r) => r.kind === 'spawn' && r.turnId === 't1')) as RecordOf<'spawn'>; // its dir is there until the exit is journaled
+    expect(Number(readFileSync(join(bridge.stateDir, 'keepers', spawn.data.keeper!, 'keeper.pid'), 'utf8'))).toBe(ahead);
+    await client.waitForRecord((r) => r.kind === 'turn-end' && r.turnId === 't1');
   });
 
   it('a waiting keeper ends when its bridge stops', async () => {
