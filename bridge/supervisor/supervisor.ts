@@ -255,13 +255,6 @@ export class Supervisor {
   }
 
   /**
-   * Takes over a surviving CLI (launch `survive`) that the previous bridge
-   * process left running: its output is read from the capture offsets the
-   * journal holds, and its unfinished turn (if any) continues as if this
-   * supervisor had started it — input, signals, abort, stop, turnEnd matchers,
-   * the inputAck gate. Call before any start().
-   */
-  /**
    * A keeper for the first kept spawn, started as the bridge starts serving (launch `survive` is every
    * reference adapter's): its Node start and its move into the session's pids cap then run beside the
    * host's attach, not on the first turn's path. Not behind an adopted CLI, which takes its next turns itself.
@@ -276,6 +269,13 @@ export class Supervisor {
     if (proc instanceof KeptProcess) proc.relayTo(port);
   }
 
+  /**
+   * Takes over a surviving CLI (launch `survive`) that the previous bridge
+   * process left running: its output is read from the capture offsets the
+   * journal holds, and its unfinished turn (if any) continues as if this
+   * supervisor had started it — input, signals, abort, stop, turnEnd matchers,
+   * the inputAck gate. Call before any start().
+   */
   async adopt(adoption: Adoption): Promise<void> {
     const { launch } = adoption;
     const shell = newEntry(launch, this.#handlers);
