@@ -241,6 +241,9 @@ describe('security', () => {
       if (name === 'home' || name === 'tmp') {
         // The CLI's own HOME and TMPDIR (docs/security.md#modes): its uid's, closed to everyone else.
         expect(`${name} ${mode(join(bridge.stateDir, name))} ${info.uid}`).toBe(`${name} 700 ${cliUid ?? process.getuid?.()}`);
+      } else if (name === 'keepers') {
+        // Where keepers wait and keep their CLIs' dirs (bridge/survive/keeper-dir.ts): the first waits from the bridge's start.
+        expect(`${name} ${mode(join(bridge.stateDir, name))} ${info.uid}`).toBe(`${name} 700 ${process.getuid?.()}`);
       } else if (name === 'jail') {
         // sandbox-runtime's settings (read by the CLI's uid before the jail hides the state dir) and the egress port.
         expect(`${name} ${mode(join(bridge.stateDir, name))} ${info.uid}`).toBe(`${name} 711 ${process.getuid?.()}`);
