@@ -17,13 +17,17 @@ let kit: Kit;
 beforeAll(async () => {
   kit = await createKit('exec-hosted');
 });
+/** Every sandbox a test made: destroyed at the end, whose bridge a failed start (the bytes framing) left running too. */
+const sandboxes: Array<{ destroy(): Promise<void> }> = [];
 afterAll(async () => {
+  await Promise.all(sandboxes.splice(0).map((sandbox) => sandbox.destroy().catch(() => undefined)));
   await kit.cleanup();
 });
 
 /** A session over the simulated hosted API with `settings`; its API figures. */
 async function hostedSession(sessionId: string, settings: BridgeHarnessSettings) {
   const local = await kit.provider.createSession({ sessionId });
+  sandboxes.push(local);
   const { session: sandbox, figures } = hostedExecSession(local);
   const workDir = join(local.defaultWorkingDirectory, 'work');
   await mkdir(workDir, { recursive: true });
