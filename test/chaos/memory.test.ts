@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, stop as stopEsbuild } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureLaunch, repoRoot, startBridge, tempDir, type RunningBridge } from '../bridge/helpers.ts';
@@ -30,6 +30,7 @@ const results: Record<string, { bridgeKiB: number; hostKiB: number; seconds: num
 
 afterAll(async () => {
   for (const bridge of bridges) await bridge.kill();
+  await stopEsbuild(); // its service process, which the bundle of memory-host.ts started, would outlive the file
   const s = results.small;
   const l = results.large;
   if (s && l) {
