@@ -34,7 +34,7 @@ export async function runJailHelper(srtIndex: string): Promise<void> {
     removeEmpty();
     // Before init there are no relays, and no wrap has named a socket.
     const sockets = ready === undefined ? [] : [srt.SandboxManager.getLinuxHttpSocketPath?.(), srt.SandboxManager.getLinuxSocksSocketPath?.()];
-    endRelays({ readdirSync, readFileSync, rmSync }, sockets);
+    endRelaysAndJails({ readdirSync, readFileSync, rmSync }, sockets);
   });
   process.stdout.on('error', leave.now);
   process.stdin.on('end', leave.now);
@@ -135,9 +135,9 @@ function takeCredentials(credentials: unknown): string | undefined {
  * Also ends every jail that binds those sockets: only jails that are not kept do, and those die with the
  * bridge (`exec bwrap --die-with-parent`, srt.ts) — unless the bridge died while one was starting, before
  * bubblewrap set its parent-death signal: then bubblewrap, srt's relays inside and the CLI ran on under
- * init. `endRelays` runs as the bridge goes, so such a jail is found by the sockets it names.
+ * init. This runs as the bridge goes, so such a jail is found by the sockets it names.
  */
-function endRelays(fs: Pick<typeof import('node:fs'), 'readdirSync' | 'readFileSync' | 'rmSync'>, sockets: Array<string | undefined>): void {
+function endRelaysAndJails(fs: Pick<typeof import('node:fs'), 'readdirSync' | 'readFileSync' | 'rmSync'>, sockets: Array<string | undefined>): void {
   const paths = sockets.filter((socket): socket is string => socket !== undefined);
   for (const socket of paths) fs.rmSync(socket, { force: true });
   let entries: string[];
