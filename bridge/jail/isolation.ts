@@ -7,7 +7,7 @@ import type { IsolationMode, IsolationReport, IsolationRequest } from '../../pro
 import { ensureAgentUser, type AgentUser } from './agent-user.ts';
 import { DEFAULT_CLI_USER, type CliUserSpec } from './cli-user.ts';
 import { leaseSessionUid, type SessionUid, type SessionUidOptions } from './session-uid.ts';
-import { createJail, modeHasNamespace, modeHasUid, type CliJail, type NamespaceWrap } from './cli-jail.ts';
+import { createJail, modeHasNamespace, modeHasUid, type AheadWrap, type CliJail, type NamespaceWrap } from './cli-jail.ts';
 import type { EgressProxy } from './egress-proxy.ts';
 import type { PolicyState } from './policy.ts';
 import type { NamespaceSupport } from './srt.ts';
@@ -38,6 +38,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   const reasons: string[] = [];
   let user: AgentUser | undefined;
   let wrap: NamespaceWrap | undefined;
+  let ahead: AheadWrap | undefined;
   let egress: EgressProxy | undefined;
   let closeNamespace: (() => void) | undefined;
   let sessionUid: SessionUid | undefined;
@@ -71,7 +72,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
   }
   if (requested !== 'uid') {
     const support = await options.namespace(user);
-    if (support.ok) ({ wrap, egress, close: closeNamespace } = support);
+    if (support.ok) ({ wrap, ahead, egress, close: closeNamespace } = support);
     else reasons.push(support.reason);
   }
   // The jail helper runs from the bridge file as the CLI's uid: a bridge under a dir that uid cannot pass
@@ -123,7 +124,7 @@ export async function resolveIsolation(options: IsolationOptions): Promise<CliJa
       stateDir: options.stateDir,
       bridgeFile: options.bridgeFile,
       ...(withUser ? { user: withUser, ...(sessionUid ? { sessionUid: true, handedOver: sessionUid.handedOver } : {}) } : {}),
-      ...(withWrap && egress ? { wrap: withWrap, egress, ...(closeNamespace ? { close: closeNamespace } : {}) } : {}),
+      ...(withWrap && egress ? { wrap: withWrap, ...(ahead ? { ahead } : {}), egress, ...(closeNamespace ? { close: closeNamespace } : {}) } : {}),
       ...(options.policy ? { policy: options.policy } : {}),
       log,
     });

@@ -139,9 +139,14 @@ export class JailHelper {
     this.#active++;
   }
 
+  /** A wrap naming the keeper socket `kept` will not run: the helper stops watching that socket. */
+  forget(kept: string): void {
+    this.#send({ t: 'forget', kept });
+  }
+
   /** A jailed process ended (`kept`: the keeper socket of its wrap); with none left, srt removes the mount-point files it made. */
   ended(kept?: string): void {
-    if (kept !== undefined) this.#send({ t: 'forget', kept });
+    if (kept !== undefined) this.forget(kept);
     this.#active = Math.max(0, this.#active - 1);
     if (this.#active === 0) this.#send({ t: 'cleanup' });
   }

@@ -21,7 +21,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import type { AgentUser } from './agent-user.ts';
 import { blockedAncestor } from './cli-dirs.ts';
-import type { Jailed, NamespaceWrap } from './cli-jail.ts';
+import type { AheadWrap, Jailed, NamespaceWrap } from './cli-jail.ts';
 import { freePort } from '../free-port.ts';
 import { EgressProxy, type EgressLog } from './egress-proxy.ts';
 import { endpointsNamedBy } from './named-endpoints.ts';
@@ -32,8 +32,9 @@ import { JailHelper } from './jail-helper.ts';
 import { findSrt, srtIndexOf } from './srt-path.ts';
 import { helperAlive } from './early-helper.ts';
 import { randomBytes } from '../random.ts';
+import { execFirst, innerScript, setByJail, shellQuote, shellSafePath, srtRelaySocket, waitScript } from './jail-shell.ts';
 
-export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; egress: EgressProxy; close(): void } | { ok: false; reason: string };
+export type NamespaceSupport = { ok: true; wrap: NamespaceWrap; ahead: AheadWrap; egress: EgressProxy; close(): void } | { ok: false; reason: string };
 
 /** Debian packages srt needs on Linux, by the binary each provides. */
 const needed: ReadonlyArray<[binary: string, pkg: string]> = [
@@ -165,7 +166,8 @@ export async function namespaceSupport(options: {
   for (const started of helpers.values()) started.init(config, started === early && cliUser ? { uid: cliUser.uid, gid: cliUser.gid } : undefined);
   let counter = 0;
 
-  const wrap: NamespaceWrap = async (launch: LaunchSpec, dirs): Promise<Jailed> => {
+  /** What a launch is jailed with: srt's settings, and the env and key the jail's shell starts with. */
+  const jailOf = (launch: LaunchSpec, dirs: Parameters<NamespaceWrap>[1]) => {
     const inHidden = (path: string) => hidden.some((dir) => path === dir || path.startsWith(dir + sep));
     const settings = {
       network,
@@ -190,21 +192,44 @@ export async function namespaceSupport(options: {
       // The forwarder's listening address as /proc/net/tcp shows it: 127.0.0.1 (little-endian hex) and the port in hex.
       HB_JAIL_MCP_LISTEN: mcpPort === undefined ? '' : `0100007F:${mcpPort.toString(16).toUpperCase().padStart(4, '0')}`,
     };
-    const inner = ['/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv];
-    egress.nameLocal(endpointsNamedBy(launch.env)); // before jailEnv: the proxy is not a destination
-    const env = { ...launch.env, ...jailEnv };
-    const keptEgressOf = (relay: { socket: string } | { port: number }): KeptEgressSpec => ({
+    // Launches with one key get the same jail: one started ahead for one serves the other (jail-ahead.ts).
+    const key = JSON.stringify([settings.filesystem, launch.cwd, dirs.user?.uid ?? null, jailEnv]);
+    return { settings, jailEnv, key };
+  };
+  const keptEgressOf = (launch: LaunchSpec, relay: { socket: string } | { port: number }): KeptEgressSpec => {
+    const mcpPort = mcpPortOf(launch);
+    return {
       ...relay,
       ...(mcpPort === undefined ? {} : { mcpPort }),
       ...(options.policyFile === undefined ? {} : { policyFile: resolve(options.policyFile) }),
       bridgePorts: egress.bridgePorts,
       namedLocal: egress.namedLocal,
       stateDir,
-    });
+    };
+  };
+  const keptSocketPath = (): string => join(tmpdir(), `hb-kept-${randomBytes(8).toString('hex')}.sock`);
+
+  const wrap: NamespaceWrap = async (launch: LaunchSpec, dirs, claim): Promise<Jailed> => {
+    const { settings, jailEnv, key } = jailOf(launch, dirs);
+    const inner = ['/bin/sh', '-c', innerScript, 'harness-bridge-jail', ...launch.argv];
+    egress.nameLocal(endpointsNamedBy(launch.env)); // before jailEnv: the proxy is not a destination
+    const env = { ...launch.env, ...jailEnv };
+    // A jail started ahead for a launch like this one (by the spare keeper): the CLI takes it, its env and argv told to its shell.
+    const held = aheadFits(launch) ? claim?.(key) : undefined;
+    if (held !== undefined) {
+      return {
+        ok: true,
+        launch: { ...launch, env, argv: held.start.argv },
+        release: held.release,
+        signal: signalJailed,
+        keptEgress: keptEgressOf(launch, { socket: held.socket }),
+        ahead: { marker: held.marker, keep: held.keep, argv: launch.argv },
+      };
+    }
     // A kept CLI (launch survive) leads to its keeper's egress proxy (kept-egress.ts), which outlives the
     // bridge, so its model stream and its MCP requests survive a crash: the helper's wrap with srt's relay
     // socket (the helper's, which ends with the bridge) swapped for one the keeper listens on.
-    const keptSocket = launch.survive === true ? join(tmpdir(), `hb-kept-${randomBytes(8).toString('hex')}.sock`) : undefined;
+    const keptSocket = launch.survive === true ? keptSocketPath() : undefined;
     let jailHelper = jailHelperOf(dirs.user);
     let wrapped: string;
     try {
@@ -238,7 +263,7 @@ export async function namespaceSupport(options: {
         launch: { ...launch, env, argv: ['/bin/sh', '-c', execFirst(wrapped.split(relay).join(keptSocket))] },
         release,
         signal: signalJailed,
-        keptEgress: keptEgressOf({ socket: keptSocket }),
+        keptEgress: keptEgressOf(launch, { socket: keptSocket }),
       };
     }
     release();
@@ -255,67 +280,57 @@ export async function namespaceSupport(options: {
       launch: { ...launch, env, argv: [process.execPath, found.cli, '--settings', file, '--', ...inner] },
       release: () => rmSync(file, { force: true }),
       signal: signalJailed,
-      keptEgress: keptEgressOf({ port: keptPort }),
+      keptEgress: keptEgressOf(launch, { port: keptPort }),
+    };
+  };
+  // The jail a kept CLI like `launch` will need, made now (docs/bridge-internals.md#jail-ahead): srt's wrap of a shell
+  // that waits on its stdin for the CLI's env and argv (the keeper writes them, survive/jail-ahead.ts), its relay led
+  // to a keeper socket, as a kept CLI's is. Only where that swap can be made; anything else is made at the spawn.
+  const ahead: AheadWrap = async (launch, dirs) => {
+    if (!aheadFits(launch) || launch.cwd === undefined) return undefined;
+    const { settings, jailEnv, key } = jailOf(launch, dirs);
+    const socket = keptSocketPath();
+    const marker = `hb-go-${randomBytes(16).toString('hex')}`;
+    const inner = ['/bin/sh', '-c', waitScript, 'harness-bridge-jail', marker];
+    const jailHelper = jailHelperOf(dirs.user);
+    let wrapped: string;
+    try {
+      wrapped = await jailHelper.wrap(inner.map(shellQuote).join(' '), settings.filesystem, launch.cwd, socket);
+    } catch {
+      return undefined; // the spawn wraps again, and says why if it fails too
+    }
+    const relay = srtRelaySocket(wrapped);
+    if (relay === undefined || !shellSafePath.test(socket)) {
+      jailHelper.forget(socket);
+      return undefined;
+    }
+    jailHelper.started();
+    let released = false;
+    return {
+      key,
+      start: { argv: ['/bin/sh', '-c', execFirst(wrapped.split(relay).join(socket))], cwd: launch.cwd, env: { PATH: launch.env?.PATH ?? process.env.PATH ?? '/usr/bin:/bin', ...jailEnv } },
+      socket,
+      marker,
+      keep: setByJail(wrapped),
+      release: () => {
+        if (!released) jailHelper.ended(socket);
+        released = true;
+      },
     };
   };
   return {
     ok: true,
     wrap,
+    ahead,
     egress,
     close: closeHelpers,
   };
 }
 
-/**
- * The host side of srt's proxy relay in a wrapped command line (`--bind` into the jail, and the inner
- * relays' UNIX-CONNECT), when the line holds all of it: one socket for both protocols (the helper's proxy
- * ports are one), and the mounts on the line, not passed through a file (`--args`).
- */
-function srtRelaySocket(wrapped: string): string | undefined {
-  if (/\s--args\s/.test(wrapped) || wrapped.includes('claude-socks-')) return undefined;
-  const found = /\/[^\s'"\\]*\/claude-http-[0-9a-f]+\.sock/.exec(wrapped)?.[0];
-  return found !== undefined && shellSafePath.test(found) ? found : undefined;
+/** A launch whose jail can be made ahead: kept, on pipes (its shell reads the go script from the CLI's stdin pipe). */
+function aheadFits(launch: LaunchSpec): boolean {
+  return launch.survive === true && launch.io.mode === 'pipes';
 }
-
-/** A path that reads the same bare and in any quotes srt's command line puts it in. */
-const shellSafePath = /^[A-Za-z0-9_./-]+$/;
-
-/** One POSIX shell word. */
-function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * Runs inside the jail, then execs the CLI ("$@"): the MCP forwarder (waiting until it listens, as
- * srt waits for its own relays), the proxy exemptions cleared, the CLI's TMPDIR, the jail's own
- * variables removed. 3128 is srt's HTTP proxy relay inside the namespace. The wait starts no process:
- * the shell's own `read` looks for the listener in /proc/net/tcp (HB_JAIL_MCP_LISTEN, its local
- * address as the kernel writes it) until it is there or 5 s (/proc/uptime, centiseconds) have passed
- * (a `grep` and a `sleep` per look cost ~13 ms of every spawn). The centiseconds are whole seconds × 100
- * plus the two decimals read as 1xx − 100 (a leading 0 would be octal), so a count that gains a digit
- * (99.99 → 100.00) is 1 cs later, not a jump that ends the wait. Past the first 50 ms each look
- * sleeps 10 ms: a forwarder that never listens costs the 5 s, not 5 s of a core.
- */
-const innerScript = [
-  'export NO_PROXY= no_proxy=',
-  '[ -n "$HB_JAIL_TMPDIR" ] && export TMPDIR="$HB_JAIL_TMPDIR"',
-  'if [ -n "$HB_JAIL_MCP_PORT" ]; then',
-  '  socat "TCP4-LISTEN:$HB_JAIL_MCP_PORT,bind=127.0.0.1,fork,reuseaddr" "PROXY:127.0.0.1:127.0.0.1:$HB_JAIL_MCP_PORT,proxyport=3128" </dev/null >/dev/null 2>&1 &',
-  '  hb_since=',
-  '  while :; do',
-  '    while read -r hb_sl hb_local hb_remote hb_state hb_rest; do',
-  '      [ "$hb_local $hb_remote $hb_state" = "$HB_JAIL_MCP_LISTEN 00000000:0000 0A" ] && break 2',
-  '    done < /proc/net/tcp',
-  '    read -r hb_now hb_rest < /proc/uptime || break',
-  '    hb_now=$((${hb_now%.*} * 100 + 1${hb_now#*.} - 100))',
-  '    [ $((hb_now - ${hb_since:=$hb_now})) -lt 500 ] || break',
-  '    [ $((hb_now - hb_since)) -lt 5 ] || sleep 0.01',
-  '  done',
-  '  unset hb_since hb_now hb_sl hb_local hb_remote hb_state hb_rest',
-  'fi',
-  'unset HB_JAIL_TMPDIR HB_JAIL_MCP_PORT HB_JAIL_MCP_LISTEN',
-  'exec "$@"',
-].join('\n');
 
 /** The MCP endpoint's port from the env the bridge merged into the launch (MCP_ENV_V1). */
 function mcpPortOf(launch: LaunchSpec): number | undefined {
@@ -342,9 +357,4 @@ function hiddenDirs(stateDir: string, policyFile: string | undefined, sessionsRo
     if (extra !== undefined && !dirs.some((d) => extra === d || extra.startsWith(d + sep))) dirs.push(extra);
   }
   return dirs;
-}
-
-/** `exec` before a wrap that is one bwrap command line (what srt gives on Linux: `bwrap …`, or by the absolute path it is given); anything else as it is. */
-function execFirst(wrapped: string): string {
-  return /^(?:\/[^\s'"\\]*\/)?bwrap\s/.test(wrapped) ? `exec ${wrapped}` : wrapped;
 }

@@ -4,6 +4,7 @@
 // and attaches it to a new entry.
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import type { KeptEgressSpec } from '../jail/kept-egress.ts';
+import type { AheadGo } from '../survive/jail-ahead.ts';
 import { spawnKept } from '../survive/kept-process.ts';
 import type { RelaySpec } from '../survive/mcp-relay.ts';
 import type { SpareKeepers } from '../survive/spare-keeper.ts';
@@ -19,18 +20,19 @@ export type SpawnPlan = {
   options: ProcessOptions;
   handlers: EntryHandlers;
   /** A kept CLI's: where its keeper comes from, its keeper dir's id, its MCP relay and egress proxy. */
-  kept?: { keepers: SpareKeepers; keeperId: string; relay?: RelaySpec; egress?: KeptEgressSpec };
+  kept?: { keepers: SpareKeepers; keeperId: string; relay?: RelaySpec; egress?: KeptEgressSpec; ahead?: AheadGo };
   /** node-pty, loaded, for a pty launch that is not kept (a keeper loads its own). */
   pty?: PtyModule;
 };
 
-export async function spawnProcess(plan: SpawnPlan): Promise<{ ok: true; entry: ProcEntry } | { ok: false; message: string }> {
+/** `aheadGone`: the jail the keeper started ahead was gone when it looked (kept-process.ts); nothing was spawned. */
+export async function spawnProcess(plan: SpawnPlan): Promise<{ ok: true; entry: ProcEntry } | { ok: false; message: string; aheadGone?: boolean }> {
   const { launch, spawnAs, options, kept } = plan;
   // Names only, never values (docs/security.md#cli-env).
   options.log.debug({ env: childEnvNames(spawnAs) }, 'spawn: the CLI env (base, passed by name, named but unset, set by the launch)');
   const shell = newEntry(launch, plan.handlers);
   if (kept) {
-    const spawned = await spawnKept(kept.keepers, kept.keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, kept.relay, kept.egress);
+    const spawned = await spawnKept(kept.keepers, kept.keeperId, launch, survivorKey(launch), options, shell.events, spawnAs, kept.relay, kept.egress, kept.ahead);
     if (!spawned.ok) return spawned;
     const entry = shell.attach(spawned.proc);
     if (kept.relay && spawnAs.env) entry.secretsEnv = spawnAs.env; // stdin placeholders name the relay's URL, as the CLI's env does

@@ -35,7 +35,7 @@ import { spawnProcess } from './spawn-process.ts';
 import { stopProcesses } from './stop-processes.ts';
 import type { Adoption } from '../survive/adoption.ts';
 import { adoptKept, KeptProcess } from '../survive/kept-process.ts';
-import { SpareKeepers } from '../survive/spare-keeper.ts';
+import { SpareKeepers, type MadeAhead } from '../survive/spare-keeper.ts';
 import { keptLaunch } from '../survive/relay-launch.ts';
 import { randomBytes } from 'node:crypto';
 import type { OutputStream } from './output-line.ts';
@@ -83,6 +83,8 @@ export class Supervisor {
   #refusal: string | null = null;
   /** Keeper processes for kept CLIs, one started ahead (survive/spare-keeper.ts). */
   readonly #keepers: SpareKeepers | undefined;
+  /** The last kept launch on pipes: a spare keeper's jail ahead is made for a launch like it. */
+  #lastKept: LaunchSpec | null = null;
   readonly #afterDurable: (fn: () => void) => void;
   readonly #jail: CliJail;
   /** What each process's events do (proc-entry.ts's newEntry). */
@@ -97,6 +99,7 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     this.limits = resolveSupervisorLimits(options.limits);
     this.#keepers = options.stateDir === undefined ? undefined : new SpareKeepers(options.stateDir);
+    this.#keepers?.aheadBy(() => this.#makeAhead());
     this.#afterDurable = options.afterDurable ?? (() => undefined);
     this.#jail = options.jail ?? NO_JAIL;
     this.#emit = options.emit;
@@ -167,33 +170,48 @@ export class Supervisor {
     // A kept CLI's keeper process starts now, while the jail prepares (spare-keeper.ts), unless one waits.
     if (launch.survive === true) this.#keepers?.refill(this.#jail.egress !== undefined);
     const keeperId = randomBytes(6).toString('hex');
-    const { launch: toJail, relay } = await keptLaunch(launch, keeperId);
-    const preparing = this.#jail.prepare(toJail);
-    const jailed: Jailed = preparing instanceof Promise ? await preparing : preparing;
-    // node-pty loads on the first pty launch that is not kept (a keeper loads its own).
-    const load = jailed.ok && launch.io.mode === 'pty' && launch.survive !== true ? await loadPty(this.#ptyImporter) : null;
-    if (this.#turn !== turn || turn.ending) {
-      // Aborted or stopped while the jail was prepared or node-pty loaded: nothing was spawned.
-      if (jailed.ok) jailed.release?.();
-      this.#endTurn(turn, turn.ending ?? 'aborted');
-      return this.#stopping ? { ok: false, code: 'stopping', message: 'the supervisor is stopping' } : { ok: true };
+    // A kept launch may take the jail the spare keeper started ahead (docs/bridge-internals.md#jail-ahead): its MCP
+    // relay takes that jail's port, and the jail fits when the launch's key is that jail's. One that is gone by the
+    // time the keeper looks (killed, or its relay's port taken) is made again, the usual way.
+    const keepers = launch.survive === true ? this.#keepers : undefined;
+    let jailed: Jailed;
+    let load: Awaited<ReturnType<typeof loadPty>> | null;
+    let spawned: Awaited<ReturnType<typeof spawnProcess>>;
+    for (let ahead = keepers?.aheadRelayPort !== undefined; ; ahead = false) {
+      const { launch: toJail, relay } = await keptLaunch(launch, keeperId, ahead ? keepers?.aheadRelayPort : undefined);
+      const preparing = this.#jail.prepare(toJail, ahead ? (key) => keepers?.claim(key) : undefined);
+      jailed = preparing instanceof Promise ? await preparing : preparing;
+      // node-pty loads on the first pty launch that is not kept (a keeper loads its own).
+      load = jailed.ok && launch.io.mode === 'pty' && launch.survive !== true ? await loadPty(this.#ptyImporter) : null;
+      if (this.#turn !== turn || turn.ending) {
+        // Aborted or stopped while the jail was prepared or node-pty loaded: nothing was spawned.
+        if (jailed.ok) jailed.release?.();
+        this.#endTurn(turn, turn.ending ?? 'aborted');
+        return this.#stopping ? { ok: false, code: 'stopping', message: 'the supervisor is stopping' } : { ok: true };
+      }
+      if (!jailed.ok) return this.#spawnFailed(turn, jailed.message);
+      if (load && !load.ok) return this.#spawnFailed(turn, load.message, jailed.release);
+      if (launch.survive === true && this.#keepers === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files', jailed.release);
+      spawned = await spawnProcess({
+        launch,
+        spawnAs: jailed.launch,
+        options: {
+          ...this.#processes.options(launch),
+          ...(jailed.credentials ? { credentials: jailed.credentials } : {}),
+          ...(jailed.signal ? { signal: jailed.signal } : {}),
+        },
+        handlers: this.#handlers,
+        ...(launch.survive === true
+          ? { kept: { keepers: this.#keepers!, keeperId, ...(relay ? { relay } : {}), ...(jailed.keptEgress ? { egress: jailed.keptEgress } : {}), ...(jailed.ahead ? { ahead: jailed.ahead } : {}) } }
+          : {}),
+        ...(load?.ok ? { pty: load.pty } : {}),
+      });
+      if (spawned.ok || !spawned.aheadGone || jailed.ahead === undefined) break;
+      jailed.release?.();
+      this.#log.warn({ reason: spawned.message }, 'spawn: the jail started ahead could not be taken; making one for this CLI');
     }
-    if (!jailed.ok) return this.#spawnFailed(turn, jailed.message);
-    if (load && !load.ok) return this.#spawnFailed(turn, load.message, jailed.release);
-    if (launch.survive === true && this.#keepers === undefined) return this.#spawnFailed(turn, 'survive: this supervisor has no state dir for keeper files', jailed.release);
-    const spawned = await spawnProcess({
-      launch,
-      spawnAs: jailed.launch,
-      options: {
-        ...this.#processes.options(launch),
-        ...(jailed.credentials ? { credentials: jailed.credentials } : {}),
-        ...(jailed.signal ? { signal: jailed.signal } : {}),
-      },
-      handlers: this.#handlers,
-      ...(launch.survive === true ? { kept: { keepers: this.#keepers!, keeperId, ...(relay ? { relay } : {}), ...(jailed.keptEgress ? { egress: jailed.keptEgress } : {}) } } : {}),
-      ...(load?.ok ? { pty: load.pty } : {}),
-    });
     if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
+    if (launch.survive === true && launch.io.mode === 'pipes') this.#lastKept = launch;
     const { entry } = spawned;
     if (entry.proc instanceof KeptProcess && this.#stopping) {
       // Stopped while the keeper started: stop() did not see this process.
@@ -261,6 +279,15 @@ export class Supervisor {
    */
   startKeeperAhead(): void {
     if (this.#processes.current === null && !this.#stopping) this.#keepers?.refill(this.#jail.egress !== undefined);
+  }
+
+  /** A jail for a launch like the last kept one, with the MCP relay port it was made with (spare-keeper.ts). */
+  async #makeAhead(): Promise<MadeAhead | undefined> {
+    const last = this.#lastKept;
+    if (last === null || this.#jail.ahead === undefined || this.#stopping) return undefined;
+    const { launch: toJail, relay } = await keptLaunch(last, 'ahead');
+    const jail = await this.#jail.ahead(toJail);
+    return jail === undefined ? undefined : { jail, ...(relay ? { relayPort: relay.listenPort } : {}) };
   }
 
   /** An adopted CLI's keeper relays its MCP requests to `port` (this bridge's endpoint) from now on. */

@@ -57,14 +57,24 @@ async function spawnOnPipes(spec: ChildSpec, file: string, args: string[], env: 
   child.on('error', () => undefined);
   child.stdin?.on('error', () => undefined);
   for (const stream of [child.stdout!, child.stderr!]) stream.on('error', () => undefined);
+  // Kept from the spawn on: a child started ahead (jail-ahead.ts) may end before the keeper listens.
+  let exit: [code: number | null, signal: string | null] | undefined;
+  let closed: [code: number | null, signal: string | null] | undefined;
+  child.once('exit', (code, signal) => (exit = [code, signal]));
+  child.once('close', (code, signal) => (closed = [code, signal]));
+  const when = (event: 'exit' | 'close', happened: () => [number | null, string | null] | undefined, take: (code: number | null, signal: string | null) => void): void => {
+    const already = happened();
+    if (already === undefined) child.once(event, take);
+    else setImmediate(() => take(...already));
+  };
   return {
     pid: child.pid,
     onOutput: (take) => {
       child.stdout!.on('data', (bytes: Buffer) => take('stdout', bytes));
       child.stderr!.on('data', (bytes: Buffer) => take('stderr', bytes));
     },
-    onExit: (take) => child.on('exit', take),
-    onClose: (take) => child.on('close', take),
+    onExit: (take) => when('exit', () => exit, take),
+    onClose: (take) => when('close', () => closed, take),
     write: (bytes) => {
       if (!child.stdin || child.stdin.writableEnded) return false;
       child.stdin.write(bytes);

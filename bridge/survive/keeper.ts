@@ -8,7 +8,7 @@
 // Dir layout and socket protocol: docs/bridge-internals.md#surviving-clis.
 // Stage-1 cost: this module only defines functions; node:child_process and
 // node-pty are imported dynamically, in keeper mode only.
-import { chmodSync, chownSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { basename, join, resolve } from 'node:path';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
@@ -16,17 +16,20 @@ import type { KeptEgress, KeptEgressSpec } from '../jail/kept-egress.ts';
 import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 import { RecentInputs } from './recent-inputs.ts';
 import { KEEPER_LIMITS } from '../limits.ts';
-import { spawnKeeperChild, type ChildSpec } from './keeper-child.ts';
+import { spawnKeeperChild, type ChildSpec, type KeeperChild } from './keeper-child.ts';
+import { goScript, listenEgress, type AheadGo, type EgressListener, type PreJail } from './jail-ahead.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
 /** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
 /** `egress`: the CLI is in a network namespace whose only way out is this keeper's egress proxy (jail/kept-egress.ts). */
+/** `ahead`: the CLI runs in the jail this keeper started ahead (jail-ahead.ts): `argv` is that jail's. */
 /** `pty` (ChildSpec): the CLI runs on a pty of this size (launch io.mode 'pty'); its output is the stdout capture. */
 export type KeeperSpec = ChildSpec & {
   exitDrainMs: number;
   jailed?: boolean;
   mcp?: RelaySpec;
   egress?: KeptEgressSpec;
+  ahead?: AheadGo;
 };
 export type KeeperExit = { t: 'exit'; code: number | null; signal: string | null; stdout: number; stderr: number };
 
@@ -76,8 +79,8 @@ export function keeperSocketPath(dir: string): { path: string; release(): void }
 /** How the keeper gets the egress proxy: its own embedded bundle (jail/kept-egress-loader.ts), loaded only by keepers of namespaced CLIs. */
 export type LoadKeptEgress = () => Promise<(spec: KeptEgressSpec, keeperId: string) => Promise<KeptEgress>>;
 
-/** Runs the CLI of the keeper dir `given` with `env`, the CLI's (keeper-start.ts got both on stdin). */
-export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: NodeJS.ProcessEnv): Promise<void> {
+/** Runs the CLI of the keeper dir `given` with `env`, the CLI's (keeper-start.ts got both on stdin); `pre`: a jail started ahead (jail-ahead.ts). */
+export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: NodeJS.ProcessEnv, pre?: PreJail): Promise<void> {
   const dir = resolve(given);
   const spec = JSON.parse(readFileSync(join(dir, KEEPER_FILES.spec), 'utf8')) as KeeperSpec;
   const say = (obj: object): void => {
@@ -108,45 +111,53 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   // takes it. The keeper answers only once both are ready.
   let egress: KeptEgress | undefined;
   let startEgress: (() => Promise<KeptEgress>) | undefined;
+  // A jail started ahead (jail-ahead.ts) is this CLI's only when spec.json says so; else it goes.
+  const ahead = spec.ahead !== undefined && pre !== undefined && pre.alive() ? pre : undefined;
+  if (pre !== undefined && ahead === undefined) pre.discard();
+  const go = ahead !== undefined ? goScript(spec.ahead!, env as Record<string, string>, spec.stdin) : undefined;
+  if (spec.ahead !== undefined && go === undefined) {
+    ahead?.discard();
+    relay?.close();
+    say({ error: ahead === undefined ? 'the jail started ahead for this CLI is gone' : "the CLI's env has a name a shell cannot export", ahead: 'gone' });
+    process.exit(0);
+  }
   if (spec.egress) {
     const egressSpec = spec.egress;
-    const early: Socket[] = [];
-    let take: ((socket: Socket) => void) | null = null;
-    const listener = createServer((socket) => {
-      if (take !== null) return take(socket);
-      socket.on('error', () => undefined);
-      early.push(socket);
-    });
-    listener.maxConnections = 1024;
-    const where = egressSpec.socket ?? `127.0.0.1:${egressSpec.port}`;
+    let listening: EgressListener;
     try {
-      await new Promise<void>((listening, failed) => {
-        listener.once('error', failed);
-        if (egressSpec.socket === undefined) listener.listen(egressSpec.port, '127.0.0.1', () => listening());
-        else listener.listen(egressSpec.socket, () => listening());
-      });
-      if (egressSpec.socket !== undefined) {
-        const socketPath = egressSpec.socket;
-        process.on('exit', () => rmSync(socketPath, { force: true }));
-        // The CLI's uid connects to it (the relay inside the jail) and so does its jail helper, which waits for it to go.
-        if (spec.uid !== undefined && spec.gid !== undefined) chownSync(socketPath, spec.uid, spec.gid);
-        chmodSync(socketPath, 0o600);
-      }
+      listening = ahead !== undefined ? ahead.egress : await listenEgress(egressSpec, spec);
     } catch (error) {
+      ahead?.discard();
       relay?.close();
-      say({ error: `keeper egress proxy: cannot listen on ${where}: ${(error as Error).message}` });
+      say({ error: `keeper egress proxy: cannot listen on ${egressSpec.socket ?? `127.0.0.1:${egressSpec.port}`}: ${(error as Error).message}` });
       process.exit(0);
     }
     startEgress = () =>
       loadEgress()
         .then((start) => start(egressSpec, basename(dir)))
         .then((proxy) => {
-          take = proxy.accept;
-          for (const socket of early.splice(0)) proxy.accept(socket);
+          listening.accept(proxy.accept);
           return proxy;
         });
   }
-  const child = await spawnKeeperChild(spec, env);
+  let child: KeeperChild | { error: string };
+  if (ahead !== undefined) {
+    // Its relay's port was picked with the jail, earlier than usual: one taken since then fails before the CLI starts, and the bridge starts it the usual way.
+    if (relayStarted) {
+      try {
+        await relayStarted;
+      } catch (error) {
+        ahead.discard();
+        say({ error: `keeper MCP relay: cannot listen on 127.0.0.1:${relaySpec!.listenPort}: ${(error as Error).message}`, ahead: 'gone' });
+        process.exit(0);
+      }
+    }
+    child = ahead.child;
+    child.write(Buffer.from(go!));
+    if (spec.stdin === 'null') child.end();
+  } else {
+    child = await spawnKeeperChild(spec, env);
+  }
   if ('error' in child) {
     say({ error: child.error });
     process.exit(0);

@@ -15,6 +15,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { KEEPER_FILES, keeperSocketPath, type KeeperExit, type KeeperSpec } from './keeper.ts';
 import type { RelaySpec } from './mcp-relay.ts';
 import type { KeptEgressSpec } from '../jail/kept-egress.ts';
+import type { AheadGo } from './jail-ahead.ts';
 import { CaptureReader } from './capture-reader.ts';
 import type { SpareKeepers } from './spare-keeper.ts';
 import { hashKey, keeperDir, removeKeeperDir, type SavedLaunch } from './keeper-dir.ts';
@@ -35,7 +36,8 @@ const pumpMaxBytes = SUPERVISOR_LIMITS.stagedOutputBytes;
 
 export type KeptStart = { stdout: number; stderr: number };
 
-export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: string };
+/** `aheadGone`: the jail the keeper started ahead for it was gone (jail-ahead.ts): nothing ran, and a new jail can be made. */
+export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: string; aheadGone?: boolean };
 
 /** Spawns a keeper for `launch` in a new keeper dir and waits until it runs the CLI (or failed to). */
 export async function spawnKept(
@@ -52,6 +54,8 @@ export async function spawnKept(
   relay?: RelaySpec,
   /** The keeper runs the CLI's egress proxy (a kept CLI in a network namespace: jail/kept-egress.ts). */
   egress?: KeptEgressSpec,
+  /** The CLI takes the jail the keeper started ahead (spawnAs.argv is that jail's): what its shell is told. */
+  ahead?: AheadGo,
 ): Promise<KeptSpawn> {
   const dir = resolve(keeperDir(keepers.stateDir, id));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -72,6 +76,7 @@ export async function spawnKept(
     ...(relay ? { mcp: relay } : {}),
     ...(egress ? { egress } : {}),
     ...(launch.io.mode === 'pty' ? { pty: { cols: launch.io.cols, rows: launch.io.rows } } : {}),
+    ...(ahead ? { ahead } : {}),
   };
   writeFileSync(join(dir, KEEPER_FILES.spec), JSON.stringify(spec), { mode: 0o600 });
   const { env: _env, ...withoutEnv } = launch;
@@ -94,7 +99,7 @@ export async function spawnKept(
   keeper.stdout!.resume(); // the rest (nothing, then EOF) is not read into memory
   keeper.stdout!.on('error', () => undefined);
   keeper.unref();
-  let said: { pid?: number; error?: string } = {};
+  let said: { pid?: number; error?: string; ahead?: string } = {};
   try {
     said = JSON.parse(first.split('\n')[0] ?? '') as typeof said;
   } catch {
@@ -102,7 +107,7 @@ export async function spawnKept(
   }
   if (typeof said.pid !== 'number') {
     rmSync(dir, { recursive: true, force: true });
-    return { ok: false, message: said.error ?? 'the keeper did not start' };
+    return { ok: false, message: said.error ?? 'the keeper did not start', ...(said.ahead === 'gone' ? { aheadGone: true } : {}) };
   }
   const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
   await proc.connect();
@@ -110,7 +115,8 @@ export async function spawnKept(
   // CLI's own start, or beside its flood of output, costs a small machine more than the spare saves. A long-lived
   // CLI (lifetime 'session') takes the next turns itself: a spare behind it would wait, a Node process and its
   // memory, for a respawn that seldom comes (and whose turn start begins a keeper while the jail wraps).
-  if (launch.lifetime !== 'session') void proc.quiet.then(() => keepers.refill(egress !== undefined));
+  // That spare starts the jail the next CLI will likely need, too (jail-ahead.ts).
+  if (launch.lifetime !== 'session') void proc.quiet.then(() => keepers.refill(egress !== undefined, true));
   return { ok: true, proc };
 }
 

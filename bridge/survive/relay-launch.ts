@@ -7,14 +7,14 @@ import { freePort } from '../free-port.ts';
 import { MCP_LIMITS } from '../limits.ts';
 import type { RelaySpec } from './mcp-relay.ts';
 
-/** The launch with its MCP URL pointed at a relay port, and the relay's spec; `launch` unchanged when it has no MCP URL. */
-export async function relayLaunch(launch: LaunchSpec, idPrefix: string): Promise<{ launch: LaunchSpec; relay?: RelaySpec }> {
+/** The launch with its MCP URL pointed at a relay port (`port`, else a free one), and the relay's spec; `launch` unchanged when it has no MCP URL. */
+export async function relayLaunch(launch: LaunchSpec, idPrefix: string, port?: number): Promise<{ launch: LaunchSpec; relay?: RelaySpec }> {
   const url = launch.env?.[MCP_ENV_V1.urlEnvVar];
   if (url === undefined) return { launch };
   const upstream = new URL(url);
   const upstreamPort = Number(upstream.port);
   if (!Number.isSafeInteger(upstreamPort) || upstreamPort <= 0) return { launch };
-  const listenPort = await freePort();
+  const listenPort = port ?? (await freePort());
   const relayed = new URL(url);
   relayed.port = String(listenPort);
   return {
@@ -31,11 +31,11 @@ export async function relayLaunch(launch: LaunchSpec, idPrefix: string): Promise
 }
 
 /**
- * What a CLI is jailed with: a kept one (launch `survive`) gets its MCP URL pointed at its keeper's relay,
+ * What a CLI is jailed with (`relayPort`: the one a jail made ahead was made with): a kept one (launch `survive`) gets its MCP URL pointed at its keeper's relay,
  * so a call in flight outlives the bridge (docs/bridge-internals.md#survive-mcp-relay). In a network namespace the
  * relay is reached through the keeper's own egress proxy (jail/kept-egress.ts), which outlives the bridge too.
  */
-export async function keptLaunch(launch: LaunchSpec, keeperId: string): Promise<{ launch: LaunchSpec; relay?: RelaySpec }> {
+export async function keptLaunch(launch: LaunchSpec, keeperId: string, relayPort?: number): Promise<{ launch: LaunchSpec; relay?: RelaySpec }> {
   if (launch.survive !== true) return { launch };
-  return relayLaunch(launch, keeperId);
+  return relayLaunch(launch, keeperId, relayPort);
 }
