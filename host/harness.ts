@@ -282,6 +282,7 @@ export function createBridgeHarness<S>(adapter: CliAdapter<S>, settings: BridgeH
       });
       // canary.3 passes skills once, for the session: the CLI can see them from the start.
       if (!resume && context.skills.length > 0) await session.applySkills(context.skills);
+      if (!resume) session.expectFirstTurn();
       return session;
     },
   };

@@ -21,5 +21,7 @@ export function withMcp<P extends SupervisorPort>(supervisor: P, endpoint: McpEn
     write: (turnId, text) => supervisor.write(turnId, text),
     signal: (turnId, signal) => supervisor.signal(turnId, signal),
     abort: (turnId, graceMs) => supervisor.abort(turnId, graceMs),
+    // The launch a start would spawn: with the endpoint's env, as start gives it (the jail it needs names the endpoint's port).
+    expect: (launch) => supervisor.expect?.(endpoint.launchWithEnv(launch)) ?? { ok: true },
   };
 }

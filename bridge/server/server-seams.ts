@@ -37,6 +37,8 @@ export type SupervisorPort = {
   write(turnId: string, text: string): CommandResult | Promise<CommandResult>;
   signal(turnId: string, signal: SignalName): CommandResult;
   abort(turnId: string, graceMs?: number): CommandResult;
+  /** The launch the next turn will likely start with (the `expect` frame): a hint, acked whatever it made. */
+  expect?(launch: LaunchSpec): CommandResult;
 };
 
 /**

@@ -316,6 +316,8 @@ export class BridgeServer {
         return this.#answerCall(connection, frame);
       case 'journal-epoch':
         return this.#newEpoch(connection, frame);
+      case 'expect':
+        return this.#settle(connection, frame, supervisor.expect?.(frame.launch) ?? { ok: true });
       case 'diagnostics':
         this.#setDiagnostics(frame.enabled ? connection : null, frame.level);
         return this.#settle(connection, frame, { ok: true });

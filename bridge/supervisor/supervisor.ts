@@ -174,6 +174,9 @@ export class Supervisor {
     // relay takes that jail's port, and the jail fits when the launch's key is that jail's. One that is gone by the
     // time the keeper looks (killed, or its relay's port taken) is made again, the usual way.
     const keepers = launch.survive === true ? this.#keepers : undefined;
+    // One being made (the host's `expect` came just before this turn): it is this spawn's wrap already under way.
+    const making = keepers?.aheadMaking;
+    if (making) await making;
     let jailed: Jailed;
     let load: Awaited<ReturnType<typeof loadPty>> | null;
     let spawned: Awaited<ReturnType<typeof spawnProcess>>;
@@ -279,6 +282,18 @@ export class Supervisor {
    */
   startKeeperAhead(): void {
     if (this.#processes.current === null && !this.#stopping) this.#keepers?.refill(this.#jail.egress !== undefined);
+  }
+
+  /**
+   * The launch the next turn will likely start with (the host's `expect` frame): with no CLI running or live, a
+   * kept launch's jail is made ahead in the waiting spare keeper, as it is after a kept CLI (docs/bridge-internals.md#jail-ahead).
+   * A hint: always acked, whatever it made.
+   */
+  expect(launch: LaunchSpec): TurnCommandResult {
+    if (launch.survive !== true || launch.io.mode !== 'pipes' || this.#processes.current !== null || this.#turn !== null || this.#stopping) return { ok: true };
+    this.#lastKept = launch;
+    this.#keepers?.refill(this.#jail.egress !== undefined, true);
+    return { ok: true };
   }
 
   /** A jail for a launch like the last kept one, with the MCP relay port it was made with (spare-keeper.ts). */

@@ -22,7 +22,7 @@ export class SpareKeepers {
   #spare: ChildProcess | null = null;
   /** The jail the waiting spare started ahead (jail-ahead.ts). */
   #ahead: { spare: ChildProcess; made: MadeAhead } | null = null;
-  #making = false;
+  #making: Promise<void> | null = null;
   #makeAhead: (() => Promise<MadeAhead | undefined>) | undefined;
   #closed = false;
   /** Where keepers wait: `<stateDir>/keepers` (a local sandbox's destroy finds keepers by their cwd). */
@@ -43,9 +43,9 @@ export class SpareKeepers {
     return this.#ahead?.made.relayPort;
   }
 
-  /** Whether the waiting spare has started a jail ahead. */
-  get hasAhead(): boolean {
-    return this.#ahead !== null;
+  /** While the waiting spare's jail is being made: settles once it was handed to the spare, or none could be. */
+  get aheadMaking(): Promise<void> | null {
+    return this.#making;
   }
 
   /** The waiting spare's jail, for a launch whose jail has `key`, when it fits: the next take() is that spare's. */
@@ -87,7 +87,7 @@ export class SpareKeepers {
       });
       this.#spare = spare;
     }
-    if (ahead && this.#ahead === null && !this.#making && this.#makeAhead !== undefined) this.#startAhead(this.#spare, this.#makeAhead);
+    if (ahead && this.#ahead === null && this.#making === null && this.#makeAhead !== undefined) this.#startAhead(this.#spare, this.#makeAhead);
   }
 
   /** Ends the waiting spare (it exits at EOF, and ends its jail) and starts no more. */
@@ -99,11 +99,10 @@ export class SpareKeepers {
   }
 
   #startAhead(spare: ChildProcess, make: () => Promise<MadeAhead | undefined>): void {
-    this.#making = true;
-    void make()
+    this.#making = make()
       .catch(() => undefined)
       .then((made) => {
-        this.#making = false;
+        this.#making = null;
         if (made === undefined) return;
         if (this.#closed || this.#spare !== spare || !waiting(spare)) return made.jail.release();
         const { start, credentials, socket } = made.jail;

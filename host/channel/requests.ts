@@ -48,6 +48,7 @@ export const REQUEST_DELIVERY: Record<ChannelRequestType, 'at-least-once' | 'at-
   stop: 'at-least-once',
   destroy: 'at-least-once',
   diagnostics: 'at-least-once',
+  expect: 'at-least-once', // a hint: a second copy makes nothing more
 };
 
 type Pending = {

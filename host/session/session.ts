@@ -19,7 +19,7 @@ import type {
   HarnessV1ToolSpec,
 } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import { protocolMinor, type AckFrame, type HelloFrame, type JournalRecord } from '../../protocol/v1/index.ts';
+import { protocolMinor, type AckFrame, type HelloFrame, type JournalRecord, type LaunchSpec } from '../../protocol/v1/index.ts';
 import { TurnTranslation } from '../adapter-kit/turn-translation.ts';
 import type { ChannelRequest } from '../channel/index.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
@@ -35,7 +35,7 @@ import { sandboxResponderIo } from '../adapter-kit/responder.ts';
 import { sendRequest, type SendContext } from './send-request.ts';
 import type { SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 import { hostToolsKey, withHostToolsKey } from './host-tools-key.ts';
-import { startFrame, type TurnRequest } from './start-frame.ts';
+import { startFrame, turnLaunch, type TurnRequest } from './start-frame.ts';
 import { TurnConsumer, type CompactionPart, type Slice, type TurnState } from './turn-consumer.ts';
 import { WriteLog } from './write-log.ts';
 import { markPhase } from '../phase-marks.ts';
@@ -83,6 +83,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private fromSuspend: boolean;
   /** The model the caller chose for the latest turn; internal turns and reruns keep it (undefined: the adapter's). */
   private model: string | undefined;
+  /** The first turn's `expect` while it is on its way (expectFirstTurn). */
+  private expected: Promise<void> | undefined;
   /** The host-tool set of the last turn started (host-tools-key.ts): internal turns keep it. */
   private toolsKey: string | undefined;
   /** SHA-256 of the instructions last sent to the CLI. */
@@ -407,6 +409,9 @@ export class BridgeSession<S> implements HarnessV1Session {
     };
     let frame: ChannelRequest;
     try {
+      const expected = this.expected;
+      this.expected = undefined;
+      await expected;
       await this.ensureChannel();
       // Suspended or detached while the connection opened (it opened none): not sent; the state holds it, never started.
       if (this.overtaken(generation)) return;
@@ -672,6 +677,26 @@ export class BridgeSession<S> implements HarnessV1Session {
    * Makes the CLI see exactly `skills`: writes their files when the set changed and removes the files of skills
    * that are gone. Each prompt turn calls it with the turn's skills; doStart with canary.3's session skills.
    */
+  /**
+   * A fresh session tells the bridge the launch its first turn will likely start with (protocol 1.2 `expect`), so the
+   * bridge makes ahead what that spawn needs (a kept CLI's jail: docs/bridge-internals.md#jail-ahead) while the caller
+   * prepares its prompt. The channel opens for it, and the first turn uses that channel once the bridge acked it. A
+   * hint: one that cannot be sent is reported, and the turn opens its channel as usual.
+   */
+  expectFirstTurn(): void {
+    if (protocolMinor(this.link.hello.protocolVersion) < 2) return;
+    let launch: LaunchSpec;
+    try {
+      launch = turnLaunch(this.ctx, { threadId: this.threadId }, { prompt: '', tools: [], rerunOf: undefined, model: this.model });
+    } catch {
+      return; // a launch the adapter cannot give yet; the turn's own is checked as it starts
+    }
+    this.expected = (async () => {
+      await this.ensureChannel();
+      await this.send({ type: 'expect', launch });
+    })().catch((error: unknown) => this.report('info', `the first turn's launch was not announced: ${(error as Error).message}`, {}));
+  }
+
   async applySkills(skills: ReadonlyArray<HarnessV1Skill>): Promise<void> {
     const skillFiles = this.ctx.adapter.skillFiles;
     const files = skillFiles && skills.length > 0 ? skillFiles(skills, this.ctx.sessionWorkDir) : [];

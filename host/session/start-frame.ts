@@ -4,7 +4,7 @@
 // host), the prompt as the adapter encodes it for the CLI's stdin, and the
 // host tools the bridge's MCP endpoint serves for the turn.
 import type { HarnessV1ResponseFormat, HarnessV1Skill, HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
-import { launchSpecSchema } from '../../protocol/v1/index.ts';
+import { launchSpecSchema, type LaunchSpec } from '../../protocol/v1/index.ts';
 import type { LaunchMode } from '../adapter-kit/adapter.ts';
 import type { ChannelRequest } from '../channel/index.ts';
 import { BridgeSessionError } from './errors.ts';
@@ -29,8 +29,9 @@ export type TurnRequest = {
   responseFormat?: Extract<HarnessV1ResponseFormat, { type: 'json' }> | undefined;
 };
 
-export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; threadId: string | undefined }, request: TurnRequest): ChannelRequest {
-  const { turnId, threadId } = turn;
+/** The adapter's launch spec for a turn, validated and defaulted (a bad one fails here, in the host, with `bad-launch`). */
+export function turnLaunch<S>(ctx: SessionContext<S>, turn: { threadId: string | undefined }, request: Pick<TurnRequest, 'prompt' | 'tools' | 'rerunOf' | 'model' | 'responseFormat'>): LaunchSpec {
+  const { threadId } = turn;
   const mode: LaunchMode = request.rerunOf !== undefined ? 'rerun' : threadId ? 'resume' : 'fresh';
   const adapter = ctx.adapter;
   const modelId = request.model ?? adapter.modelId;
@@ -53,7 +54,15 @@ export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; th
     const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
     throw new BridgeSessionError('bad-launch', `adapter ${adapter.harnessId} returned an invalid launch spec: ${issues}`, parsed.error);
   }
-  const launch = parsed.data;
+  return parsed.data;
+}
+
+export function startFrame<S>(ctx: SessionContext<S>, turn: { turnId: string; threadId: string | undefined }, request: TurnRequest): ChannelRequest {
+  const { turnId, threadId } = turn;
+  const adapter = ctx.adapter;
+  const modelId = request.model ?? adapter.modelId;
+  const responseFormat = request.responseFormat ? { responseFormat: request.responseFormat } : {};
+  const launch = turnLaunch(ctx, turn, request);
   const input =
     request.input ??
     adapter.encodePrompt?.({

@@ -1,7 +1,8 @@
 // The wire protocol version. A peer whose major differs is refused with
 // `version-mismatch`; minor bumps only add optional fields or frames, and a peer sends a newer
 // frame only to a peer whose minor has it. 1.1: `host-wait`, `input.callId`, `journal-epoch`, `ack.journalId`.
-export const PROTOCOL_VERSION_V1 = '1.1' as const;
+// 1.2: `expect`.
+export const PROTOCOL_VERSION_V1 = '1.2' as const;
 
 /** The minor part of a version ('1.1' → 1; unreadable → 0). */
 export function protocolMinor(version: string): number {

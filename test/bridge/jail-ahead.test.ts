@@ -1,6 +1,6 @@
 // A jail started ahead (bridge/survive/jail-ahead.ts, docs/bridge-internals.md#jail-ahead), through the
-// built bridge in uid+namespace with real bubblewrap and sandbox-runtime: after a kept turn, the spare keeper
-// behind it starts the jail its next CLI will likely need; a launch like the last one takes it and sees the
+// built bridge in uid+namespace with real bubblewrap and sandbox-runtime: after a kept turn (or a host's
+// `expect` frame), the spare keeper starts the jail its next CLI will likely need; a launch like that one takes it and sees the
 // same env, cwd and network as one jailed the usual way; a launch that does not fit is jailed the usual way,
 // and the jail started ahead is ended. Needs root, bubblewrap and sandbox-runtime (as CI has: scripts/test-setup.sh).
 import { spawnSync } from 'node:child_process';
@@ -44,6 +44,12 @@ const names = ['PATH', 'HOME', 'TMPDIR', 'NO_PROXY', 'HTTP_PROXY', 'SANDBOX_RUNT
 const proxy = 'http://127.0.0.1:9/';
 const quoted = `it's "quoted" $HOME \`x\`\nand a second line`;
 
+/** A kept CLI per turn that prints its cwd and env. */
+function launchOf(cwd: string) {
+  const args = ['--json', '--lines', '1', '--print-cwd', ...names.flatMap((name) => ['--print-env', name])];
+  return fixtureLaunch(args, { survive: true, cwd, env: { HB_TEST_QUOTED: quoted, HTTP_PROXY: proxy } });
+}
+
 async function session() {
   const root = tempDir('hb-jail-ahead-');
   const project = join(root, 'project');
@@ -58,8 +64,7 @@ async function session() {
   await client.attach(hello.lastSeq);
   /** A kept turn (a CLI process of its own) to its end: what it printed, and its keeper's spec. */
   const turn = async (turnId: string, cwd: string) => {
-    const args = ['--json', '--lines', '1', '--print-cwd', ...names.flatMap((name) => ['--print-env', name])];
-    await client.request({ type: 'start', id: `s-${turnId}`, turnId, launch: fixtureLaunch(args, { survive: true, cwd, env: { HB_TEST_QUOTED: quoted, HTTP_PROXY: proxy } }) });
+    await client.request({ type: 'start', id: `s-${turnId}`, turnId, launch: launchOf(cwd) });
     const spawn = (await client.waitForRecord((r) => r.kind === 'spawn' && r.turnId === turnId)) as RecordOf<'spawn'>;
     let spec: { ahead?: unknown } = {};
     try {
@@ -80,7 +85,7 @@ async function session() {
       const [spare] = await waitingKeepers(bridge.stateDir);
       return spare !== undefined && childrenOf(spare).length > 0 && { spare, jail: childrenOf(spare)[0]! };
     }, 20_000, 'a spare keeper with its jail started ahead');
-  return { bridge, client, project, other, turn, spareWithJail };
+  return { bridge, client, project, other, turn, spareWithJail, launchOf };
 }
 
 describe.skipIf(!canNamespace)('a jail started ahead by the spare keeper (uid+namespace)', () => {
@@ -100,6 +105,18 @@ describe.skipIf(!canNamespace)('a jail started ahead by the spare keeper (uid+na
     expect(second.env.SANDBOX_RUNTIME).toBe('1');
     expect(second.env.HTTP_PROXY).not.toBe(proxy);
     // The jail that ran the CLI was the one started ahead (its bubblewrap has gone with the CLI).
+    await eventually(() => !isAlive(jail), 15_000, 'the jail ahead ended with its CLI');
+  });
+
+  it("a host's expect frame makes the first CLI's jail ahead, and the first turn takes it", async () => {
+    const { client, turn, project, spareWithJail, launchOf } = await session();
+    expect(await client.request({ type: 'expect', id: 'x1', launch: launchOf(project) })).toMatchObject({ type: 'ack', id: 'x1' });
+    const { jail } = await spareWithJail();
+    const first = await turn('t1', project);
+    expect(first.spec.ahead).toBeDefined();
+    expect(first.cwd).toBe(project);
+    expect(first.env.HB_TEST_QUOTED).toBe(quoted);
+    expect(first.env.HTTP_PROXY).not.toBe(proxy);
     await eventually(() => !isAlive(jail), 15_000, 'the jail ahead ended with its CLI');
   });
 

@@ -63,6 +63,7 @@ const templates = (random: Random, id: string, ghostTurn: string): Record<HostFr
   stop: { type: 'stop', id },
   destroy: { type: 'destroy', id },
   diagnostics: { type: 'diagnostics', id, enabled: false },
+  expect: { type: 'expect', id, launch },
   ping: { type: 'ping', t: int(random, 0, 1e9) },
   pong: { type: 'pong', t: int(random, 0, 1e9) },
 });
@@ -212,6 +213,7 @@ export function expect(data: string | Buffer, ctx: FuzzContext): Expected {
       if (frame.journalId === ctx.journalId) throw new Error('a journal-epoch naming this journal could renew its id: not generated');
       return { kind: 'error', code: 'journal-mismatch', ...idOf };
     case 'diagnostics':
+    case 'expect':
       return frame.id === undefined ? { kind: 'none' } : { kind: 'ack', id: frame.id };
     case 'stop':
     case 'destroy':

@@ -4,15 +4,21 @@
 // start a CLI under it, rather than run one unrestricted; the default (auto) reports nothing; a
 // namespaced CLI may write its project but not the git hooks or shell rc files in it, which run on the host.
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBridgeHarness } from '../../host/harness.ts';
+import { createBridgeHarness, defaultStateDir } from '../../host/harness.ts';
+import { waitingKeepers } from '../../host/sandbox/local/pids.ts';
+import { eventually } from '../bridge/helpers.ts';
 import { createLocalSandboxProvider, type LocalIsolation } from '../../host/sandbox/local/provider.ts';
 import { defineCliAdapter } from '../../host/adapter-kit/index.ts';
 import { fixtureAdapter } from '../../host/testing/fixture/fixture-adapter.ts';
 import type { HarnessV1Diagnostic } from '../../protocol/harness-v1/index.ts';
+
+/** The default isolation namespaces the CLI here (root, bubblewrap): where a keeper can start its jail ahead. */
+const canNamespace = process.getuid?.() === 0 && spawnSync('bwrap', ['--version']).status === 0;
 
 let root = '';
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -78,6 +84,24 @@ describe('isolation as the host sees it', () => {
     const control = await session.doPromptTurn({ prompt: 'z LINES:1', emit: () => undefined });
     await control.done;
     if (process.getuid?.() === 0) expect(isolationWarnings(diagnostics)).toEqual([]);
+  });
+
+  it.skipIf(!canNamespace)("auto: the first CLI runs in the jail its keeper started as the session started (the host's expect)", async () => {
+    const { sandbox, start } = await open('ahead', 'auto');
+    const session = await start();
+    cleanups.push(() => Promise.resolve(session.doDestroy()));
+    const stateDir = defaultStateDir(sandbox.defaultWorkingDirectory, 'fixture', 'ahead');
+    // doStart announced the first turn's launch: the keeper waiting for it starts its jail before any prompt.
+    await eventually(async () => {
+      const [spare] = await waitingKeepers(stateDir);
+      return spare !== undefined && (await readFile(`/proc/${spare}/task/${spare}/children`, 'utf8').catch(() => '')).trim() !== '';
+    }, 20_000, 'a keeper waiting with its jail');
+    const control = await session.doPromptTurn({ prompt: 'x LINES:1', emit: () => undefined });
+    await control.done;
+    // The fixture CLI lives on between turns: its keeper dir says it took the jail started ahead.
+    const keepers = join(stateDir, 'keepers');
+    const specs = await Promise.all((await readdir(keepers, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => readFile(join(keepers, e.name, 'spec.json'), 'utf8').catch(() => '{}')));
+    expect(specs.map((text) => JSON.parse(text) as { ahead?: unknown }).filter((spec) => spec.ahead !== undefined)).toHaveLength(1);
   });
 
   it.each(['namespace', 'auto'] as const)('%s: the CLI writes its project, but not its git hooks or shell rc files (they would run on the host)', async (mode) => {

@@ -121,6 +121,16 @@ const hostFrames: Record<HostFrameType, Examples> = {
     valid: [{ type: 'approval', callId: 'c1', approved: false, reason: 'no' }],
     invalid: [['approved missing', { type: 'approval', callId: 'c1' }]],
   },
+  expect: {
+    valid: [
+      { type: 'expect', launch: { argv: ['node', 'cli.js'] } },
+      { type: 'expect', id: 'x', launch: { argv: ['node'], cwd: '/work', stdin: 'pipe', lifetime: 'session', survive: true } },
+    ],
+    invalid: [
+      ['no launch', { type: 'expect' }],
+      ['empty argv', { type: 'expect', launch: { argv: [] } }],
+    ],
+  },
   'journal-epoch': {
     valid: [{ type: 'journal-epoch', id: 'e', journalId: 'j', cursor: 12 }],
     invalid: [

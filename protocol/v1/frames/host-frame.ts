@@ -5,6 +5,7 @@ import { approvalFrameSchema } from './host/approval.ts';
 import { attachFrameSchema } from './host/attach.ts';
 import { destroyFrameSchema } from './host/destroy.ts';
 import { diagnosticsFrameSchema } from './host/diagnostics.ts';
+import { expectFrameSchema } from './host/expect.ts';
 import { hostWaitFrameSchema } from './host/host-wait.ts';
 import { inputFrameSchema } from './host/input.ts';
 import { journalEpochFrameSchema } from './host/journal-epoch.ts';
@@ -30,6 +31,7 @@ export const hostFrameSchema = z.discriminatedUnion('type', [
   stopFrameSchema,
   destroyFrameSchema,
   diagnosticsFrameSchema,
+  expectFrameSchema,
   pingFrameSchema,
   pongFrameSchema,
 ]);
