@@ -285,12 +285,15 @@ export class Supervisor {
   }
 
   /**
-   * The launch the next turn will likely start with (the host's `expect` frame): with no CLI running or live, a
-   * kept launch's jail is made ahead in the waiting spare keeper, as it is after a kept CLI (docs/bridge-internals.md#jail-ahead).
-   * A hint: always acked, whatever it made.
+   * The launch the next turn will likely start with (the host's `expect` frame, between turns): unless the live CLI
+   * would take that turn itself, the spare keeper starts a kept launch's jail ahead, as it does after a kept CLI
+   * (docs/bridge-internals.md#jail-ahead), here for the session's first CLI or a long-lived one's respawn. A hint:
+   * always acked, whatever it made.
    */
   expect(launch: LaunchSpec): TurnCommandResult {
-    if (launch.survive !== true || launch.io.mode !== 'pipes' || this.#processes.current !== null || this.#turn !== null || this.#stopping) return { ok: true };
+    if (launch.survive !== true || launch.io.mode !== 'pipes' || this.#turn !== null || this.#stopping) return { ok: true };
+    const live = this.#processes.current;
+    if (live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === entryKey(launch)) return { ok: true };
     this.#lastKept = launch;
     this.#keepers?.refill(this.#jail.egress !== undefined, true);
     return { ok: true };

@@ -87,6 +87,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private expected: Promise<void> | undefined;
   /** The host-tool set of the last turn started (host-tools-key.ts): internal turns keep it. */
   private toolsKey: string | undefined;
+  /** The tools of the last prompt turn: the next one likely has them too (expectNextTurn). */
+  private lastTools: ReadonlyArray<HarnessV1ToolSpec> = [];
   /** SHA-256 of the instructions last sent to the CLI. */
   private instructionsDigest: string | undefined;
   /** The skill files the CLI sees now (ResumeData.skills). */
@@ -110,6 +112,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       turnRunning: (turnId) => this.channel?.hello?.turns.some((turn) => turn.turnId === turnId && turn.status === 'running') ?? true,
       hostWaits: () => protocolMinor((this.channel?.hello ?? this.link.hello).protocolVersion) >= 1,
       caughtUp: () => (this.channel ? this.channel.whenLive() : Promise.resolve()),
+      turnEnded: () => this.expectNextTurn(),
     });
     this.responder = ctx.adapter.responder
       ? new ResponderRun(ctx.adapter.responder, sandboxResponderIo(ctx.sandbox, ctx.sessionWorkDir, ctx.permissionMode), {
@@ -419,6 +422,7 @@ export class BridgeSession<S> implements HarnessV1Session {
       const toolsKey = request.input !== undefined && this.toolsKey !== undefined ? this.toolsKey : hostToolsKey(request.tools);
       frame = withHostToolsKey(this.ctx.adapter, startFrame(this.ctx, { turnId, threadId: this.threadId }, { model: this.model, ...request }), toolsKey);
       this.toolsKey = toolsKey;
+      if (request.input === undefined) this.lastTools = request.tools;
     } catch (error) {
       // No connection, or a launch spec that is refused (bad-launch): nothing was sent.
       if (this.consumer.turn?.turnId === turnId) this.consumer.turn = previous;
@@ -677,6 +681,25 @@ export class BridgeSession<S> implements HarnessV1Session {
    * Makes the CLI see exactly `skills`: writes their files when the set changed and removes the files of skills
    * that are gone. Each prompt turn calls it with the turn's skills; doStart with canary.3's session skills.
    */
+  /**
+   * After a turn, the launch the next one will likely start with (the same tools and model, the thread as it is now): a
+   * bridge whose live CLI cannot take it (a CLI per turn, or a long-lived one the next launch respawns) makes that CLI's
+   * jail ahead (docs/bridge-internals.md#jail-ahead). A hint: one that cannot be sent (the session is being left) is dropped.
+   */
+  private expectNextTurn(): void {
+    const channel = this.channel;
+    if (channel === null || this.closed || protocolMinor(this.link.hello.protocolVersion) < 2) return;
+    let frame: ChannelRequest;
+    try {
+      const launch = turnLaunch(this.ctx, { threadId: this.threadId }, { prompt: '', tools: this.lastTools, rerunOf: undefined, model: this.model });
+      frame = withHostToolsKey(this.ctx.adapter, { type: 'start', turnId: 'expected', launch }, this.toolsKey ?? hostToolsKey(this.lastTools));
+    } catch {
+      return;
+    }
+    if (frame.type !== 'start') return;
+    channel.request({ type: 'expect', launch: frame.launch }).catch(() => undefined);
+  }
+
   /**
    * A fresh session tells the bridge the launch its first turn will likely start with (protocol 1.2 `expect`), so the
    * bridge makes ahead what that spawn needs (a kept CLI's jail: docs/bridge-internals.md#jail-ahead) while the caller

@@ -72,6 +72,8 @@ export type TurnConsumerHooks<S> = {
   hostWaits?(): boolean;
   /** Resolves once the channel has replayed the journal up to live (rejects when it is gone). */
   caughtUp?(): Promise<void>;
+  /** A turn of the caller's ended as the CLI finished it (not aborted, not failed to start). */
+  turnEnded?(): void;
 };
 
 /** What the CLI reads when the bridge's owner-less timeout fails a call it waits on over its stdio (the bridge journals the same words). */
@@ -260,7 +262,10 @@ export class TurnConsumer<S> {
     if (turn.abortRequested) slice.reject(abortError());
     else if (record.data.reason === 'spawn-failed') {
       slice.reject(new BridgeSessionError('bridge-refused', `the CLI could not be started: ${record.data.message ?? 'spawn failed'}`));
-    } else slice.resolve();
+    } else {
+      slice.resolve();
+      this.hooks.turnEnded?.();
+    }
   }
 
   /** The in-flight turn as a resume payload keeps it (with a translator snapshot at `cursor` when the adapter offers a small one). */
