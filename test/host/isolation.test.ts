@@ -104,6 +104,28 @@ describe('isolation as the host sees it', () => {
     expect(specs.map((text) => JSON.parse(text) as { ahead?: unknown }).filter((spec) => spec.ahead !== undefined)).toHaveLength(1);
   });
 
+  it.skipIf(!canNamespace)("auto: a long-lived CLI's respawn runs in the jail its keeper started as the turn before ended", async () => {
+    const { sandbox, start } = await open('ahead-respawn', 'auto');
+    const session = await start();
+    cleanups.push(() => Promise.resolve(session.doDestroy()));
+    const stateDir = defaultStateDir(sandbox.defaultWorkingDirectory, 'fixture', 'ahead-respawn');
+    const keepers = join(stateDir, 'keepers');
+    const aheadSpecs = async () => {
+      const dirs = (await readdir(keepers, { withFileTypes: true })).filter((e) => e.isDirectory());
+      const specs = await Promise.all(dirs.map((e) => readFile(join(keepers, e.name, 'spec.json'), 'utf8').catch(() => '{}')));
+      return specs.map((text) => JSON.parse(text) as { ahead?: { argv: string[] } }).filter((spec) => spec.ahead !== undefined);
+    };
+    await (await session.doPromptTurn({ prompt: 'x LINES:1', emit: () => undefined })).done;
+    // The next turn names the CLI's thread (--resume-id), so the live CLI cannot take it: the session said so as the turn ended.
+    await eventually(async () => {
+      const [spare] = await waitingKeepers(stateDir);
+      return spare !== undefined && (await readFile(`/proc/${spare}/task/${spare}/children`, 'utf8').catch(() => '')).trim() !== '';
+    }, 20_000, 'a keeper waiting with the jail of the next CLI');
+    await (await session.doPromptTurn({ prompt: 'y LINES:1', emit: () => undefined })).done;
+    // The respawned CLI lives on between turns: its keeper dir says it took the jail started ahead.
+    expect((await aheadSpecs()).filter((spec) => spec.ahead!.argv.includes('--resume-id'))).toHaveLength(1);
+  });
+
   it.each(['namespace', 'auto'] as const)('%s: the CLI writes its project, but not its git hooks or shell rc files (they would run on the host)', async (mode) => {
     const { sandbox, start } = await open(`hooks-${mode}`, mode, false, shellAdapter());
     const workDir = join(sandbox.defaultWorkingDirectory, 'work');
