@@ -35,7 +35,8 @@ import { spawnProcess } from './spawn-process.ts';
 import { stopProcesses } from './stop-processes.ts';
 import type { Adoption } from '../survive/adoption.ts';
 import { adoptKept, KeptProcess } from '../survive/kept-process.ts';
-import { SpareKeepers, type MadeAhead } from '../survive/spare-keeper.ts';
+import { SpareKeepers } from '../survive/spare-keeper.ts';
+import { JailsAhead } from './jails-ahead.ts';
 import { keptLaunch } from '../survive/relay-launch.ts';
 import { randomBytes } from 'node:crypto';
 import type { OutputStream } from './output-line.ts';
@@ -83,8 +84,8 @@ export class Supervisor {
   #refusal: string | null = null;
   /** Keeper processes for kept CLIs, one started ahead (survive/spare-keeper.ts). */
   readonly #keepers: SpareKeepers | undefined;
-  /** The last kept launch on pipes: a spare keeper's jail ahead is made for a launch like it. */
-  #lastKept: LaunchSpec | null = null;
+  /** What a kept CLI's jail is made ahead for (jails-ahead.ts). */
+  readonly #ahead: JailsAhead;
   readonly #afterDurable: (fn: () => void) => void;
   readonly #jail: CliJail;
   /** What each process's events do (proc-entry.ts's newEntry). */
@@ -99,9 +100,9 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     this.limits = resolveSupervisorLimits(options.limits);
     this.#keepers = options.stateDir === undefined ? undefined : new SpareKeepers(options.stateDir);
-    this.#keepers?.aheadBy(() => this.#makeAhead());
     this.#afterDurable = options.afterDurable ?? (() => undefined);
     this.#jail = options.jail ?? NO_JAIL;
+    this.#ahead = new JailsAhead(this.#keepers, this.#jail, () => this.#stopping !== null);
     this.#emit = options.emit;
     this.#log = options.log ?? NOOP_LOG;
     this.#ptyImporter = options.ptyImporter;
@@ -173,16 +174,13 @@ export class Supervisor {
     // A kept launch may take the jail the spare keeper started ahead (docs/bridge-internals.md#jail-ahead): its MCP
     // relay takes that jail's port, and the jail fits when the launch's key is that jail's. One that is gone by the
     // time the keeper looks (killed, or its relay's port taken) is made again, the usual way.
-    const keepers = launch.survive === true ? this.#keepers : undefined;
-    // One being made (the host's `expect` came just before this turn): it is this spawn's wrap already under way.
-    const making = keepers?.aheadMaking;
-    if (making) await making;
+    const ahead = await this.#ahead.forSpawn(launch);
     let jailed: Jailed;
     let load: Awaited<ReturnType<typeof loadPty>> | null;
     let spawned: Awaited<ReturnType<typeof spawnProcess>>;
-    for (let ahead = keepers?.aheadRelayPort !== undefined; ; ahead = false) {
-      const { launch: toJail, relay } = await keptLaunch(launch, keeperId, ahead ? keepers?.aheadRelayPort : undefined);
-      const preparing = this.#jail.prepare(toJail, ahead ? (key) => keepers?.claim(key) : undefined);
+    for (let first = true; ; first = false) {
+      const { launch: toJail, relay } = await keptLaunch(launch, keeperId, first ? ahead.relayPort : undefined);
+      const preparing = this.#jail.prepare(toJail, first ? ahead.claim : undefined);
       jailed = preparing instanceof Promise ? await preparing : preparing;
       // node-pty loads on the first pty launch that is not kept (a keeper loads its own).
       load = jailed.ok && launch.io.mode === 'pty' && launch.survive !== true ? await loadPty(this.#ptyImporter) : null;
@@ -214,7 +212,7 @@ export class Supervisor {
       this.#log.warn({ reason: spawned.message }, 'spawn: the jail started ahead could not be taken; making one for this CLI');
     }
     if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
-    if (launch.survive === true && launch.io.mode === 'pipes') this.#lastKept = launch;
+    this.#ahead.spawned(launch);
     const { entry } = spawned;
     if (entry.proc instanceof KeptProcess && this.#stopping) {
       // Stopped while the keeper started: stop() did not see this process.
@@ -291,21 +289,8 @@ export class Supervisor {
    * always acked, whatever it made.
    */
   expect(launch: LaunchSpec): TurnCommandResult {
-    if (launch.survive !== true || launch.io.mode !== 'pipes' || this.#turn !== null || this.#stopping) return { ok: true };
-    const live = this.#processes.current;
-    if (live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === entryKey(launch)) return { ok: true };
-    this.#lastKept = launch;
-    this.#keepers?.refill(this.#jail.egress !== undefined, true);
+    if (this.#turn === null) this.#ahead.expect(launch, this.#processes.current);
     return { ok: true };
-  }
-
-  /** A jail for a launch like the last kept one, with the MCP relay port it was made with (spare-keeper.ts). */
-  async #makeAhead(): Promise<MadeAhead | undefined> {
-    const last = this.#lastKept;
-    if (last === null || this.#jail.ahead === undefined || this.#stopping) return undefined;
-    const { launch: toJail, relay } = await keptLaunch(last, 'ahead');
-    const jail = await this.#jail.ahead(toJail);
-    return jail === undefined ? undefined : { jail, ...(relay ? { relayPort: relay.listenPort } : {}) };
   }
 
   /** An adopted CLI's keeper relays its MCP requests to `port` (this bridge's endpoint) from now on. */

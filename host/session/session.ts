@@ -19,7 +19,7 @@ import type {
   HarnessV1ToolSpec,
 } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import { protocolMinor, type AckFrame, type HelloFrame, type JournalRecord, type LaunchSpec } from '../../protocol/v1/index.ts';
+import { protocolMinor, type AckFrame, type HelloFrame, type JournalRecord } from '../../protocol/v1/index.ts';
 import { TurnTranslation } from '../adapter-kit/turn-translation.ts';
 import type { ChannelRequest } from '../channel/index.ts';
 import { HOST_SESSION_LIMITS } from '../limits.ts';
@@ -35,7 +35,8 @@ import { sandboxResponderIo } from '../adapter-kit/responder.ts';
 import { sendRequest, type SendContext } from './send-request.ts';
 import type { SessionChannel, SessionContext, SessionInit } from './session-types.ts';
 import { hostToolsKey, withHostToolsKey } from './host-tools-key.ts';
-import { startFrame, turnLaunch, type TurnRequest } from './start-frame.ts';
+import { startFrame, type TurnRequest } from './start-frame.ts';
+import { expectedLaunch } from './expected-launch.ts';
 import { TurnConsumer, type CompactionPart, type Slice, type TurnState } from './turn-consumer.ts';
 import { WriteLog } from './write-log.ts';
 import { markPhase } from '../phase-marks.ts';
@@ -689,15 +690,8 @@ export class BridgeSession<S> implements HarnessV1Session {
   private expectNextTurn(): void {
     const channel = this.channel;
     if (channel === null || this.closed || protocolMinor(this.link.hello.protocolVersion) < 2) return;
-    let frame: ChannelRequest;
-    try {
-      const launch = turnLaunch(this.ctx, { threadId: this.threadId }, { prompt: '', tools: this.lastTools, rerunOf: undefined, model: this.model });
-      frame = withHostToolsKey(this.ctx.adapter, { type: 'start', turnId: 'expected', launch }, this.toolsKey ?? hostToolsKey(this.lastTools));
-    } catch {
-      return;
-    }
-    if (frame.type !== 'start') return;
-    channel.request({ type: 'expect', launch: frame.launch }).catch(() => undefined);
+    const launch = expectedLaunch(this.ctx, { threadId: this.threadId, tools: this.lastTools, model: this.model, toolsKey: this.toolsKey ?? hostToolsKey(this.lastTools) });
+    if (launch !== undefined) channel.request({ type: 'expect', launch }).catch(() => undefined);
   }
 
   /**
@@ -708,12 +702,8 @@ export class BridgeSession<S> implements HarnessV1Session {
    */
   expectFirstTurn(): void {
     if (protocolMinor(this.link.hello.protocolVersion) < 2) return;
-    let launch: LaunchSpec;
-    try {
-      launch = turnLaunch(this.ctx, { threadId: this.threadId }, { prompt: '', tools: [], rerunOf: undefined, model: this.model });
-    } catch {
-      return; // a launch the adapter cannot give yet; the turn's own is checked as it starts
-    }
+    const launch = expectedLaunch(this.ctx, { threadId: this.threadId, tools: [], model: this.model, toolsKey: hostToolsKey([]) });
+    if (launch === undefined) return;
     this.expected = (async () => {
       await this.ensureChannel();
       await this.send({ type: 'expect', launch });
