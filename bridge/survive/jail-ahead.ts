@@ -9,8 +9,11 @@ import { chmodSync, chownSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { spawnKeeperChild, type KeeperChild } from './keeper-child.ts';
 
-/** The bridge's `{"ahead": …}` line: what to start, as what uid, and the egress socket srt's relays in it connect to. */
-export type AheadStart = { argv: string[]; cwd: string; env: Record<string, string>; uid?: number; gid?: number; socket: string };
+/**
+ * The bridge's `{"ahead": …}` line: what to start, as what uid, the egress socket srt's relays in it connect to, and
+ * the port its CLI's MCP relay will listen on (bound now, so nothing takes it before the CLI comes).
+ */
+export type AheadStart = { argv: string[]; cwd: string; env: Record<string, string>; uid?: number; gid?: number; socket: string; mcpPort?: number };
 
 /** What spec.json says about a CLI that takes the jail started ahead: the waiting shell's marker line, srt's env names (srt's values stand), the CLI's argv. */
 export type AheadGo = { marker: string; keep: string[]; argv: string[] };
@@ -20,10 +23,19 @@ const isId = (value: unknown): boolean => value === undefined || (Number.isSafeI
 
 /** The ahead line's start, or undefined when it is not one. */
 export function parseAheadStart(value: unknown): AheadStart | undefined {
-  const { argv, cwd, env, uid, gid, socket } = (value ?? {}) as Partial<Record<keyof AheadStart, unknown>>;
+  const { argv, cwd, env, uid, gid, socket, mcpPort } = (value ?? {}) as Partial<Record<keyof AheadStart, unknown>>;
   if (!isStrings(argv) || argv.length === 0 || typeof cwd !== 'string' || typeof socket !== 'string' || !isId(uid) || !isId(gid)) return undefined;
+  if (mcpPort !== undefined && !(Number.isSafeInteger(mcpPort) && (mcpPort as number) > 0 && (mcpPort as number) < 65536)) return undefined;
   if (typeof env !== 'object' || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === 'string')) return undefined;
-  return { argv, cwd, env: env as Record<string, string>, socket, ...(uid === undefined ? {} : { uid: uid as number }), ...(gid === undefined ? {} : { gid: gid as number }) };
+  return {
+    argv,
+    cwd,
+    env: env as Record<string, string>,
+    socket,
+    ...(uid === undefined ? {} : { uid: uid as number }),
+    ...(gid === undefined ? {} : { gid: gid as number }),
+    ...(mcpPort === undefined ? {} : { mcpPort: mcpPort as number }),
+  };
 }
 
 /** A listener for a kept CLI's egress (its srt relay's socket, or a port); connections that come before the proxy loaded wait for `accept`. */
@@ -65,16 +77,38 @@ export async function listenEgress(at: { socket?: string; port?: number }, owner
   };
 }
 
-/** A jail started ahead, its shell waiting for the go script. */
-export type PreJail = { readonly socket: string; readonly child: KeeperChild; readonly egress: EgressListener; alive(): boolean; discard(): void };
+/** A jail started ahead, its shell waiting for the go script; `mcp`: its CLI's MCP relay port, bound (mcp-relay.ts listens on it). */
+export type PreJail = {
+  readonly socket: string;
+  readonly child: KeeperChild;
+  readonly egress: EgressListener;
+  readonly mcp?: { port: number; server: Server };
+  alive(): boolean;
+  discard(): void;
+};
 
 /** Starts the jail: its egress socket listens first (bubblewrap binds it into the jail), then the jail, in its own process group. */
 export async function startPreJail(start: AheadStart): Promise<PreJail | { error: string }> {
   const owner = { ...(start.uid === undefined ? {} : { uid: start.uid }), ...(start.gid === undefined ? {} : { gid: start.gid }) };
+  let mcp: { port: number; server: Server } | undefined;
+  if (start.mcpPort !== undefined) {
+    const port = start.mcpPort;
+    const server = createServer();
+    try {
+      await new Promise<void>((listening, failed) => {
+        server.once('error', failed);
+        server.listen(port, '127.0.0.1', () => listening());
+      });
+    } catch (error) {
+      return { error: `cannot listen on 127.0.0.1:${port} for the MCP relay: ${(error as Error).message}` };
+    }
+    mcp = { port, server };
+  }
   let egress: EgressListener;
   try {
     egress = await listenEgress({ socket: start.socket }, owner);
   } catch (error) {
+    mcp?.server.close();
     return { error: `cannot listen on ${start.socket}: ${(error as Error).message}` };
   }
   // The process mark a supervisor set on the bridge (and so on this keeper) goes on, as it does in a CLI's env.
@@ -83,6 +117,7 @@ export async function startPreJail(start: AheadStart): Promise<PreJail | { error
   const child = await spawnKeeperChild({ argv: start.argv, cwd: start.cwd, stdin: 'pipe', ...owner }, env);
   if ('error' in child) {
     egress.close();
+    mcp?.server.close();
     return child;
   }
   let exited = false;
@@ -91,8 +126,10 @@ export async function startPreJail(start: AheadStart): Promise<PreJail | { error
     socket: start.socket,
     child,
     egress,
+    ...(mcp === undefined ? {} : { mcp }),
     alive: () => !exited,
     discard: () => {
+      mcp?.server.close();
       try {
         process.kill(-child.pid, 'SIGKILL');
       } catch {

@@ -99,11 +99,23 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
     stderr: openSync(join(dir, KEEPER_FILES.stderr), 'a', 0o600),
   };
   const sizes = { stdout: 0, stderr: 0 };
+  // A jail started ahead (jail-ahead.ts) is this CLI's only when spec.json says so; else it goes.
+  const ahead = spec.ahead !== undefined && pre !== undefined && pre.alive() ? pre : undefined;
+  if (pre !== undefined && ahead === undefined) pre.discard();
+  const go = ahead !== undefined ? goScript(spec.ahead!, env as Record<string, string>, spec.stdin) : undefined;
+  if (spec.ahead !== undefined && go === undefined) {
+    ahead?.discard();
+    say({ error: ahead === undefined ? 'the jail started ahead for this CLI is gone' : "the CLI's env has a name a shell cannot export", ahead: 'gone' });
+    process.exit(0);
+  }
   // The MCP relay starts listening while the CLI starts (its first request comes far later); a port it
   // cannot take fails the spawn below, before the keeper says the pid.
+  // With a jail started ahead, its port was bound with it (jail-ahead.ts), and the relay takes it over.
   let relay: McpRelay | undefined;
   const relaySpec = spec.mcp;
-  const relayStarted = relaySpec ? startMcpRelay(relaySpec, env[MCP_ENV_V1.tokenEnvVar]).then((started) => (relay = started)) : undefined;
+  const bound = ahead?.mcp !== undefined && ahead.mcp.port === relaySpec?.listenPort ? ahead.mcp.server : undefined;
+  if (bound === undefined) ahead?.mcp?.server.close();
+  const relayStarted = relaySpec ? startMcpRelay(relaySpec, env[MCP_ENV_V1.tokenEnvVar], bound).then((started) => (relay = started)) : undefined;
   relayStarted?.catch(() => undefined); // awaited below, after the spawn
   // The egress port is bound here, before the CLI starts (a taken port fails the spawn); the proxy
   // itself (its own bundle, unless a spare keeper loaded it while it waited) loads right after the spawn, while the
@@ -111,16 +123,6 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   // takes it. The keeper answers only once both are ready.
   let egress: KeptEgress | undefined;
   let startEgress: (() => Promise<KeptEgress>) | undefined;
-  // A jail started ahead (jail-ahead.ts) is this CLI's only when spec.json says so; else it goes.
-  const ahead = spec.ahead !== undefined && pre !== undefined && pre.alive() ? pre : undefined;
-  if (pre !== undefined && ahead === undefined) pre.discard();
-  const go = ahead !== undefined ? goScript(spec.ahead!, env as Record<string, string>, spec.stdin) : undefined;
-  if (spec.ahead !== undefined && go === undefined) {
-    ahead?.discard();
-    relay?.close();
-    say({ error: ahead === undefined ? 'the jail started ahead for this CLI is gone' : "the CLI's env has a name a shell cannot export", ahead: 'gone' });
-    process.exit(0);
-  }
   if (spec.egress) {
     const egressSpec = spec.egress;
     let listening: EgressListener;
@@ -142,7 +144,7 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   }
   let child: KeeperChild | { error: string };
   if (ahead !== undefined) {
-    // Its relay's port was picked with the jail, earlier than usual: one taken since then fails before the CLI starts, and the bridge starts it the usual way.
+    // Its relay listens before the CLI starts: a port that could not be taken fails before any CLI ran, and the bridge starts it the usual way.
     if (relayStarted) {
       try {
         await relayStarted;

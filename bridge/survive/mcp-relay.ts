@@ -8,6 +8,7 @@
 // gets one answer. Keeper mode only (node:http is imported when the relay starts: bridge cold start
 // does not pay for it).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server } from 'node:net';
 import { createTokenCheck } from '../auth/token-check.ts';
 import { readBoundedBody } from '../mcp/bounded-body.ts';
 import { bearer } from '../mcp/mcp-shapes.ts';
@@ -50,7 +51,8 @@ type Held = {
 
 export type McpRelay = { setUpstream(port: number): void; close(): void };
 
-export async function startMcpRelay(spec: RelaySpec, token: string | undefined): Promise<McpRelay> {
+/** `bound`: a server already listening on `spec.listenPort` (kept from a jail started ahead), whose handle the relay takes. */
+export async function startMcpRelay(spec: RelaySpec, token: string | undefined, bound?: Server): Promise<McpRelay> {
   const { createServer, request } = await import('node:http');
   const tokenMatches = token === undefined ? undefined : createTokenCheck(token);
   const held = new Map<string, Held>();
@@ -169,7 +171,7 @@ export async function startMcpRelay(spec: RelaySpec, token: string | undefined):
   server.maxConnections = spec.maxPending * 2;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(spec.listenPort, '127.0.0.1', () => {
+    const listening = (): void => {
       server.off('error', reject);
       server.on('error', () => undefined);
       resolve({
@@ -184,10 +186,13 @@ export async function startMcpRelay(spec: RelaySpec, token: string | undefined):
         },
         close() {
           for (const entry of [...held.values()]) finish(entry);
-          server.close();
+          server.close(); // a port bound ahead too: the relay's server holds its handle
         },
       });
-    });
+    };
+    // A port bound ahead (a jail started ahead: jail-ahead.ts) is taken over as it is; else it is bound now.
+    if (bound !== undefined) server.listen(bound, listening);
+    else server.listen(spec.listenPort, '127.0.0.1', listening);
   });
 }
 

@@ -106,7 +106,8 @@ export class SpareKeepers {
         if (made === undefined) return;
         if (this.#closed || this.#spare !== spare || !waiting(spare)) return made.jail.release();
         const { start, credentials, socket } = made.jail;
-        spare.stdin!.write(`${JSON.stringify({ ahead: { ...start, ...credentials, socket } })}\n`);
+        const mcpPort = made.relayPort === undefined ? {} : { mcpPort: made.relayPort };
+        spare.stdin!.write(`${JSON.stringify({ ahead: { ...start, ...credentials, socket, ...mcpPort } })}\n`);
         this.#ahead = { spare, made };
       });
   }

@@ -85,17 +85,23 @@ async function session() {
       const [spare] = await waitingKeepers(bridge.stateDir);
       return spare !== undefined && childrenOf(spare).length > 0 && { spare, jail: childrenOf(spare)[0]! };
     }, 20_000, 'a spare keeper with its jail started ahead');
-  return { bridge, client, project, other, turn, spareWithJail, launchOf };
+  /** What the bridge logged of a jail started ahead that could not be taken (the message of a failed expectation). */
+  const aheadLog = () =>
+    readFileSync(join(bridge.stateDir, 'bridge.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('started ahead'))
+      .join('\n') || 'nothing logged of the jail started ahead';
+  return { bridge, client, project, other, turn, spareWithJail, launchOf, aheadLog };
 }
 
 describe.skipIf(!canNamespace)('a jail started ahead by the spare keeper (uid+namespace)', () => {
   it('a launch like the last takes it, and its CLI sees what a CLI jailed the usual way sees', async () => {
-    const { turn, project, spareWithJail } = await session();
+    const { turn, project, spareWithJail, aheadLog } = await session();
     const first = await turn('t1', project);
     expect(first.spec.ahead).toBeUndefined(); // nothing was known to make a jail ahead for
     const { jail } = await spareWithJail();
     const second = await turn('t2', project);
-    expect(second.spec.ahead).toBeDefined();
+    expect(second.spec.ahead, aheadLog()).toBeDefined();
     expect(second.end.data.reason).toBe(first.end.data.reason);
     expect(second.lines).toBe(first.lines);
     expect(second.cwd).toBe(project);
@@ -109,11 +115,11 @@ describe.skipIf(!canNamespace)('a jail started ahead by the spare keeper (uid+na
   });
 
   it("a host's expect frame makes the first CLI's jail ahead, and the first turn takes it", async () => {
-    const { client, turn, project, spareWithJail, launchOf } = await session();
+    const { client, turn, project, spareWithJail, launchOf, aheadLog } = await session();
     expect(await client.request({ type: 'expect', id: 'x1', launch: launchOf(project) })).toMatchObject({ type: 'ack', id: 'x1' });
     const { jail } = await spareWithJail();
     const first = await turn('t1', project);
-    expect(first.spec.ahead).toBeDefined();
+    expect(first.spec.ahead, aheadLog()).toBeDefined();
     expect(first.cwd).toBe(project);
     expect(first.env.HB_TEST_QUOTED).toBe(quoted);
     expect(first.env.HTTP_PROXY).not.toBe(proxy);
