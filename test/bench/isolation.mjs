@@ -40,6 +40,9 @@ function perTurnAdapter(host, fixtureCli) {
  * A CLI per turn: the second turn's spawn to its end (the CLI's exit ends it). Between the turns the next prompt
  * comes 300 ms later, as a user's does: long enough for the spare keeper to start that CLI's jail ahead.
  */
+/** A difference in ms with its sign (+12, -5). */
+const signed = (ms) => `${ms >= 0 ? '+' : ''}${fmt(ms, 0)}`;
+
 async function perTurnOnce(kit, isolation, n) {
   const { host, fixtureCli } = kit;
   const root = tempDir(`isolation-turn-${isolation}`);
@@ -133,11 +136,11 @@ await runScenario(async () => {
   const extraFirst = results['auto-first-part'] - results['none-first-part'];
   const extraSpawn = results['auto-spawn'] - results['none-spawn'];
   const extraPerTurn = results['auto-per-turn'] - results['none-per-turn'];
-  console.log(`  a CLI per turn, its second turn (spawn to exit): none ${fmt(results['none-per-turn'], 1)} ms, auto ${fmt(results['auto-per-turn'], 1)} ms: +${fmt(extraPerTurn, 0)} ms (its jail started ahead by the spare keeper; runs: none ${runs.none.perTurn.map((v) => fmt(v, 0)).join(', ')}; auto ${runs.auto.perTurn.map((v) => fmt(v, 0)).join(', ')})`);
+  console.log(`  a CLI per turn, its second turn (spawn to exit): none ${fmt(results['none-per-turn'], 1)} ms, auto ${fmt(results['auto-per-turn'], 1)} ms: ${signed(extraPerTurn)} ms (its jail started ahead by the spare keeper; runs: none ${runs.none.perTurn.map((v) => fmt(v, 0)).join(', ')}; auto ${runs.auto.perTurn.map((v) => fmt(v, 0)).join(', ')})`);
   console.log(
-    `  isolation costs +${fmt(extraStart, 0)} ms at session start (the uid's lease, the probe, the jail helper starting beside them), ` +
-      `+${fmt(extraFirst, 0)} ms to the first part (the first wrap and bubblewrap; on a loaded machine what is left of the helper's start) ` +
-      `and +${fmt(extraSpawn, 0)} ms per later CLI spawn (a long-lived CLI's respawn, its jail started ahead)`,
+    `  isolation costs ${signed(extraStart)} ms at session start (the uid's lease, the probe, the jail helper starting beside them), ` +
+      `${signed(extraFirst)} ms to the first part (the first wrap and bubblewrap; on a loaded machine what is left of the helper's start) ` +
+      `and ${signed(extraSpawn)} ms per later CLI spawn (a long-lived CLI's respawn, its jail started ahead)`,
   );
   const namespaced = [...runs.auto.modes].every((mode) => String(mode).includes('namespace'));
   console.log(
@@ -155,10 +158,10 @@ await runScenario(async () => {
     console.log(`    the jailed exec             ${fmt(p.jailed, 0)} ms  (bubblewrap, the seccomp helper, srt's relays; /bin/true bare: ${fmt(p.bare, 1)} ms)`);
   }
   console.log(
-    `[bench] ${SCENARIO} start none=${fmt(results['none-start'], 1)}ms auto=${fmt(results['auto-start'], 1)}ms (+${fmt(extraStart, 0)}ms) ` +
-      `first-part none=${fmt(results['none-first-part'], 1)}ms auto=${fmt(results['auto-first-part'], 1)}ms (+${fmt(extraFirst, 0)}ms) ` +
-      `next-spawn none=${fmt(results['none-spawn'], 1)}ms auto=${fmt(results['auto-spawn'], 1)}ms (+${fmt(extraSpawn, 0)}ms) ` +
-      `per-turn-cli none=${fmt(results['none-per-turn'], 1)}ms auto=${fmt(results['auto-per-turn'], 1)}ms (+${fmt(extraPerTurn, 0)}ms) ` +
+    `[bench] ${SCENARIO} start none=${fmt(results['none-start'], 1)}ms auto=${fmt(results['auto-start'], 1)}ms (${signed(extraStart)}ms) ` +
+      `first-part none=${fmt(results['none-first-part'], 1)}ms auto=${fmt(results['auto-first-part'], 1)}ms (${signed(extraFirst)}ms) ` +
+      `next-spawn none=${fmt(results['none-spawn'], 1)}ms auto=${fmt(results['auto-spawn'], 1)}ms (${signed(extraSpawn)}ms) ` +
+      `per-turn-cli none=${fmt(results['none-per-turn'], 1)}ms auto=${fmt(results['auto-per-turn'], 1)}ms (${signed(extraPerTurn)}ms) ` +
       `goal first-part≤+50ms=${floor(extraFirst <= 50)} next-spawn≤+20ms=${floor(extraSpawn <= 20)} per-turn-cli≤+20ms=${floor(extraPerTurn <= 20)}`,
   );
 });
