@@ -225,7 +225,12 @@ describe('encodeInterrupt', () => {
     // the first text part; the launch's own interrupt input is empty, so only encodeInterrupt can stop the turn early.
     let refused = 0;
     const adapter = variant((base) => ({
-      launch: (ctx) => ({ ...base.launch(ctx), interrupt: { input: '' } }),
+      // The CLI prints nothing for its first second: the abort at stream-start comes before any text, however fast its
+      // spawn (its jail may be started ahead) and however late this host reads the records.
+      launch: (ctx) => {
+        const launch = base.launch(ctx);
+        return { ...launch, argv: [...launch.argv, '--delay-start-ms', '1000'], interrupt: { input: '' } };
+      },
       encodeInterrupt: (state) => {
         if (state.textId !== null) return `${JSON.stringify({ type: 'interrupt' })}\n`;
         refused++;
