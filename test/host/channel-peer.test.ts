@@ -430,7 +430,8 @@ describe('reconnect deadline (fake timers)', () => {
     void channel.closed.then((e) => (ended = e));
     await vi.advanceTimersByTimeAsync(31_000);
     expect(ended).toBeUndefined();
-    expect(channel.state).toBe('reconnecting');
+    // Still trying: waiting out a backoff, or in an attempt (the jittered backoff may have just started one at 31 s).
+    expect(['reconnecting', 'connecting']).toContain(channel.state);
     await vi.advanceTimersByTimeAsync(CHANNEL_LIMITS.reconnectDeadlineMs - 31_000 - 1_000);
     expect(ended).toBeUndefined();
     await vi.advanceTimersByTimeAsync(10_000);
