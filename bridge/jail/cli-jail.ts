@@ -51,6 +51,11 @@ export type JailAhead = {
   release(): void;
 };
 
+/** A launch whose jail can be made ahead: kept, on pipes (the jail's shell reads the CLI's env and argv from its stdin pipe). */
+export function aheadFits(launch: LaunchSpec): boolean {
+  return launch.survive === true && launch.io.mode === 'pipes';
+}
+
 /** Takes the jail made ahead when it fits `key` (undefined: none, or it does not fit). */
 export type AheadClaim = (key: string) => JailAhead | undefined;
 

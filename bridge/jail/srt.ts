@@ -21,7 +21,7 @@ import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
 import { MCP_ENV_V1 } from '../../protocol/v1/mcp-env.ts';
 import type { AgentUser } from './agent-user.ts';
 import { blockedAncestor } from './cli-dirs.ts';
-import type { AheadWrap, Jailed, NamespaceWrap } from './cli-jail.ts';
+import { aheadFits, type AheadWrap, type Jailed, type NamespaceWrap } from './cli-jail.ts';
 import { freePort } from '../free-port.ts';
 import { EgressProxy, type EgressLog } from './egress-proxy.ts';
 import { endpointsNamedBy } from './named-endpoints.ts';
@@ -327,10 +327,6 @@ export async function namespaceSupport(options: {
   };
 }
 
-/** A launch whose jail can be made ahead: kept, on pipes (its shell reads the go script from the CLI's stdin pipe). */
-function aheadFits(launch: LaunchSpec): boolean {
-  return launch.survive === true && launch.io.mode === 'pipes';
-}
 
 /** The MCP endpoint's port from the env the bridge merged into the launch (MCP_ENV_V1). */
 function mcpPortOf(launch: LaunchSpec): number | undefined {

@@ -3,7 +3,7 @@
 // frame names) and, for a launch about to be jailed, the jail the spare keeper holds for it. The jail itself is
 // made by the CliJail (jail/srt.ts) and started by the spare keeper (survive/spare-keeper.ts, jail-ahead.ts).
 import type { LaunchSpec } from '../../protocol/v1/launch-spec.ts';
-import type { AheadClaim, CliJail } from '../jail/cli-jail.ts';
+import { aheadFits, type AheadClaim, type CliJail } from '../jail/cli-jail.ts';
 import { keptLaunch } from '../survive/relay-launch.ts';
 import type { MadeAhead, SpareKeepers } from '../survive/spare-keeper.ts';
 import { entryKey, type ProcEntry } from './proc-entry.ts';
@@ -22,7 +22,7 @@ export class JailsAhead {
 
   /** A kept CLI was spawned for `launch`: the next jail ahead is made for a launch like it. */
   spawned(launch: LaunchSpec): void {
-    if (launch.survive === true && launch.io.mode === 'pipes') this.#next = launch;
+    if (aheadFits(launch)) this.#next = launch;
   }
 
   /**
@@ -30,7 +30,7 @@ export class JailsAhead {
    * jail of a kept launch like it (the session's first CLI, or a long-lived one's respawn).
    */
   expect(launch: LaunchSpec, live: ProcEntry | null): void {
-    if (launch.survive !== true || launch.io.mode !== 'pipes' || this.stopping()) return;
+    if (!aheadFits(launch) || this.stopping()) return;
     if (live !== null && !live.proc.exited && live.lifetime === 'session' && launch.lifetime === 'session' && live.key === entryKey(launch)) return;
     this.#next = launch;
     this.keepers?.refill(this.jail.egress !== undefined, true);

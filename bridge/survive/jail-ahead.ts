@@ -51,11 +51,7 @@ export async function listenEgress(at: { socket?: string; port?: number }, owner
   });
   listener.maxConnections = 1024;
   const where = at.socket ?? `127.0.0.1:${at.port}`;
-  await new Promise<void>((listening, failed) => {
-    listener.once('error', failed);
-    if (at.socket === undefined) listener.listen(at.port, '127.0.0.1', () => listening());
-    else listener.listen(at.socket, () => listening());
-  });
+  await listenOn(listener, at.socket ?? { port: at.port });
   if (at.socket !== undefined) {
     const socketPath = at.socket;
     process.on('exit', () => rmSync(socketPath, { force: true }));
@@ -77,6 +73,15 @@ export async function listenEgress(at: { socket?: string; port?: number }, owner
   };
 }
 
+/** Listens on a unix socket path, or on a loopback port; rejects with the listen's error. */
+function listenOn(server: Server, at: string | { port: number | undefined }): Promise<void> {
+  return new Promise<void>((listening, failed) => {
+    server.once('error', failed);
+    if (typeof at === 'string') server.listen(at, () => listening());
+    else server.listen(at.port, '127.0.0.1', () => listening());
+  });
+}
+
 /** A jail started ahead, its shell waiting for the go script; `mcp`: its CLI's MCP relay port, bound (mcp-relay.ts listens on it). */
 export type PreJail = {
   readonly socket: string;
@@ -95,10 +100,7 @@ export async function startPreJail(start: AheadStart): Promise<PreJail | { error
     const port = start.mcpPort;
     const server = createServer();
     try {
-      await new Promise<void>((listening, failed) => {
-        server.once('error', failed);
-        server.listen(port, '127.0.0.1', () => listening());
-      });
+      await listenOn(server, { port });
     } catch (error) {
       return { error: `cannot listen on 127.0.0.1:${port} for the MCP relay: ${(error as Error).message}` };
     }
