@@ -7,7 +7,8 @@
 // Each target runs in a child process of its own (its RSS is the host's).
 // Ours runs its sessions as every reference adapter does: the CLI kept (launch
 // `survive`), so each session has its keeper. Figures: aggregate records/s (all
-// lines / wall time from the starts to the last line), the host's VmRSS at the
+// lines / wall time from the starts to the last line), the host's CPU per
+// record over that window (process.cpuUsage), the host's VmRSS at the
 // end (and its growth over the start of the measurement), and the bridges'
 // VmRSS summed (and per bridge) after their turn ended, beside their PSS sum
 // (the node binary's pages, most of an idle bridge's RSS, are shared: VmRSS
@@ -57,11 +58,13 @@ async function runOurs(hostBundle, n, count) {
     const hostBefore = hostKiB();
     let lines = 0;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const controls = await Promise.all(sessions.map((session) => session.doPromptTurn({ prompt: '', emit: (part) => part.type === 'raw' && lines++ })));
     await withTimeout(Promise.all(controls.map((control) => control.done)), Math.max(60_000, (n * count) / 5), `${n} turns`);
     const ms = performance.now() - t0;
+    const hostCpuUs = cpuMicros(process.cpuUsage(cpu0));
     if (lines !== n * count) throw new Error(`expected ${n * count} parts, got ${lines}`);
-    return { lines, ms, hostBefore, ...(await settle(bridgePids)) };
+    return { lines, ms, hostBefore, hostCpuUs, ...(await settle(bridgePids)) };
   } finally {
     await Promise.all(sandboxes.map((sandbox) => sandbox.stop().catch(() => undefined)));
   }
@@ -77,15 +80,17 @@ async function runPlain(target, n, count) {
     await Promise.all(clients.map((client) => client.prepareLive()));
     const hostBefore = hostKiB();
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     for (const client of clients) client.start(emitterArgv(count));
     const ends = clients.map((client) => client.waitFor((s) => s.lines >= count, Math.max(60_000, (n * count) / 5), `${count} lines`));
     await Promise.all(ends);
     const ms = performance.now() - t0;
+    const hostCpuUs = cpuMicros(process.cpuUsage(cpu0));
     await Promise.all(clients.map((client) => client.waitFor((s) => s.turnEnds >= 1, 30_000, 'turn end')));
     const lines = clients.reduce((sum, client) => sum + client.state.lines, 0);
     const memory = await settle(bridges.map((bridge) => bridge.pid));
     for (const client of clients) client.close();
-    return { lines, ms, hostBefore, ...memory };
+    return { lines, ms, hostBefore, hostCpuUs, ...memory };
   } finally {
     await Promise.all(bridges.map((bridge) => bridge.stop()));
   }
@@ -104,6 +109,9 @@ async function settle(bridgePids) {
   const mode = isolationOf(bridgePids[0]);
   return { hostAfter: hostKiB(), bridgesKiB, bridgesPssKiB, keepersKiB: keepers.map(rss), keepersPssKiB: keepers.map(pss), othersKiB: others.map(rss), othersPssKiB: others.map(pss), mode };
 }
+
+/** A process.cpuUsage() difference in µs (user + system). */
+const cpuMicros = ({ user, system }) => user + system;
 
 /** The isolation mode a bridge runs its CLIs in (the bridge log's `isolation` line, beside its bridge.json). */
 function isolationOf(pid) {
@@ -183,6 +191,7 @@ await runScenario(async () => {
       const pssWithKeeper = MiB(r.bridgesPssKiB / r.bridgesKiB.length) + each(r.keepersPssKiB);
       results[target] = {
         rate: (r.lines / r.ms) * 1000,
+        hostCpuPerRecord: r.hostCpuUs / r.lines,
         host: MiB(r.hostAfter),
         hostGrowth: MiB(r.hostAfter - r.hostBefore),
         bridges: MiB(sum),
@@ -196,7 +205,7 @@ await runScenario(async () => {
       };
       const x = results[target];
       console.log(
-        `  ${target.padEnd(6)} ${fmt(x.rate)} rec/s aggregate · host VmRSS ${x.host.toFixed(1)} MiB (+${x.hostGrowth.toFixed(1)} during the turns)` +
+        `  ${target.padEnd(6)} ${fmt(x.rate)} rec/s aggregate · host CPU ${x.hostCpuPerRecord.toFixed(2)} µs/record over the turns · host VmRSS ${x.host.toFixed(1)} MiB (+${x.hostGrowth.toFixed(1)} during the turns)` +
           ` · bridges' VmRSS sum ${x.bridges.toFixed(1)} MiB (${x.perBridge.toFixed(1)} MiB each; PSS sum ${x.pss.toFixed(1)} MiB)` +
           (target === 'ours'
             ? ` · isolation ${x.mode} · per session with its keeper ${x.withKeeper.toFixed(1)} MiB (PSS ${x.pssWithKeeper.toFixed(1)}), with all it runs (jail helper, relays) ${x.whole.toFixed(1)} MiB (PSS ${x.pssWhole.toFixed(1)})`
