@@ -191,6 +191,11 @@ export const SUPERVISOR_LIMITS = {
   stagedOutputBytes: 512 * 1024,
   /** Floor for any line cap: PROTOCOL_LIMITS_V1.minLineBytes (a piece holds a whole 4-byte UTF-8 char with room to spare). */
   minLineBytes: PROTOCOL_LIMITS_V1.minLineBytes,
+  /**
+   * Spawns of one kept CLI whose keeper ran nothing (a jail started ahead gone, a port taken since the bridge
+   * picked it: kept-process.ts `again`) before the turn fails with the last one's reason.
+   */
+  keptSpawnAttempts: 3,
   /** Time between abort's interrupt and the SIGKILL of the process group (the brief's default). */
   abortGraceMs: 3_000,
   /** Time between stop's SIGTERM/interrupt and the SIGKILL, when stop() is given none. */

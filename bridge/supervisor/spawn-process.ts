@@ -25,8 +25,8 @@ export type SpawnPlan = {
   pty?: PtyModule;
 };
 
-/** `aheadGone`: the jail the keeper started ahead was gone when it looked (kept-process.ts); nothing was spawned. */
-export async function spawnProcess(plan: SpawnPlan): Promise<{ ok: true; entry: ProcEntry } | { ok: false; message: string; aheadGone?: boolean }> {
+/** `again`: nothing was spawned, and spawning again is safe (kept-process.ts: a jail started ahead gone, a port taken). */
+export async function spawnProcess(plan: SpawnPlan): Promise<{ ok: true; entry: ProcEntry } | { ok: false; message: string; again?: boolean }> {
   const { launch, spawnAs, options, kept } = plan;
   // Names only, never values (docs/security.md#cli-env).
   options.log.debug({ env: childEnvNames(spawnAs) }, 'spawn: the CLI env (base, passed by name, named but unset, set by the launch)');

@@ -173,12 +173,14 @@ export class Supervisor {
     const keeperId = randomBytes(6).toString('hex');
     // A kept launch may take the jail the spare keeper started ahead (docs/bridge-internals.md#jail-ahead): its MCP
     // relay takes that jail's port, and the jail fits when the launch's key is that jail's. One that is gone by the
-    // time the keeper looks (killed, or its relay's port taken) is made again, the usual way.
+    // time the keeper looks (killed, or its relay's port taken) is made again, the usual way; so is a spawn whose
+    // keeper found a port taken before its CLI ran (another session's keeper picked the same one), with new ports.
     const ahead = await this.#ahead.forSpawn(launch);
     let jailed: Jailed;
     let load: Awaited<ReturnType<typeof loadPty>> | null;
     let spawned: Awaited<ReturnType<typeof spawnProcess>>;
-    for (let first = true; ; first = false) {
+    for (let attempt = 1; ; attempt++) {
+      const first = attempt === 1;
       const { launch: toJail, relay } = await keptLaunch(launch, keeperId, first ? ahead.relayPort : undefined);
       const preparing = this.#jail.prepare(toJail, first ? ahead.claim : undefined);
       jailed = preparing instanceof Promise ? await preparing : preparing;
@@ -207,9 +209,9 @@ export class Supervisor {
           : {}),
         ...(load?.ok ? { pty: load.pty } : {}),
       });
-      if (spawned.ok || !spawned.aheadGone || jailed.ahead === undefined) break;
+      if (spawned.ok || !spawned.again || attempt >= this.limits.keptSpawnAttempts) break;
       jailed.release?.();
-      this.#log.warn({ reason: spawned.message }, 'spawn: the jail started ahead could not be taken; making one for this CLI');
+      this.#log.warn({ reason: spawned.message, attempt }, 'spawn: nothing ran (a jail started ahead gone, or a port taken); spawning again');
     }
     if (!spawned.ok) return this.#spawnFailed(turn, spawned.message, jailed.release);
     this.#ahead.spawned(launch);

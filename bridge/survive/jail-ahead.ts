@@ -74,7 +74,7 @@ export async function listenEgress(at: { socket?: string; port?: number }, owner
 }
 
 /** Listens on a unix socket path, or on a loopback port; rejects with the listen's error. */
-function listenOn(server: Server, at: string | { port: number | undefined }): Promise<void> {
+export function listenOn(server: Server, at: string | { port: number | undefined }): Promise<void> {
   return new Promise<void>((listening, failed) => {
     server.once('error', failed);
     if (typeof at === 'string') server.listen(at, () => listening());

@@ -17,7 +17,7 @@ import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 import { RecentInputs } from './recent-inputs.ts';
 import { KEEPER_LIMITS } from '../limits.ts';
 import { spawnKeeperChild, type ChildSpec, type KeeperChild } from './keeper-child.ts';
-import { goScript, listenEgress, type AheadGo, type EgressListener, type PreJail } from './jail-ahead.ts';
+import { goScript, listenEgress, listenOn, type AheadGo, type EgressListener, type PreJail } from './jail-ahead.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
 /** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
@@ -108,13 +108,24 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
     say({ error: ahead === undefined ? 'the jail started ahead for this CLI is gone' : "the CLI's env has a name a shell cannot export", ahead: 'gone' });
     process.exit(0);
   }
-  // The MCP relay starts listening while the CLI starts (its first request comes far later); a port it
-  // cannot take fails the spawn below, before the keeper says the pid.
-  // With a jail started ahead, its port was bound with it (jail-ahead.ts), and the relay takes it over.
+  // The MCP relay's port is bound before any CLI runs: one taken since the bridge picked it (another session's
+  // keeper picked the same one) fails here, and the bridge spawns again with another (`again`). The relay itself
+  // (node:http) starts listening on it while the CLI starts. A jail started ahead bound its port with it (jail-ahead.ts).
   let relay: McpRelay | undefined;
   const relaySpec = spec.mcp;
-  const bound = ahead?.mcp !== undefined && ahead.mcp.port === relaySpec?.listenPort ? ahead.mcp.server : undefined;
+  let bound = ahead?.mcp !== undefined && ahead.mcp.port === relaySpec?.listenPort ? ahead.mcp.server : undefined;
   if (bound === undefined) ahead?.mcp?.server.close();
+  if (relaySpec !== undefined && bound === undefined) {
+    const server = createServer();
+    try {
+      await listenOn(server, { port: relaySpec.listenPort });
+    } catch (error) {
+      ahead?.discard();
+      say({ error: `keeper MCP relay: cannot listen on 127.0.0.1:${relaySpec.listenPort}: ${(error as Error).message}`, again: 'port' });
+      process.exit(0);
+    }
+    bound = server;
+  }
   const relayStarted = relaySpec ? startMcpRelay(relaySpec, env[MCP_ENV_V1.tokenEnvVar], bound).then((started) => (relay = started)) : undefined;
   relayStarted?.catch(() => undefined); // awaited below, after the spawn
   // The egress port is bound here, before the CLI starts (a taken port fails the spawn); the proxy
@@ -131,7 +142,9 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
     } catch (error) {
       ahead?.discard();
       relay?.close();
-      say({ error: `keeper egress proxy: cannot listen on ${egressSpec.socket ?? `127.0.0.1:${egressSpec.port}`}: ${(error as Error).message}` });
+      bound?.close();
+      // Nothing ran yet: a port taken meanwhile is picked again by the bridge.
+      say({ error: `keeper egress proxy: cannot listen on ${egressSpec.socket ?? `127.0.0.1:${egressSpec.port}`}: ${(error as Error).message}`, again: 'port' });
       process.exit(0);
     }
     startEgress = () =>

@@ -36,8 +36,11 @@ const pumpMaxBytes = SUPERVISOR_LIMITS.stagedOutputBytes;
 
 export type KeptStart = { stdout: number; stderr: number };
 
-/** `aheadGone`: the jail the keeper started ahead for it was gone (jail-ahead.ts): nothing ran, and a new jail can be made. */
-export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: string; aheadGone?: boolean };
+/**
+ * `again`: nothing ran, and spawning again is safe: the jail the keeper started ahead for it was gone (jail-ahead.ts),
+ * or a port the keeper was to listen on was taken since the bridge picked it.
+ */
+export type KeptSpawn = { ok: true; proc: KeptProcess } | { ok: false; message: string; again?: boolean };
 
 /** Spawns a keeper for `launch` in a new keeper dir and waits until it runs the CLI (or failed to). */
 export async function spawnKept(
@@ -99,7 +102,7 @@ export async function spawnKept(
   keeper.stdout!.resume(); // the rest (nothing, then EOF) is not read into memory
   keeper.stdout!.on('error', () => undefined);
   keeper.unref();
-  let said: { pid?: number; error?: string; ahead?: string } = {};
+  let said: { pid?: number; error?: string; ahead?: string; again?: string } = {};
   try {
     said = JSON.parse(first.split('\n')[0] ?? '') as typeof said;
   } catch {
@@ -107,7 +110,7 @@ export async function spawnKept(
   }
   if (typeof said.pid !== 'number') {
     rmSync(dir, { recursive: true, force: true });
-    return { ok: false, message: said.error ?? 'the keeper did not start', ...(said.ahead === 'gone' ? { aheadGone: true } : {}) };
+    return { ok: false, message: said.error ?? 'the keeper did not start', ...(said.ahead === 'gone' || said.again === 'port' ? { again: true } : {}) };
   }
   const proc = new KeptProcess(dir, said.pid, launch, { stdout: 0, stderr: 0 }, options, events);
   await proc.connect();

@@ -2,13 +2,14 @@
 // bridge with real processes: the first one as the bridge starts serving, a kept spawn takes the keeper that
 // waited, the next one starts behind it, and a waiting keeper goes with its bridge, whether the bridge stops or is SIGKILLed.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, waitingKeepers } from '../../host/sandbox/local/pids.ts';
 import type { RecordOf } from '../../protocol/v1/index.ts';
 import { parseKeeperWork } from '../../bridge/survive/keeper-start.ts';
-import { bridgeBundle, connectClient, eventually, fixtureLaunch, startBridge, type RunningBridge, type TestClient } from './helpers.ts';
+import { bridgeBundle, connectClient, eventually, fixtureLaunch, startBridge, tempDir, type RunningBridge, type TestClient } from './helpers.ts';
 
 const bridges: RunningBridge[] = [];
 const clients: TestClient[] = [];
@@ -122,6 +123,32 @@ describe('a keeper process given its work on stdin', () => {
     const said = await keeper('{"dir":"relative/dir","env":{}}\n');
     expect(said.code).toBe(0);
     expect(JSON.parse(said.out)).toEqual({ error: 'the keeper line has no absolute dir' });
+  });
+
+  it("says `again` and runs nothing when its MCP relay's port was taken since the bridge picked it", async () => {
+    // Another session's keeper picked the same port a moment earlier: the bridge spawns again with another (supervisor.ts).
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const dir = join(tempDir(), 'k');
+      mkdirSync(dir);
+      const ran = join(dir, 'ran');
+      const spec = {
+        argv: [process.execPath, '-e', `require('node:fs').writeFileSync(${JSON.stringify(ran)}, '')`],
+        cwd: dir,
+        stdin: 'null',
+        exitDrainMs: 100,
+        mcp: { listenPort: port, upstreamPort: 1, idPrefix: 'k', maxBodyBytes: 1024, maxPending: 4 },
+      };
+      writeFileSync(join(dir, 'spec.json'), JSON.stringify(spec));
+      const said = await keeper(`${JSON.stringify({ dir, env: { PATH: process.env.PATH ?? '' } })}\n`);
+      expect(said.code).toBe(0);
+      expect(JSON.parse(said.out)).toEqual({ error: expect.stringContaining(`keeper MCP relay: cannot listen on 127.0.0.1:${port}`), again: 'port' });
+      expect(existsSync(ran), 'the CLI never ran').toBe(false);
+    } finally {
+      taken.close();
+    }
   });
 
   it('parses its work: an absolute dir and an env of strings', () => {
