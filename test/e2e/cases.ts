@@ -11,6 +11,7 @@ import { loadSource, type JournalSource } from '../../host/replay/source.ts';
 import type { HarnessV1ResumeState, HarnessV1Session } from '../../protocol/harness-v1/session.ts';
 import { expectValid, ofType, runConformanceCase, textOf, turn, type Control, type E2eEnv, type Part } from './support.ts';
 import { uiSuspendAtHostTool } from './ui-agent-case.ts';
+import { controlLater } from '../host/session-helpers.ts';
 
 export type E2eProfile = {
   readonly name: string;
@@ -104,18 +105,21 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       const { session } = await open('mcp');
       const before = env.requests().length;
       const parts: Part[] = [];
-      const control = await session.doPromptTurn({
-        prompt: hostToolPrompt,
-        tools: hostTools,
-        emit: (part) => {
-          parts.push(part);
-          if (part.type === 'tool-call' && !part.providerExecuted) {
-            const input: unknown = JSON.parse(part.input);
-            const text = typeof input === 'object' && input !== null && 'text' in input ? String(input.text) : '';
-            void control.submitToolResult({ toolCallId: part.toolCallId, output: `HOST: ${text.toUpperCase()}` });
-          }
-        },
-      });
+      const later = controlLater();
+      const control = later.resolve(
+        await session.doPromptTurn({
+          prompt: hostToolPrompt,
+          tools: hostTools,
+          emit: (part) => {
+            parts.push(part);
+            if (part.type === 'tool-call' && !part.providerExecuted) {
+              const input: unknown = JSON.parse(part.input);
+              const text = typeof input === 'object' && input !== null && 'text' in input ? String(input.text) : '';
+              later.use((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: `HOST: ${text.toUpperCase()}` }));
+            }
+          },
+        }),
+      );
       await control.done;
       expectValid(parts, 'mcp');
       expect(ofType(parts, 'tool-call').map((c) => [c.toolName, c.providerExecuted ?? false]), `exactly one host call, from the bridge record; ${offeredMcp(before)}`).toEqual([['echo_upper', false]]);
@@ -159,13 +163,16 @@ export function sharedE2eCases(env: E2eEnv, profile: E2eProfile): void {
       test(`approval round trip (${approved ? 'approve' : 'deny'}) with allow-reads`, async () => {
         const { session, workDir, sandbox } = await open(`approval-${approved}`, 'allow-reads');
         const parts: Part[] = [];
-        const control = await session.doPromptTurn({
-          prompt: 'SCENARIO:shell',
-          emit: (part) => {
-            parts.push(part);
-            if (part.type === 'tool-approval-request') void control.submitToolApproval!({ approvalId: part.approvalId, approved, ...(approved ? {} : { reason: 'host said no' }) });
-          },
-        });
+        const later = controlLater();
+        const control = later.resolve(
+          await session.doPromptTurn({
+            prompt: 'SCENARIO:shell',
+            emit: (part) => {
+              parts.push(part);
+              if (part.type === 'tool-approval-request') later.use((c) => c.submitToolApproval!({ approvalId: part.approvalId, approved, ...(approved ? {} : { reason: 'host said no' }) }));
+            },
+          }),
+        );
         await control.done;
         expectValid(parts, 'approval');
         const [call] = ofType(parts, 'tool-call');

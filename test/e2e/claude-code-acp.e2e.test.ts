@@ -12,6 +12,7 @@ import { withHostInstalledCli } from '../../host/adapters/registry.ts';
 import { ensureCli } from '../../host/cli/install-clis.mjs';
 import { sharedE2eCases } from './cases.ts';
 import { textOf, useE2eEnv, type Part } from './support.ts';
+import { controlLater } from '../host/session-helpers.ts';
 
 const noMidTurn = 'ACP has no mid-turn user message: a turn is one session/prompt request, and the adapter offers no submitUserMessage';
 
@@ -71,14 +72,17 @@ describe('claude-code-acp only', () => {
   it('the MCP token reaches the agent as a stdin placeholder the bridge substitutes; the journal never holds its value', async () => {
     const { session } = await env.open('token');
     const parts: Part[] = [];
-    const control = await session.doPromptTurn({
-      prompt: hostToolPrompt,
-      tools: [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }],
-      emit: (part) => {
-        parts.push(part);
-        if (part.type === 'tool-call' && !part.providerExecuted) void control.submitToolResult({ toolCallId: part.toolCallId, output: 'HOST: HELLO MCP' });
-      },
-    });
+    const later = controlLater();
+    const control = later.resolve(
+      await session.doPromptTurn({
+        prompt: hostToolPrompt,
+        tools: [{ name: 'echo_upper', description: 'Echo in upper case', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }],
+        emit: (part) => {
+          parts.push(part);
+          if (part.type === 'tool-call' && !part.providerExecuted) later.use((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: 'HOST: HELLO MCP' }));
+        },
+      }),
+    );
     await control.done;
     expect(textOf(parts), 'the agent reached the MCP endpoint with the substituted token').toContain('HOST: HELLO MCP');
     const tokens = await liveMcpTokens();

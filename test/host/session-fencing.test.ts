@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1ResumeState, HarnessV1ToolSpec } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
-import { createKit, runTurn, type Kit } from './session-helpers.ts';
+import { controlLater, createKit, runTurn, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
 beforeAll(async () => {
@@ -143,12 +143,15 @@ describe('fencing from a checkpoint state', () => {
       [a, b].map(async ({ session: s }): Promise<Outcome> => {
         const parts: HarnessV1StreamPart[] = [];
         try {
-          const control = await s.doContinueTurn({
-            emit: (part) => {
-              parts.push(part);
-              if (part.type === 'tool-call') void control.submitToolResult({ toolCallId: part.toolCallId, output: 'open' }).then(undefined, () => undefined);
-            },
-          });
+          const later = controlLater();
+          const control = later.resolve(
+            await s.doContinueTurn({
+              emit: (part) => {
+                parts.push(part);
+                if (part.type === 'tool-call') later.use((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: 'open' }).then(undefined, () => undefined));
+              },
+            }),
+          );
           await control.done;
           return { parts, error: null };
         } catch (error) {

@@ -90,17 +90,38 @@ export async function runTurn(session: HarnessV1Session, prompt: string): Promis
 export async function startTurn(
   session: HarnessV1Session,
   prompt: string,
-  onPart?: (part: HarnessV1StreamPart, count: number) => void,
+  onPart?: (part: HarnessV1StreamPart, count: number, control: ControlLater) => void,
 ): Promise<{ parts: HarnessV1StreamPart[]; control: HarnessV1PromptControl }> {
   const parts: HarnessV1StreamPart[] = [];
-  const control = await session.doPromptTurn({
-    prompt,
-    emit: (part) => {
-      parts.push(part);
-      onPart?.(part, parts.length);
-    },
-  });
+  const later = controlLater();
+  const control = later.resolve(
+    await session.doPromptTurn({
+      prompt,
+      emit: (part) => {
+        parts.push(part);
+        onPart?.(part, parts.length, later);
+      },
+    }),
+  );
   return { parts, control };
+}
+
+export type ControlLater = { use(act: (control: HarnessV1PromptControl) => unknown): void; resolve(control: HarnessV1PromptControl): HarnessV1PromptControl };
+
+/**
+ * A turn's control for its emit callback: parts can come before doPromptTurn / doContinueTurn resolves (the CLI's
+ * records may reach the host before the start's ack), so a callback that answers a part waits for the control.
+ */
+export function controlLater(): ControlLater {
+  let resolve!: (control: HarnessV1PromptControl) => void;
+  const control = new Promise<HarnessV1PromptControl>((settle) => (resolve = settle));
+  return {
+    use: (act) => void control.then(act),
+    resolve: (given) => {
+      resolve(given);
+      return given;
+    },
+  };
 }
 
 /** Deltas of a finished fixture turn joined, for quick content checks. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { repoRoot } from '../bridge/helpers.ts';
-import { createKit, runTurn, textOf, type Kit } from './session-helpers.ts';
+import { controlLater, createKit, runTurn, textOf, type Kit } from './session-helpers.ts';
 
 let kit: Kit;
 beforeAll(async () => {
@@ -102,12 +102,15 @@ describe('host crash', () => {
     );
     expect(busy?.code, 'a new prompt while the taken-over turn runs').toBe('turn-busy');
     const rest: HarnessV1StreamPart[] = [];
-    const control = await resumed.session.doContinueTurn({
-      emit: (part) => {
-        rest.push(part);
-        if (part.type === 'tool-call') void control.submitToolResult({ toolCallId: part.toolCallId, output: 'from the new host' });
-      },
-    });
+    const later = controlLater();
+    const control = later.resolve(
+      await resumed.session.doContinueTurn({
+        emit: (part) => {
+          rest.push(part);
+          if (part.type === 'tool-call') later.use((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: 'from the new host' }));
+        },
+      }),
+    );
     await control.done;
     expect(deltas(rest)).toEqual(lines(prompt, 5));
     expect(rest.filter((p) => p.type === 'tool-call')).toHaveLength(1);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HarnessV1ResumeState } from '../../protocol/harness-v1/session.ts';
 import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.ts';
 import { blockProblem, joinSlices } from '../../host/testing/every-cut.ts';
-import { createKit, seededRandom, startTurn, type Kit } from './session-helpers.ts';
+import { controlLater, createKit, seededRandom, startTurn, type Kit } from './session-helpers.ts';
 
 const schedules = Number(process.env.HB_SLICE_SCHEDULES ?? 200); // per mode
 const baseSeed = Number(process.env.HB_SEED ?? 0x5eed);
@@ -142,12 +142,15 @@ describe('suspend/continue across host instances', () => {
 async function continueAnswering(kit: Kit, sessionId: string, state: HarnessV1ResumeState): Promise<HarnessV1StreamPart[]> {
   const { session } = await kit.resume(sessionId, state);
   const parts: HarnessV1StreamPart[] = [];
-  const control = await session.doContinueTurn({
-    emit: (part) => {
-      parts.push(part);
-      if (part.type === 'tool-call') void control.submitToolResult({ toolCallId: part.toolCallId, output: 'ok' });
-    },
-  });
+  const later = controlLater();
+  const control = later.resolve(
+    await session.doContinueTurn({
+      emit: (part) => {
+        parts.push(part);
+        if (part.type === 'tool-call') later.use((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: 'ok' }));
+      },
+    }),
+  );
   await control.done;
   return parts;
 }

@@ -69,8 +69,8 @@ describe('BridgeSession over the fixture CLI', () => {
 
   it('round-trips a host tool call over stdin: tool-call part, submitToolResult, then the turn finishes', async () => {
     const { session } = await kit.start('tool');
-    const { parts, control } = await startTurn(session, 'use a tool LINES:1 TOOL:lookup', (part) => {
-      if (part.type === 'tool-call') void control.submitToolResult({ toolCallId: part.toolCallId, output: { answer: 42 } });
+    const { parts, control } = await startTurn(session, 'use a tool LINES:1 TOOL:lookup', (part, _count, later) => {
+      if (part.type === 'tool-call') later.use((c) => c.submitToolResult({ toolCallId: part.toolCallId, output: { answer: 42 } }));
     });
     await control.done;
     const call = parts.find((p) => p.type === 'tool-call');
