@@ -12,18 +12,23 @@ const agent = new HarnessAgent({
   sandbox: createLocalSandboxProvider(),
 });
 
-/** The argv of each bridge process under this run's cache dir (the local provider's sandboxes). */
+/**
+ * The argv of each bridge process under this run's cache dir (the local provider's sandboxes). A child the bridge
+ * is forking that moment (a keeper started ahead) shows the bridge's argv until it execs: one whose parent matched is not counted.
+ */
 function bridgeArgvs() {
-  const found = [];
+  const found = new Map();
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
-      if (argv.includes('--state-dir') && argv.some((arg) => arg.startsWith(process.env.XDG_CACHE_HOME ?? '/nowhere'))) found.push(argv);
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      if (argv.includes('--state-dir') && argv.some((arg) => arg.startsWith(process.env.XDG_CACHE_HOME ?? '/nowhere'))) found.set(pid, { ppid, argv });
     } catch {
       // ended meanwhile
     }
   }
-  return found;
+  return [...found.values()].filter(({ ppid }) => !found.has(ppid)).map(({ argv }) => argv);
 }
 
 const session = await agent.createSession();
