@@ -74,12 +74,19 @@ export async function listenEgress(at: { socket?: string; port?: number }, owner
 }
 
 /** Listens on a unix socket path, or on a loopback port; rejects with the listen's error. */
-export function listenOn(server: Server, at: string | { port: number | undefined }): Promise<void> {
+function listenOn(server: Server, at: string | { port: number | undefined }): Promise<void> {
   return new Promise<void>((listening, failed) => {
     server.once('error', failed);
     if (typeof at === 'string') server.listen(at, () => listening());
     else server.listen(at.port, '127.0.0.1', () => listening());
   });
+}
+
+/** A server bound to a loopback port and listening, its connections unhandled until another server takes its handle (mcp-relay.ts). */
+export async function bindLoopback(port: number): Promise<Server> {
+  const server = createServer();
+  await listenOn(server, { port });
+  return server;
 }
 
 /** A jail started ahead, its shell waiting for the go script; `mcp`: its CLI's MCP relay port, bound (mcp-relay.ts listens on it). */
@@ -98,13 +105,11 @@ export async function startPreJail(start: AheadStart): Promise<PreJail | { error
   let mcp: { port: number; server: Server } | undefined;
   if (start.mcpPort !== undefined) {
     const port = start.mcpPort;
-    const server = createServer();
     try {
-      await listenOn(server, { port });
+      mcp = { port, server: await bindLoopback(port) };
     } catch (error) {
       return { error: `cannot listen on 127.0.0.1:${port} for the MCP relay: ${(error as Error).message}` };
     }
-    mcp = { port, server };
   }
   let egress: EgressListener;
   try {

@@ -17,7 +17,7 @@ import { startMcpRelay, type McpRelay, type RelaySpec } from './mcp-relay.ts';
 import { RecentInputs } from './recent-inputs.ts';
 import { KEEPER_LIMITS } from '../limits.ts';
 import { spawnKeeperChild, type ChildSpec, type KeeperChild } from './keeper-child.ts';
-import { goScript, listenEgress, listenOn, type AheadGo, type EgressListener, type PreJail } from './jail-ahead.ts';
+import { bindLoopback, goScript, listenEgress, type AheadGo, type EgressListener, type PreJail } from './jail-ahead.ts';
 
 /** `jailed`: argv runs the CLI inside sandbox-runtime, so signals go to it through /proc (jail/jail-signals.ts), also after adoption. */
 /** `mcp`: the CLI's MCP requests go through this keeper (mcp-relay.ts), which outlives the bridge. */
@@ -116,15 +116,13 @@ export async function runKeeper(given: string, loadEgress: LoadKeptEgress, env: 
   let bound = ahead?.mcp !== undefined && ahead.mcp.port === relaySpec?.listenPort ? ahead.mcp.server : undefined;
   if (bound === undefined) ahead?.mcp?.server.close();
   if (relaySpec !== undefined && bound === undefined) {
-    const server = createServer();
     try {
-      await listenOn(server, { port: relaySpec.listenPort });
+      bound = await bindLoopback(relaySpec.listenPort);
     } catch (error) {
       ahead?.discard();
       say({ error: `keeper MCP relay: cannot listen on 127.0.0.1:${relaySpec.listenPort}: ${(error as Error).message}`, again: 'port' });
       process.exit(0);
     }
-    bound = server;
   }
   const relayStarted = relaySpec ? startMcpRelay(relaySpec, env[MCP_ENV_V1.tokenEnvVar], bound).then((started) => (relay = started)) : undefined;
   relayStarted?.catch(() => undefined); // awaited below, after the spawn
