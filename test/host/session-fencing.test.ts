@@ -109,11 +109,13 @@ describe('fencing', () => {
     const reachedMs = Date.now() - started;
     const rungs = [a, b].map((r) => (r.session as unknown as { rungs: string[] }).rungs.join('>'));
     // Whichever turn starts waits at its gate, running, until the other resumer has been refused; were both
-    // let in, neither gate would open and the test would time out.
+    // let in (two bridges on one state dir), both reach their gates, which then open so the count below fails.
     let opened!: () => void;
     const open = new Promise<void>((resolve) => (opened = resolve));
-    const pending = [drive(a.session, 'a LINES:300 TOOL:gate', open), drive(b.session, 'b LINES:300 TOOL:gate', open)];
-    void refused(pending).then(opened);
+    const atGate: Array<() => void> = [];
+    const reached = [0, 1].map((i) => new Promise<void>((resolve) => (atGate[i] = resolve)));
+    const pending = [drive(a.session, 'a LINES:300 TOOL:gate', open, atGate[0]), drive(b.session, 'b LINES:300 TOOL:gate', open, atGate[1])];
+    void Promise.race([refused(pending), Promise.all(reached)]).then(opened);
     const outcomes = await Promise.all(pending);
     const winners = outcomes.filter((o) => o.error === null);
     const losers = outcomes.filter((o) => o.error !== null);
