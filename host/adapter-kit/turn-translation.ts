@@ -198,20 +198,10 @@ export class TurnTranslation<S> {
 
   /** Translates one record of this turn; returns the parts to hand the consumer now. */
   push(record: JournalRecord): HarnessV1StreamPart[] {
-    // A call an earlier slice delivered (replayed here for redelivery) whose answer the journal holds: shown settled, not asked again.
-    const settled = (id: string) => record.seq <= this.emitAfter && this.answeredAhead.has(id);
-    const translated = this.translate(record).flatMap((part): HarnessV1StreamPart[] => {
-      if (part.type === 'tool-call' && part.providerExecuted !== true && settled(part.toolCallId) && !this.toolCalls.has(part.toolCallId)) {
-        return [this.settledCall(part, record)];
-      }
-      // An approval the journal answered (the owner-less timeout, another host) is not asked again.
-      if (part.type === 'tool-approval-request' && settled(part.approvalId) && !this.approvals.has(part.approvalId)) {
-        this.approvals.set(part.approvalId, { source: record.kind === 'approval-request' ? 'bridge' : 'cli', answered: true });
-        return [];
-      }
-      return [part];
-    });
-    const parts = this.split.apply(translated, record.seq);
+    const translated = this.translate(record);
+    // Only a replayed record can carry a call whose answer the journal holds ahead (the per-record path allocates nothing more).
+    const settledAhead = record.seq <= this.emitAfter && this.answeredAhead.size > 0 ? this.settleAhead(translated, record) : translated;
+    const parts = this.split.apply(settledAhead, record.seq);
     if (record.kind === 'turn-end') this.ended = true;
     const replayed = record.seq <= this.emitAfter;
     const out: HarnessV1StreamPart[] = [];
@@ -240,6 +230,21 @@ export class TurnTranslation<S> {
       }
     }
     return out;
+  }
+
+  /** A call an earlier slice delivered (replayed here for redelivery) whose answer the journal holds: shown settled, not asked again. */
+  private settleAhead(parts: ReadonlyArray<HarnessV1StreamPart>, record: JournalRecord): HarnessV1StreamPart[] {
+    return parts.flatMap((part): HarnessV1StreamPart[] => {
+      if (part.type === 'tool-call' && part.providerExecuted !== true && this.answeredAhead.has(part.toolCallId) && !this.toolCalls.has(part.toolCallId)) {
+        return [this.settledCall(part, record)];
+      }
+      // An approval the journal answered (the owner-less timeout, another host) is not asked again.
+      if (part.type === 'tool-approval-request' && this.answeredAhead.has(part.approvalId) && !this.approvals.has(part.approvalId)) {
+        this.approvals.set(part.approvalId, { source: record.kind === 'approval-request' ? 'bridge' : 'cli', answered: true });
+        return [];
+      }
+      return [part];
+    });
   }
 
   /**
@@ -323,6 +328,7 @@ export class TurnTranslation<S> {
    * not answered meanwhile (the session takes them once the replay caught up, so its answers are known).
    */
   takeOwed(): HarnessV1StreamPart[] {
+    if (this.owed.length === 0) return []; // every record asks; nearly always nothing is owed
     const unanswered = (id: string) => !(this.answeredAhead.has(id) || this.toolCalls.get(id)?.answered === true || this.approvals.get(id)?.answered === true);
     // A CLI call sent with an approval request (its input block, the call) goes as the request goes.
     const requestOf = new Map(this.owed.flatMap((part) => (part.type === 'tool-approval-request' ? [[part.toolCallId, part.approvalId] as const] : [])));

@@ -198,7 +198,8 @@ export class TurnConsumer<S> {
    */
   private tellWaits(turn: TurnState<S>, parts: ReadonlyArray<HarnessV1StreamPart>): void {
     const translation = turn.translation;
-    if (!translation || !this.hooks.hostWaits?.()) return;
+    // The bridge's protocol is asked only for a part that may wait (hostWaits parses its version).
+    if (!translation || !parts.some(mayWait) || !this.hooks.hostWaits?.()) return;
     for (const part of parts) {
       let frame: Extract<ChannelRequest, { type: 'host-wait' }> | undefined;
       if (part.type === 'tool-call' && this.adapter.encodeToolResult) {
@@ -440,6 +441,11 @@ function deniedResult<S>(turn: TurnState<S>, part: HarnessV1StreamPart): boolean
 /** An AI SDK tool output that says the call was denied (`{ type: 'execution-denied', reason? }`). */
 function isExecutionDenied(output: unknown): boolean {
   return typeof output === 'object' && output !== null && (output as { type?: unknown }).type === 'execution-denied';
+}
+
+/** A part the CLI may wait on over its own stdio (tellWaits). */
+function mayWait(part: HarnessV1StreamPart): boolean {
+  return part.type === 'tool-call' || part.type === 'tool-approval-request';
 }
 
 /** A part the host must answer: a host tool call (not run by the CLI itself) or an approval request. */
