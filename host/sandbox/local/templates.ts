@@ -3,7 +3,9 @@
 // onFirstCreate against a staging session, then renames it into place
 // (atomic); every session with that identity starts as a copy. A lock dir
 // (mkdir is atomic) makes onFirstCreate run once per identity across calls
-// and processes; a lock whose owner process is gone is broken. A failed
+// and processes; a lock whose owner process is gone is broken (two callers
+// breaking one at once may both build: the later finds the template in place
+// and uses it). A failed
 // onFirstCreate leaves no template. Only the session dir is captured:
 // anything onFirstCreate writes outside it is not part of the template.
 import { randomUUID } from 'node:crypto';
@@ -62,7 +64,8 @@ async function lockIsStale(lockDir: string): Promise<boolean> {
 }
 
 async function breakLock(lockDir: string): Promise<void> {
-  // Rename first: of two breakers only one wins, and a fresh lock is never removed by mistake.
+  // Rename first: of two breakers that judged the same lock stale, only one moves it. The other may then move a
+  // lock made since, so two callers can build at once; the later rename into place then finds the template (buildTemplate).
   const aside = `${lockDir}.stale-${randomUUID()}`;
   try {
     await rename(lockDir, aside);
@@ -79,7 +82,7 @@ async function buildTemplate(options: {
   onFirstCreate: OnFirstCreate | undefined;
   makeSession: (dir: string) => Promise<LocalSandboxSession>;
   abortSignal: AbortSignal | undefined;
-}): Promise<void> {
+}): Promise<'built' | 'found'> {
   const staging = `${options.templateDir}.staging-${randomUUID()}`;
   await mkdir(staging, { recursive: true });
   const session = await options.makeSession(staging);
@@ -91,7 +94,15 @@ async function buildTemplate(options: {
     const meta: TemplateMeta = { identity: options.identity, firstCreateMs, createdAt: new Date().toISOString() };
     await writeFile(join(staging, metaFileName), JSON.stringify(meta));
     await rm(join(staging, pidFileName), { force: true });
-    await rename(staging, options.templateDir);
+    try {
+      await rename(staging, options.templateDir);
+    } catch (error) {
+      // Another caller's build landed first (a broken lock let two build): theirs is the template, ours is dropped.
+      if (!['ENOTEMPTY', 'EEXIST'].includes(errnoCode(error) ?? '') || !(await exists(options.templateDir))) throw error;
+      await rm(staging, { recursive: true, force: true });
+      return 'found';
+    }
+    return 'built';
   } catch (error) {
     await session.stop();
     await rm(staging, { recursive: true, force: true });
@@ -126,8 +137,7 @@ async function ensureTemplate(options: {
         await writeFile(join(lockDir, 'owner.json'), JSON.stringify({ pid: process.pid, startTime: processStartTime(process.pid) }));
         // Another caller may have finished between our check and our mkdir.
         if (await exists(templateDir)) return { templateDir, built: false };
-        await buildTemplate({ ...options, templateDir });
-        return { templateDir, built: true };
+        return { templateDir, built: (await buildTemplate({ ...options, templateDir })) === 'built' };
       } finally {
         await rm(lockDir, { recursive: true, force: true });
       }

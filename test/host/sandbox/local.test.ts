@@ -6,7 +6,7 @@
 // Enforcing the policy is the bridge's: test/chaos/network-policy.test.ts.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { isAlive } from '../../../host/sandbox/local/pids.ts';
 import { createConformanceContext, sandboxProviderConformance } from '../../../host/testing/conformance/sandbox-provider-conformance.ts';
 import { createLocalSandboxProvider, findFreeLoopbackPorts, LocalSandboxError } from '../../../host/sandbox/local/provider.ts';
 import { networkPolicyDir, writeNetworkPolicy } from '../../../host/sandbox/local/network-policy.ts';
+import { sanitizeId } from '../../../host/sandbox/local/paths.ts';
 import { BRIDGE_ISOLATION, bridgeIsolationOf } from '../../../host/reach/bridge-isolation.ts';
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
@@ -311,5 +312,28 @@ console.log(JSON.stringify({ baked: await session.readTextFile({ path: 'baked.tx
     expect(results.filter((r) => r.origin.builtTemplate)).toHaveLength(1);
     const copy = results.find((r) => !r.origin.builtTemplate)!.origin;
     console.log(`[figures] template: onFirstCreate ${copy.firstCreateMs.toFixed(1)} ms once, copy ${copy.copyMs.toFixed(1)} ms per session`);
+  });
+
+  it('a template another caller put in place while this one built (two builders, after a stale lock broken twice) is used, not an error', async () => {
+    const base = join(tempRoot, 'two-builders');
+    const templatesRoot = join(base, 'templates');
+    const provider = createLocalSandboxProvider({ root: join(base, 'sandboxes'), templatesRoot });
+    const session = await provider.createSession({
+      sessionId: 'second-builder',
+      identity: 'raced-identity',
+      onFirstCreate: async (s) => {
+        await s.writeTextFile({ path: 'baked.txt', content: 'ours' });
+        // The other builder's rename into place lands while this one is still building.
+        await mkdir(join(templatesRoot, sanitizeId('raced-identity')), { recursive: true });
+        await writeFile(join(templatesRoot, sanitizeId('raced-identity'), 'baked.txt'), 'theirs');
+      },
+    });
+    try {
+      expect(await session.readTextFile({ path: 'baked.txt' })).toBe('theirs');
+      expect(session.origin).toMatchObject({ fromTemplate: true, builtTemplate: false });
+      expect((await readdir(templatesRoot)).filter((name) => name.includes('.staging-')), 'the dropped build left nothing').toEqual([]);
+    } finally {
+      await session.destroy();
+    }
   });
 });
