@@ -11,10 +11,9 @@
 // fully written draft, which fails if the name exists. Removing a dead holder's
 // file and creating the same name again, as a single lock file would need, lets
 // two starters that both saw it dead each remove what the other just created and
-// both run (seen: two resumers of one dead bridge both started one). So no
-// generation is ever made twice: a holder's file stays after it exits (a clean
-// exit empties it, which reads as released), and only files behind the newest
-// are removed.
+// both run. So no generation is ever made twice: a holder's file stays after it
+// exits (a clean exit empties it, which reads as released), and only files
+// behind the newest are removed.
 import { closeSync, linkSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -157,7 +156,11 @@ function removeBehind(stateDir: string, held: number): void {
  * The file stays, so its number is never made again; a crash leaves it naming a dead holder, taken over as stale.
  */
 function release(path: string, content: LockContent): void {
-  const holder = readHolder(path);
-  if (holder === null || holder === 'gone' || holder.pid !== content.pid || holder.bridgeId !== content.bridgeId) return;
-  writeFileSync(path, '');
+  try {
+    const holder = readHolder(path);
+    if (holder === null || holder === 'gone' || holder.pid !== content.pid || holder.bridgeId !== content.bridgeId) return;
+    writeFileSync(path, '');
+  } catch {
+    // the state dir is gone or unwritable: the generation still names this process, dead once it exits
+  }
 }
