@@ -103,6 +103,9 @@ export function acquireStateLock(stateDir: string, bridgeId: string): LockResult
   }
   let holder: LockContent | undefined;
   try {
+    // A bridge of a version before the generations holds the single file, and knows nothing of the chain.
+    const single = readHolder(join(stateDir, STATE_LOCK_FILE));
+    if (single !== null && single !== 'gone' && alive(single)) return { ok: false, holder: single };
     for (let round = 0; round < maxRounds; round++) {
       const top = generations(stateDir)[0] ?? 0;
       if (top > 0) {

@@ -42,6 +42,17 @@ describe('bridge state-dir lock', () => {
     expect(readdirSync(dir), 'the dead generation removed').toEqual([`${STATE_LOCK_FILE}.2`]);
   });
 
+  it('is refused while a bridge of an earlier version holds the single lock file, and ignores that file once its holder is gone', async () => {
+    const dir = stateDir();
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+    const pid = child.pid!;
+    writeFileSync(join(dir, STATE_LOCK_FILE), JSON.stringify({ pid, startTime: processStartTime(pid), bridgeId: 'earlier' }));
+    expect(acquireStateLock(dir, 'new')).toMatchObject({ ok: false, holder: { pid, bridgeId: 'earlier' } });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(acquireStateLock(dir, 'new').ok).toBe(true);
+  });
+
   it('takes over a lock whose holder was SIGKILLed but not yet reaped (a zombie still answers kill(0))', async () => {
     const dir = stateDir();
     // The holder's parent never reaps it (an exec'd `sleep`), so once killed it stays a zombie.
