@@ -17,28 +17,12 @@ import type { HarnessV1StreamPart } from '../../protocol/harness-v1/stream-part.
 import { streamPartSchema } from '../../protocol/harness-v1/stream-part-schema.ts';
 import type { JournalRecord } from '../../protocol/v1/journal-record.ts';
 import type { CliAdapter } from './adapter.ts';
-import { BlockSplit, type BlockSplitSnapshot } from './block-split.ts';
+import { BlockSplit } from './block-split.ts';
+import type { TranslationSnapshot } from './translation-snapshot.ts';
 import { blockKey, hostToolResult, requestId } from './turn-parts.ts';
 
 export { hostToolResult, markRecomputed } from './turn-parts.ts';
-
-export type TranslationSnapshot = {
-  /** The last record the snapshot includes (the slice's cursor). */
-  seq: number;
-  adapter: JSONValue;
-  toolCalls: Array<[string, { source: 'bridge' | 'cli'; answered: boolean; toolName?: string }]>;
-  approvals: Array<[string, { source: 'bridge' | 'cli'; answered: boolean }]>;
-  /** The tool-call / approval-request parts still unanswered (as JSON): a restored slice delivers them once more itself. */
-  unansweredParts: JSONValue[];
-  /** The start parts of the blocks open after `seq` (as JSON): a restored slice re-opens them before their next part. Absent in an earlier version's snapshot: restore() declines it. */
-  openBlocks?: JSONValue[];
-  /** The tool-input-start parts of tool-input blocks ended by `seq` whose tool-call has not come yet: a restored slice re-announces them before it. */
-  inputsAwaitingCall?: JSONValue[];
-  /** The CLI's own tool calls without a result yet: a restored slice delivers one before an approval request that names it. */
-  cliCalls?: JSONValue[];
-  /** The text and reasoning blocks split around parts shown apart (block-split.ts). */
-  blockSplit?: BlockSplitSnapshot;
-};
+export type { TranslationSnapshot } from './translation-snapshot.ts';
 
 type BlockStart = Extract<HarnessV1StreamPart, { type: 'text-start' | 'reasoning-start' | 'tool-input-start' }>;
 
