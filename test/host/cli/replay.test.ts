@@ -91,12 +91,19 @@ function recordsBySeq(lines: ReadonlyArray<RecordingLine>): Map<number, { seq: n
   return bySeq;
 }
 
-/** A seq in the middle of the turn, delivered live (not as replay traffic) in the second slice. */
+/**
+ * A stdout seq in the middle of the turn that the recording holds once (not replayed to a later slice) and whose
+ * next record in its segment is the next seq: removing it leaves a gap inside that segment, wherever the cut fell.
+ */
 async function middleSeq(): Promise<number> {
-  const seqs = (await readFile(recording, 'utf8'))
-    .split('\n')
-    .filter((line) => line.includes('"kind":"stdout"'))
-    .flatMap((line) => [...line.matchAll(/"seq":(\d+)/g)].map((m) => Number(m[1])));
+  const lines = await recordingLines();
+  const received = segmentsOf(lines).map((segment) =>
+    segment.flatMap((i) => (lines[i]!.value.frame?.type === 'records' ? (lines[i]!.value.frame!.records as Array<{ seq: number; kind?: string }>) : [])),
+  );
+  const times = new Map<number, number>();
+  for (const record of received.flat()) times.set(record.seq, (times.get(record.seq) ?? 0) + 1);
+  const seqs = received.flatMap((records) => records.filter((record, i) => record.kind === 'stdout' && times.get(record.seq) === 1 && records[i + 1]?.seq === record.seq + 1).map((record) => record.seq));
+  if (seqs.length === 0) throw new Error('no stdout record with its successor in the same segment');
   return seqs.sort((a, b) => a - b)[Math.floor(seqs.length / 2)]!;
 }
 
