@@ -183,11 +183,11 @@ export class TurnTranslation<S> {
   /** Translates one record of this turn; returns the parts to hand the consumer now. */
   push(record: JournalRecord): HarnessV1StreamPart[] {
     const translated = this.translate(record);
+    const replayed = record.seq <= this.emitAfter;
     // Only a replayed record can carry a call whose answer the journal holds ahead (the per-record path allocates nothing more).
-    const settledAhead = record.seq <= this.emitAfter && this.answeredAhead.size > 0 ? this.settleAhead(translated, record) : translated;
+    const settledAhead = replayed && this.answeredAhead.size > 0 ? this.settleAhead(translated, record) : translated;
     const parts = this.split.apply(settledAhead, record.seq);
     if (record.kind === 'turn-end') this.ended = true;
-    const replayed = record.seq <= this.emitAfter;
     const out: HarnessV1StreamPart[] = [];
     for (const part of parts) {
       if (part.type === 'tool-call' && part.providerExecuted === true) this.noteCliCall(part);
